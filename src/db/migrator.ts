@@ -1,0 +1,38 @@
+// Applies the SQL migrations in order and records them; the same files serve PostgreSQL and PGlite.
+import { SqlClient } from "@effect/sql";
+import * as Migrator from "@effect/sql/Migrator";
+import { Effect } from "effect";
+import m0001 from "../../migrations/0001_schema.ts";
+
+export const migrations = { "0001_schema": m0001 } as const;
+
+export const migrationsTable = "schema_migrations";
+
+export const runMigrations = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: migrationsTable,
+});
+
+export const latestMigrationId = Math.max(
+  ...Object.keys(migrations).map((key) => Number(key.slice(0, 4))),
+);
+
+// Creating the table up front keeps the migrator's existence probe from failing inside its transaction.
+export const migrate = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient;
+  yield* sql.unsafe(
+    `CREATE TABLE IF NOT EXISTS ${migrationsTable} (
+      migration_id integer PRIMARY KEY,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      name text NOT NULL
+    )`,
+  );
+  return yield* runMigrations;
+});
+
+export const pendingMigrations = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient;
+  const rows = yield* sql<{ id: number | null }>`
+    SELECT max(migration_id)::int AS id FROM ${sql(migrationsTable)}`;
+  return latestMigrationId - (rows[0]?.id ?? 0);
+});

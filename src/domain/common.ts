@@ -1,0 +1,42 @@
+// Shared scalar schemas of the contract: decimal strings, dates, ids.
+import { Schema } from "effect";
+
+export const DecimalString = Schema.String.pipe(
+  Schema.pattern(/^\d+(\.\d{1,4})?$/),
+).annotations({ identifier: "DecimalString", description: "Exact decimal, up to 4 places" });
+
+const isCalendarDate = (s: string) => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (m === null) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 &&
+    d.getUTCDate() === Number(m[3]);
+};
+
+export const DateString = Schema.String.pipe(
+  Schema.filter(isCalendarDate, { message: () => "expected a calendar date YYYY-MM-DD" }),
+).annotations({ identifier: "Date", jsonSchema: { type: "string", format: "date" } });
+
+const MAX_ID = 2147483647;
+
+export const Id = Schema.Int.pipe(Schema.between(1, MAX_ID)).annotations({
+  identifier: "Id",
+});
+
+export const IdFromString = Schema.String.pipe(
+  Schema.pattern(/^[1-9]\d{0,9}$/, { message: () => "expected an integer id >= 1" }),
+  Schema.compose(Schema.NumberFromString),
+  Schema.compose(Id),
+);
+
+export const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(0));
+
+export const Nullable = Schema.NullOr;
+
+export const Hours = Schema.Array(
+  Schema.Struct({ start: Schema.String, end: Schema.String, next_day: Schema.Boolean }),
+);
+
+export const FreeObject = Schema.Record({ key: Schema.String, value: Schema.Unknown });
+
+export const KeyStoreStatus = Schema.Literal("MARKED", "UNCONFIRMED");

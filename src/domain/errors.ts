@@ -1,0 +1,59 @@
+// Typed errors of the contract; each encodes on the wire as {error: {code, message}} with its HTTP status.
+import { HttpApiSchema } from "@effect/platform";
+import { Schema } from "effect";
+
+export const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ code: Schema.String, message: Schema.String }),
+}).annotations({ identifier: "Error" });
+
+const fields = { code: Schema.String, message: Schema.String };
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
+export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
+export class ServiceUnavailable
+  extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+
+// deno-lint-ignore no-explicit-any
+type ErrorClass<E> = Schema.Schema<E, any> & {
+  new (props: { code: string; message: string }): E;
+};
+
+// The wire form of one error class: the contract's Error body, with the status the builder answers.
+const wire = <E extends { code: string; message: string }>(
+  cls: ErrorClass<E>,
+  status: number,
+  description: string,
+) =>
+  Schema.transform(ErrorBody, Schema.typeSchema(cls), {
+    strict: true,
+    decode: (body) => new cls({ code: body.error.code, message: body.error.message }),
+    encode: (error) => ({ error: { code: error.code, message: error.message } }),
+  }).annotations({ ...HttpApiSchema.annotations({ status }), description });
+
+export const BadRequestWire = wire(BadRequest, 400, "Invalid date, parameter, scope, file or body");
+export const UnauthorizedWire = wire(Unauthorized, 401, "Credential invalid, expired or revoked");
+export const ForbiddenWire = wire(Forbidden, 403, "Store, operation or raw permission missing");
+export const NotFoundWire = wire(NotFound, 404, "Unknown object");
+export const ConflictWire = wire(Conflict, 409, "Version, commit or idempotency conflict");
+export const NotImplementedWire = wire(NotImplemented, 501, "Not built yet");
+export const ServiceUnavailableWire = wire(
+  ServiceUnavailable,
+  503,
+  "Database or service not ready",
+);
+
+export const badRequest = (message: string, code = "INVALID_PARAMETER") =>
+  new BadRequest({ code, message });
+export const notFound = (message: string, code = "NOT_FOUND") => new NotFound({ code, message });
+export const forbidden = (message: string, code = "FORBIDDEN") => new Forbidden({ code, message });
+export const conflict = (message: string, code = "CONFLICT") => new Conflict({ code, message });
+export const unauthorized = (message: string, code = "UNAUTHORIZED") =>
+  new Unauthorized({ code, message });
+export const notReady = (message = "The database is not reachable") =>
+  new ServiceUnavailable({ code: "NOT_READY", message });
+export const notImplemented = (what: string) =>
+  new NotImplemented({ code: "NOT_IMPLEMENTED", message: `${what} is not available yet` });

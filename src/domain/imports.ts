@@ -1,0 +1,98 @@
+// Import batches, rows, template and lineage schemas (contract part 2).
+import { Schema } from "effect";
+import { Count, DateString, DecimalString, FreeObject, Id, Nullable } from "./common.ts";
+
+export const ImportAction = Schema.Literal(
+  "INSERT",
+  "UPDATE",
+  "UNCHANGED",
+  "VOID",
+  "RESTORE",
+  "RELINK",
+  "SKIP_MISSING",
+  "KEEP_CLEANED",
+);
+export type ImportAction = typeof ImportAction.Type;
+
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+export const MAX_IMPORT_ROWS = 10_000;
+
+export const PreviewInput = Schema.Struct({
+  filename: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  // base64 of at most 4 MiB is at most 5,592,408 characters; the decoded size is checked again.
+  content_base64: Schema.String.pipe(Schema.maxLength(Math.ceil(MAX_FILE_BYTES / 3) * 4)),
+  reason: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
+}).annotations({ identifier: "PreviewInput", parseOptions: { onExcessProperty: "error" } });
+
+export const CommitInput = Schema.Struct({}).annotations({
+  identifier: "CommitInput",
+  parseOptions: { onExcessProperty: "error" },
+});
+
+export const ImportRow = Schema.Struct({
+  id: Id,
+  row_number: Id,
+  resolved_store_id: Id,
+  business_date: DateString,
+  raw_energy: Nullable(Schema.String),
+  proposed_energy_kwh: Nullable(DecimalString),
+  before_energy_kwh: Nullable(DecimalString),
+  action: ImportAction,
+  source_kind: Schema.String,
+  quality_status: Schema.String,
+  quality_note: Nullable(Schema.String),
+  lineage_status: Schema.String,
+  note_field: Nullable(Schema.String),
+}).annotations({ identifier: "ImportRow" });
+
+export const Import = Schema.Struct({
+  id: Id,
+  batch_no: Schema.String,
+  filename: Nullable(Schema.String),
+  status: Schema.String,
+  total_rows: Count,
+  insert_rows: Count,
+  update_rows: Count,
+  relink_rows: Count,
+  unchanged_rows: Count,
+  missing_rows: Count,
+  kept_cleaned_rows: Count,
+  uploaded_at: Schema.String,
+  committed_at: Nullable(Schema.String),
+  change_reason: Nullable(Schema.String),
+  rows: Schema.Array(ImportRow),
+  action_counts: Schema.Record({ key: Schema.String, value: Count }),
+}).annotations({ identifier: "Import" });
+
+export const Template = Schema.Struct({
+  filename: Schema.String,
+  content_base64: Schema.String,
+  sheets: Schema.Array(Schema.Struct({ name: Schema.String, stores: Count })),
+  columns: Schema.Record({ key: Schema.String, value: Schema.String }),
+  limits: Schema.Record({ key: Schema.String, value: Schema.Int }),
+}).annotations({ identifier: "Template" });
+
+export const SourceRecord = Schema.Struct({
+  id: Id,
+  source_kind: Schema.String,
+  source_table: Schema.String,
+  file_sha256: Schema.String,
+  explanation: Nullable(Schema.String),
+  record: FreeObject,
+});
+
+export const Lineage = Schema.Struct({
+  id: Id,
+  resolved_store_id: Id,
+  batch_id: Id,
+  raw_brand: Nullable(Schema.String),
+  raw_store_name: Nullable(Schema.String),
+  raw_date: Nullable(Schema.String),
+  raw_energy: Nullable(Schema.String),
+  action: ImportAction,
+  source_kind: Schema.String,
+  quality_status: Schema.String,
+  quality_note: Nullable(Schema.String),
+  source_reference: Nullable(FreeObject),
+  sources: Schema.Array(SourceRecord),
+}).annotations({ identifier: "Lineage" });

@@ -1,0 +1,63 @@
+// A fresh, migrated database per test file: in-memory PGlite, or a new database on TEST_DATABASE_URL.
+import { SqlClient } from "@effect/sql";
+import { PgClient } from "@effect/sql-pg";
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect";
+import pg from "pg";
+import { openPglite } from "../src/db/database.ts";
+import { migrate } from "../src/db/migrator.ts";
+import { layerPglite } from "../src/db/pglite_client.ts";
+
+export const testDatabaseUrl = Deno.env.get("TEST_DATABASE_URL");
+export const databaseKind = testDatabaseUrl ? "postgres" : "pglite";
+
+export interface TestDatabase {
+  readonly layer: Layer.Layer<SqlClient.SqlClient>;
+  readonly url: string | undefined;
+  readonly run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Promise<A>;
+  readonly close: () => Promise<void>;
+}
+
+const adminQuery = async (url: string, text: string) => {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+};
+
+const withDatabase = (url: string, name: string) => {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+
+// Creates the database (migrated unless told otherwise); close() disposes and drops it.
+export const makeTestDatabase = async (
+  options: { migrate?: boolean } = {},
+): Promise<TestDatabase> => {
+  let layer: Layer.Layer<SqlClient.SqlClient>;
+  let drop = async () => {};
+  let url: string | undefined;
+  if (testDatabaseUrl) {
+    const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+    await adminQuery(testDatabaseUrl, `CREATE DATABASE ${name}`);
+    url = withDatabase(testDatabaseUrl, name);
+    layer = PgClient.layer({ url: Redacted.make(url), maxConnections: 30 }).pipe(Layer.orDie);
+    drop = () => adminQuery(testDatabaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } else {
+    layer = Layer.unwrapScoped(Effect.map(openPglite(undefined), layerPglite));
+  }
+  const runtime = ManagedRuntime.make(layer);
+  if (options.migrate !== false) await runtime.runPromise(migrate);
+  return {
+    layer: Layer.effectContext(runtime.runtimeEffect.pipe(Effect.map((rt) => rt.context))),
+    url,
+    run: (effect) => runtime.runPromise(effect),
+    close: async () => {
+      await runtime.dispose();
+      await drop();
+    },
+  };
+};
