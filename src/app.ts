@@ -1,0 +1,57 @@
+// The one place where every Layer is composed into the service's web handler.
+import {
+  HttpApiBuilder,
+  HttpApiScalar,
+  HttpServer,
+} from "@effect/platform";
+import type { SqlClient } from "@effect/sql";
+import { Layer } from "effect";
+import { Api } from "./api/api.ts";
+import { contractMiddleware } from "./api/contract_middleware.ts";
+import { AuthenticationLive, AuthHttpLive } from "./auth/auth_http.ts";
+import { Auth } from "./auth/auth_service.ts";
+import type { AppConfig } from "./config.ts";
+import { EnergyHttpLive } from "./energy/energy_http.ts";
+import { ImportsHttpLive } from "./imports/imports_http.ts";
+import { MetricsHttpLive } from "./metrics/metrics_http.ts";
+import { StoreAccess } from "./stores/access.ts";
+import { StoreRepo } from "./stores/store_repo.ts";
+import { StoresHttpLive } from "./stores/stores_http.ts";
+import { SystemHttpLive } from "./system/system_http.ts";
+
+const GroupsLive = Layer.mergeAll(
+  SystemHttpLive,
+  AuthHttpLive,
+  StoresHttpLive,
+  EnergyHttpLive,
+  MetricsHttpLive,
+  ImportsHttpLive,
+);
+
+const ServicesLive = Layer.mergeAll(Auth.Default, StoreRepo.Default, StoreAccess.Default);
+
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(GroupsLive),
+  Layer.provide(AuthenticationLive),
+  Layer.provide(ServicesLive),
+);
+
+const DocsLive = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+  HttpApiScalar.layer({ path: "/api-docs", scalar: { withDefaultFonts: false } }),
+);
+
+// The whole service over a given database and configuration.
+export const makeAppLayer = <E>(
+  infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>,
+) => {
+  return Layer.mergeAll(
+    ApiLive,
+    HttpApiBuilder.middleware(contractMiddleware),
+    Layer.provide(DocsLive, ApiLive),
+    HttpServer.layerContext,
+  ).pipe(Layer.provide(infrastructure));
+};
+
+export const makeHandler = <E>(infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>) =>
+  HttpApiBuilder.toWebHandler(makeAppLayer(infrastructure));

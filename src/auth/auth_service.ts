@@ -1,0 +1,181 @@
+// Auth: verifies bearer keys and session cookies on every request, and makes and ends sessions.
+import { SqlClient } from "@effect/sql";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { Effect, Option, Redacted } from "effect";
+import { AppConfig } from "../config.ts";
+import { dbBoundary } from "../db/errors.ts";
+import type { CallerShape, Permission } from "../domain/auth.ts";
+import { forbidden, unauthorized } from "../domain/errors.ts";
+import { hashKey } from "./keys.ts";
+
+export const SESSION_HOURS = 8;
+
+interface CredentialRow {
+  readonly key_id: number;
+  readonly member_id: number;
+  readonly login_name: string;
+  readonly display_name: string | null;
+  readonly db_role: "READER" | "WRITER";
+  readonly permissions: ReadonlyArray<Permission>;
+  readonly store_ids: ReadonlyArray<number> | null;
+  readonly key_live: boolean;
+  readonly session_live: boolean;
+}
+
+const toCaller = (row: CredentialRow, viaSession: boolean): CallerShape => ({
+  memberId: row.member_id,
+  keyId: row.key_id,
+  loginName: row.login_name,
+  displayName: row.display_name,
+  dbRole: row.db_role,
+  permissions: new Set(row.permissions),
+  storeIds: row.store_ids,
+  viaSession,
+});
+
+const invalid = unauthorized("The credential is invalid, expired or revoked", "INVALID_CREDENTIAL");
+
+export interface RequestFacts {
+  readonly method: string;
+  readonly authorization: string | undefined;
+  readonly cookie: string | undefined;
+  readonly origin: string | undefined;
+  readonly host: string | undefined;
+}
+
+// Same-origin: the Origin header names the host the request was sent to.
+export const isSameOrigin = (origin: string | undefined, host: string | undefined) => {
+  if (origin === undefined || host === undefined || origin === "null") return false;
+  try {
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.host === host;
+  } catch {
+    return false;
+  }
+};
+
+const bearerToken = (authorization: string | undefined) => {
+  if (authorization === undefined) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return m === null ? "" : m[1];
+};
+
+export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+    const config = yield* AppConfig;
+
+    const loadSecret = Option.match(config.sessionSecret, {
+      onSome: (secret) => Effect.succeed(Redacted.value(secret)),
+      onNone: () =>
+        Effect.gen(function* () {
+          yield* sql`
+            INSERT INTO app_settings (key, value)
+            VALUES ('session_secret', ${randomBytes(32).toString("base64url")})
+            ON CONFLICT (key) DO NOTHING`;
+          const rows = yield* sql<{ value: string }>`
+            SELECT value FROM app_settings WHERE key = 'session_secret'`;
+          return rows[0].value;
+        }),
+    });
+    const secret = yield* Effect.cached(dbBoundary(loadSecret));
+
+    const sign = (id: string) =>
+      Effect.map(secret, (s) => createHmac("sha256", s).update(id).digest("base64url"));
+
+    const verifyCookie = (value: string) =>
+      Effect.gen(function* () {
+        const dot = value.lastIndexOf(".");
+        if (dot <= 0) return undefined;
+        const id = value.slice(0, dot);
+        const given = Buffer.from(value.slice(dot + 1));
+        const expected = Buffer.from(yield* sign(id));
+        return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
+      });
+
+    const byKey = (key: string) =>
+      dbBoundary(sql<CredentialRow>`
+        SELECT k.id::int AS key_id, m.id::int AS member_id, m.login_name, m.display_name, m.db_role,
+          k.permissions, k.store_ids,
+          (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS key_live,
+          true AS session_live
+        FROM access_keys k JOIN members m ON m.id = k.member_id
+        WHERE k.key_hash = ${hashKey(key)}`);
+
+    const bySession = (sessionId: string) =>
+      dbBoundary(sql<CredentialRow>`
+        SELECT k.id::int AS key_id, m.id::int AS member_id, m.login_name, m.display_name, m.db_role,
+          k.permissions, k.store_ids,
+          (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS key_live,
+          (s.ended_at IS NULL AND s.expires_at > now()) AS session_live
+        FROM sessions s
+        JOIN access_keys k ON k.id = s.key_id
+        JOIN members m ON m.id = k.member_id
+        WHERE s.id = ${sessionId}`);
+
+    const live = (rows: ReadonlyArray<CredentialRow>) =>
+      rows.length === 1 && rows[0].key_live && rows[0].session_live ? rows[0] : undefined;
+
+    // One decision per request: the bearer header when present, else the session cookie.
+    const authenticate = (facts: RequestFacts) =>
+      Effect.gen(function* () {
+        const token = bearerToken(facts.authorization);
+        if (token !== undefined) {
+          const row = token === "" ? undefined : live(yield* byKey(token));
+          if (row === undefined) return yield* invalid;
+          return toCaller(row, false);
+        }
+        if (facts.cookie === undefined || facts.cookie === "") {
+          return yield* unauthorized(
+            "Send Authorization: Bearer <ACCESS_KEY> or a session cookie",
+            "MISSING_CREDENTIAL",
+          );
+        }
+        const sessionId = yield* verifyCookie(facts.cookie);
+        const row = sessionId === undefined ? undefined : live(yield* bySession(sessionId));
+        if (row === undefined) return yield* invalid;
+        const method = facts.method.toUpperCase();
+        if (method !== "GET" && method !== "HEAD" && !isSameOrigin(facts.origin, facts.host)) {
+          return yield* forbidden(
+            "A write through a session cookie needs a same-origin Origin header",
+            "ORIGIN_REQUIRED",
+          );
+        }
+        return toCaller(row, true);
+      }).pipe(Effect.withSpan("Auth.authenticate"));
+
+    const requireOrigin = (facts: RequestFacts) =>
+      isSameOrigin(facts.origin, facts.host)
+        ? Effect.void
+        : Effect.fail(forbidden("A valid same-origin Origin header is required", "ORIGIN_REQUIRED"));
+
+    const createSession = (accessKey: string, facts: RequestFacts) =>
+      Effect.gen(function* () {
+        yield* requireOrigin(facts);
+        const row = live(yield* byKey(accessKey));
+        if (row === undefined) return yield* invalid;
+        const id = randomBytes(24).toString("base64url");
+        const [created] = yield* dbBoundary(sql<{ expires_at: string }>`
+          INSERT INTO sessions (id, key_id, expires_at)
+          VALUES (${id}, ${row.key_id}, now() + make_interval(hours => ${SESSION_HOURS}))
+          RETURNING to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expires_at`);
+        return {
+          cookie: `${id}.${yield* sign(id)}`,
+          member: row.display_name ?? row.login_name,
+          expiresAt: created.expires_at,
+        };
+      }).pipe(Effect.withSpan("Auth.createSession"));
+
+    const endSession = (facts: RequestFacts) =>
+      Effect.gen(function* () {
+        yield* requireOrigin(facts);
+        if (facts.cookie === undefined || facts.cookie === "") return;
+        const sessionId = yield* verifyCookie(facts.cookie);
+        if (sessionId === undefined) return;
+        yield* dbBoundary(sql`
+          UPDATE sessions SET ended_at = now() WHERE id = ${sessionId} AND ended_at IS NULL`);
+      }).pipe(Effect.withSpan("Auth.endSession"));
+
+    return { authenticate, createSession, endSession } as const;
+  }),
+}) {}

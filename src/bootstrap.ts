@@ -1,0 +1,67 @@
+// First start of an embedded database: migrate, load the demo snapshot, issue demo keys.
+import { SqlClient } from "@effect/sql";
+import { Duration, Effect } from "effect";
+import { issueKey } from "./auth/keys.ts";
+import { AppConfig } from "./config.ts";
+import { migrate } from "./db/migrator.ts";
+import type { Permission } from "./domain/auth.ts";
+import { generateSnapshot } from "./seed/generate.ts";
+import { loadSnapshot } from "./seed/load.ts";
+
+export interface DemoKey {
+  readonly member: string;
+  readonly permissions: ReadonlyArray<Permission>;
+  readonly stores: ReadonlyArray<number> | null;
+  readonly key: string;
+}
+
+const demoMembers = (firstStores: ReadonlyArray<number>) =>
+  [
+    { member: "demo-manager", name: "Demo Energy Manager", permissions: ["read"], stores: null },
+    {
+      member: "demo-analyst",
+      name: "Demo Cleaning Analyst",
+      permissions: ["read", "write", "raw"],
+      stores: null,
+    },
+    { member: "demo-auditor", name: "Demo Auditor", permissions: ["read", "raw"], stores: null },
+    {
+      member: "demo-regional",
+      name: "Demo Regional Manager",
+      permissions: ["read"],
+      stores: firstStores,
+    },
+  ] as const;
+
+export const DEMO_KEY_LIFETIME_DAYS = 90;
+
+// Returns the demo keys when this start loaded the demo, else an empty list.
+export const bootstrap = Effect.gen(function* () {
+  const config = yield* AppConfig;
+  const sql = yield* SqlClient.SqlClient;
+  const applied = yield* migrate;
+  if (applied.length > 0) yield* Effect.logInfo(`applied ${applied.length} migration(s)`);
+  if (!config.seedDemo) return [];
+  const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
+  if (stores > 0) return [];
+  yield* Effect.logInfo("empty database: loading the demo snapshot");
+  yield* loadSnapshot(generateSnapshot({ stores: 60 }), { reset: false });
+  const first = yield* sql<{ id: number }>`SELECT id FROM stores ORDER BY id LIMIT 3`;
+  const keys: Array<DemoKey> = [];
+  for (const demo of demoMembers(first.map((row) => row.id))) {
+    const issued = yield* issueKey({
+      member: demo.member,
+      displayName: demo.name,
+      permissions: demo.permissions,
+      stores: demo.stores,
+      lifetime: Duration.days(DEMO_KEY_LIFETIME_DAYS),
+    });
+    keys.push({
+      member: issued.member,
+      permissions: issued.permissions,
+      stores: issued.stores,
+      key: issued.key,
+    });
+  }
+  return keys;
+});

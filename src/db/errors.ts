@@ -1,0 +1,37 @@
+// The repository boundary: a lost database becomes 503, any other SQL failure a defect (500).
+import type { SqlError } from "@effect/sql/SqlError";
+import { Effect } from "effect";
+import { notReady, type ServiceUnavailable } from "../domain/errors.ts";
+
+const connectionCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EPIPE",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+export const isConnectionError = (error: SqlError): boolean => {
+  if (/acquire connection|Connection error|Failed to connect|timed out/i.test(error.message)) {
+    return true;
+  }
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof cause?.code === "string" ? cause.code : "";
+  if (connectionCodes.has(code) || code.startsWith("08")) return true;
+  const text = typeof cause?.message === "string" ? cause.message : "";
+  return /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|PGlite is closed/i
+    .test(text);
+};
+
+export const dbBoundary = <A, E, R>(
+  effect: Effect.Effect<A, E | SqlError, R>,
+): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is SqlError => (e as { _tag?: string })?._tag === "SqlError",
+    (error) => isConnectionError(error) ? Effect.fail(notReady()) : Effect.die(error),
+  ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;

@@ -1,0 +1,52 @@
+// Permission and store-scope checks shared by every business endpoint (rules.md §9).
+import { Effect } from "effect";
+import { type CallerShape, canWrite, type Permission } from "../domain/auth.ts";
+import { badRequest, forbidden, notFound } from "../domain/errors.ts";
+import { type ScopeFacts, StoreRepo } from "./store_repo.ts";
+
+export const requirePermission = (caller: CallerShape, permission: Permission) => {
+  if (!caller.permissions.has(permission)) {
+    return Effect.fail(
+      forbidden(`This key lacks the ${permission} permission`, "PERMISSION_MISSING"),
+    );
+  }
+  if (permission === "write" && !canWrite(caller)) {
+    return Effect.fail(forbidden("This member's role does not allow writes", "ROLE_READ_ONLY"));
+  }
+  return Effect.void;
+};
+
+export const inScope = (caller: CallerShape, storeId: number) =>
+  caller.storeIds === null || caller.storeIds.includes(storeId);
+
+export class StoreAccess extends Effect.Service<StoreAccess>()("Stores/StoreAccess", {
+  effect: Effect.gen(function* () {
+    const repo = yield* StoreRepo;
+
+    // 403 without the permission, 404 for an unknown store, 403 outside the key's stores.
+    const store = (caller: CallerShape, storeId: number, permission: Permission) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, permission);
+        const scopes = yield* repo.scopes(storeId);
+        if (scopes.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
+        if (!inScope(caller, storeId)) {
+          return yield* forbidden(`Store ${storeId} is outside this key's stores`, "STORE_FORBIDDEN");
+        }
+        return scopes;
+      });
+
+    // As store(), plus: the scope must be this store's metering scope (400 otherwise).
+    const scope = (caller: CallerShape, storeId: number, scopeId: number, permission: Permission) =>
+      Effect.flatMap(store(caller, storeId, permission), (scopes) => {
+        const found = scopes.find((s) => s.scope_id === scopeId);
+        return found === undefined
+          ? Effect.fail(
+            badRequest(`scope_id ${scopeId} is not a metering scope of store ${storeId}`, "INVALID_SCOPE"),
+          )
+          : Effect.succeed<ScopeFacts>(found);
+      });
+
+    return { store, scope } as const;
+  }),
+  dependencies: [StoreRepo.Default],
+}) {}

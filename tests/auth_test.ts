@@ -1,0 +1,186 @@
+// Access keys, bearer and session authentication, permissions and store scope (contract part 5, rules.md §9).
+import assert from "node:assert/strict";
+import { SqlClient } from "@effect/sql";
+import { Effect } from "effect";
+import { revokeKey } from "../src/auth/keys.ts";
+import { generateSnapshot } from "../src/seed/generate.ts";
+import { loadSnapshot } from "../src/seed/load.ts";
+import { assertErrorBody, BASE, makeTestApp, setKeyExpiry } from "./helpers.ts";
+
+const app = await makeTestApp((db) =>
+  db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 6 }), { reset: false })))
+);
+const storeIds = (await app.call("GET", "/api/v1/stores", { key: (await app.key(["read"])).key }))
+  .body.stores.map((s: { id: number }) => s.id) as number[];
+const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  app.db.run(Effect.flatMap(SqlClient.SqlClient, f));
+
+const origin = new URL(BASE).origin;
+
+const session = async (key: string, headers: Record<string, string> = { origin }) => {
+  const response = await app.handler(
+    new Request(`${BASE}/auth/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ access_key: key }),
+    }),
+  );
+  return { status: response.status, setCookie: response.headers.get("set-cookie"), body: await response.json() };
+};
+
+const cookieOf = (setCookie: string | null) => {
+  assert.ok(setCookie, "a Set-Cookie header");
+  return setCookie.split(";")[0];
+};
+
+Deno.test("a request without any credential is 401", async () => {
+  const answer = await app.call("GET", "/api/v1/stores");
+  assertErrorBody(answer, 401, "MISSING_CREDENTIAL");
+});
+
+Deno.test("an unknown, malformed or empty bearer key is 401 and never echoed", async () => {
+  for (const authorization of ["Bearer esk_not-a-real-key", "Basic abc", "Bearer ", "esk_x"]) {
+    const answer = await app.call("GET", "/api/v1/stores", { headers: { authorization } });
+    assertErrorBody(answer, 401);
+    assert.ok(!JSON.stringify(answer.body).includes("esk_"), "the message never echoes a key");
+  }
+});
+
+Deno.test("a valid read key lists every store", async () => {
+  const { key } = await app.key(["read"]);
+  const answer = await app.call("GET", "/api/v1/stores", { key });
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body.stores.length, 6);
+});
+
+Deno.test("an expired key is 401 from the moment it expires", async () => {
+  const { id, key } = await app.key(["read"]);
+  assert.equal((await app.call("GET", "/api/v1/stores", { key })).status, 200);
+  await app.db.run(setKeyExpiry(id, -1));
+  assertErrorBody(await app.call("GET", "/api/v1/stores", { key }), 401, "INVALID_CREDENTIAL");
+});
+
+Deno.test("a revoked key is 401 on the next request", async () => {
+  const { id, key } = await app.key(["read"]);
+  assert.equal((await app.call("GET", "/api/v1/catalog", { key })).status, 200);
+  const result = await app.db.run(revokeKey(id));
+  assert.equal(result.alreadyRevoked, false);
+  assertErrorBody(await app.call("GET", "/api/v1/catalog", { key }), 401, "INVALID_CREDENTIAL");
+  assert.equal((await app.db.run(revokeKey(id))).alreadyRevoked, true);
+});
+
+Deno.test("a key without read permission is 403 on read endpoints", async () => {
+  const { key } = await app.key(["raw"]);
+  for (const path of ["/api/v1/stores", "/api/v1/catalog", "/api/v1/dataset"]) {
+    assertErrorBody(await app.call("GET", path, { key }), 403, "PERMISSION_MISSING");
+  }
+});
+
+Deno.test("a key limited to stores sees only those stores", async () => {
+  const allowed = [storeIds[1], storeIds[3]];
+  const { key } = await app.key(["read"], { stores: allowed });
+  const stores = await app.call("GET", "/api/v1/stores", { key });
+  assert.deepEqual(stores.body.stores.map((s: { id: number }) => s.id), allowed);
+  const catalog = await app.call("GET", "/api/v1/catalog", { key });
+  assert.deepEqual(catalog.body.stores.map((s: { id: number }) => s.id), allowed);
+});
+
+Deno.test("a store outside the key's stores is 403, an unknown store 404", async () => {
+  const { key } = await app.key(["read", "raw"], { stores: [storeIds[0]] });
+  const outside = await app.call("GET", `/api/v1/stores/${storeIds[2]}/reference`, { key });
+  assertErrorBody(outside, 403, "STORE_FORBIDDEN");
+  const unknown = await app.call("GET", `/api/v1/stores/999999/reference`, { key });
+  assertErrorBody(unknown, 404);
+});
+
+Deno.test("write needs the write permission and a member role that allows writes", async () => {
+  const body = { name: "x", address: "y", expected_version: 1 };
+  const path = `/api/v1/stores/${storeIds[0]}/profile`;
+  const reader = await app.key(["read"]);
+  assertErrorBody(await app.call("PATCH", path, { key: reader.key, body }), 403, "PERMISSION_MISSING");
+  const writer = await app.key(["read", "write"], { member: "role-check" });
+  await sql((s) => s`UPDATE members SET db_role = 'READER' WHERE login_name = 'role-check'`);
+  assertErrorBody(await app.call("PATCH", path, { key: writer.key, body }), 403, "ROLE_READ_ONLY");
+});
+
+Deno.test("a session needs a same-origin Origin header and a live key", async () => {
+  const { key } = await app.key(["read"]);
+  assertErrorBody({ ...(await session(key, {})), headers: new Headers() }, 403, "ORIGIN_REQUIRED");
+  const foreign = await session(key, { origin: "http://evil.example" });
+  assert.equal(foreign.status, 403);
+  assert.equal(foreign.setCookie, null);
+  const bad = await session("esk_wrong");
+  assert.equal(bad.status, 401);
+  assert.equal(bad.setCookie, null);
+});
+
+Deno.test("a session cookie is signed, HttpOnly, SameSite=Strict, 8 hours, and authenticates reads", async () => {
+  const { key } = await app.key(["read"]);
+  const made = await session(key);
+  assert.equal(made.status, 200);
+  assert.equal(made.body.status, "SESSION_CREATED");
+  const setCookie = made.setCookie ?? "";
+  assert.match(setCookie, /^svc05_session=[^;]+\./);
+  assert.match(setCookie, /HttpOnly/i);
+  assert.match(setCookie, /SameSite=Strict/i);
+  assert.match(setCookie, /Max-Age=28800/i);
+  const cookie = cookieOf(made.setCookie);
+  const answer = await app.call("GET", "/api/v1/stores", { headers: { cookie } });
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body.stores.length, 6);
+  const [name, value] = cookie.split("=");
+  const tampered = `${name}=${value.slice(0, -2)}${value.endsWith("AA") ? "BB" : "AA"}`;
+  assertErrorBody(await app.call("GET", "/api/v1/stores", { headers: { cookie: tampered } }), 401);
+});
+
+Deno.test("a session dies with its key's revocation, its own expiry, and logout", async () => {
+  const first = await app.key(["read"]);
+  const cookie1 = cookieOf((await session(first.key)).setCookie);
+  await app.db.run(revokeKey(first.id));
+  assertErrorBody(await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie1 } }), 401);
+
+  const second = await app.key(["read"]);
+  const cookie2 = cookieOf((await session(second.key)).setCookie);
+  await sql((s) => s`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE key_id = ${second.id}`);
+  assertErrorBody(await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie2 } }), 401);
+
+  const third = await app.key(["read"]);
+  const cookie3 = cookieOf((await session(third.key)).setCookie);
+  assert.equal((await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie3 } })).status, 200);
+  const noOrigin = await app.call("POST", "/auth/logout", { headers: { cookie: cookie3 } });
+  assertErrorBody(noOrigin, 403, "ORIGIN_REQUIRED");
+  const out = await app.call("POST", "/auth/logout", { headers: { cookie: cookie3, origin } });
+  assert.equal(out.status, 200);
+  assert.match(out.headers.get("set-cookie") ?? "", /Max-Age=0/);
+  assertErrorBody(await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie3 } }), 401);
+});
+
+Deno.test("a write through a session cookie needs a same-origin Origin header", async () => {
+  const { key } = await app.key(["read", "write"]);
+  const cookie = cookieOf((await session(key)).setCookie);
+  const path = `/api/v1/stores/${storeIds[0]}/profile`;
+  const body = { name: "x", address: "y", expected_version: 1 };
+  const without = await app.call("PATCH", path, { headers: { cookie }, body });
+  assertErrorBody(without, 403, "ORIGIN_REQUIRED");
+  const foreign = await app.call("PATCH", path, { headers: { cookie, origin: "https://other.example" }, body });
+  assertErrorBody(foreign, 403, "ORIGIN_REQUIRED");
+  const same = await app.call("PATCH", path, { headers: { cookie, origin }, body });
+  assert.notEqual(same.status, 401);
+  assert.notEqual(same.status, 403);
+});
+
+Deno.test("a bearer key is preferred over a cookie, and a bad bearer is not rescued by a good cookie", async () => {
+  const { key } = await app.key(["read"]);
+  const cookie = cookieOf((await session(key)).setCookie);
+  const answer = await app.call("GET", "/api/v1/stores", {
+    headers: { cookie, authorization: "Bearer esk_wrong" },
+  });
+  assertErrorBody(answer, 401, "INVALID_CREDENTIAL");
+});
+
+Deno.test({
+  name: "close the test app",
+  fn: () => app.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});

@@ -1,0 +1,109 @@
+// Builds the service's web handler in process over a fresh test database, with helpers to call it.
+import { SqlClient } from "@effect/sql";
+import { Effect, Layer, Schema } from "effect";
+import { makeHandler } from "../src/app.ts";
+import { issueKey } from "../src/auth/keys.ts";
+import { AppConfig } from "../src/config.ts";
+import type { Permission } from "../src/domain/auth.ts";
+import { makeTestDatabase, type TestDatabase } from "./db.ts";
+
+export interface CallOptions {
+  readonly key?: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  readonly body: any;
+}
+
+export interface TestApp {
+  readonly db: TestDatabase;
+  readonly handler: (request: Request) => Promise<Response>;
+  readonly call: (method: string, path: string, options?: CallOptions) => Promise<Answer>;
+  readonly key: (
+    permissions: ReadonlyArray<Permission>,
+    options?: { stores?: ReadonlyArray<number>; member?: string; seconds?: number },
+  ) => Promise<{ id: number; key: string }>;
+  readonly close: () => Promise<void>;
+}
+
+export const BASE = "http://service.test";
+
+let members = 0;
+
+export const makeTestApp = async (
+  prepare?: (db: TestDatabase) => Promise<void>,
+): Promise<TestApp> => {
+  const db = await makeTestDatabase();
+  if (prepare) await prepare(db);
+  const { handler, dispose } = makeHandler(Layer.merge(db.layer, AppConfig.make({})));
+  const call = async (method: string, path: string, options: CallOptions = {}) => {
+    const headers = new Headers(options.headers);
+    if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers.set("content-type", "application/json");
+      body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    }
+    const response = await handler(new Request(BASE + path, { method, headers, body }));
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === "" ? null : JSON.parse(text);
+    } catch {
+      // not JSON: the docs page
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  };
+  const key: TestApp["key"] = async (permissions, options = {}) => {
+    const issued = await db.run(issueKey({
+      member: options.member ?? `member-${++members}`,
+      permissions,
+      stores: options.stores ?? null,
+      lifetime: null,
+    }));
+    if (options.seconds !== undefined) await db.run(setKeyExpiry(issued.id, options.seconds));
+    return { id: issued.id, key: issued.key };
+  };
+  return {
+    db,
+    handler,
+    call,
+    key,
+    close: async () => {
+      await dispose();
+      await db.close();
+    },
+  };
+};
+
+// Moves a key's expiry relative to now (negative: already expired).
+export const setKeyExpiry = (keyId: number, seconds: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE access_keys SET expires_at = now() + make_interval(secs => ${seconds}::float8)
+        WHERE id = ${keyId}`);
+
+// Strict decode: every field present, no unknown field.
+export const assertSchema = <A, I>(schema: Schema.Schema<A, I>, value: unknown): A =>
+  Schema.decodeUnknownSync(schema, { onExcessProperty: "error", errors: "all" })(value);
+
+export const assertErrorBody = (answer: Answer, status: number, code?: string) => {
+  if (answer.status !== status) {
+    throw new Error(`expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)}`);
+  }
+  const body = answer.body as { error?: { code?: unknown; message?: unknown } };
+  if (
+    typeof body !== "object" || body === null || Object.keys(body).length !== 1 ||
+    typeof body.error?.code !== "string" || typeof body.error?.message !== "string" ||
+    Object.keys(body.error).length !== 2
+  ) {
+    throw new Error(`not an Error body: ${JSON.stringify(answer.body)}`);
+  }
+  if (code !== undefined && body.error.code !== code) {
+    throw new Error(`expected code ${code}, got ${body.error.code}`);
+  }
+};
