@@ -355,6 +355,8 @@ CREATE TABLE audit_log (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX audit_log_entity ON audit_log (entity_type, entity_id);
+CREATE TRIGGER audit_log_immutable BEFORE UPDATE OR DELETE ON audit_log
+  FOR EACH ROW EXECUTE FUNCTION refuse_change();
 `;
 
 export default Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statements));

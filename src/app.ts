@@ -1,9 +1,5 @@
 // The one place where every Layer is composed into the service's web handler.
-import {
-  HttpApiBuilder,
-  HttpApiScalar,
-  HttpServer,
-} from "@effect/platform";
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform";
 import type { SqlClient } from "@effect/sql";
 import { Layer } from "effect";
 import { Api } from "./api/api.ts";

@@ -26,7 +26,9 @@ const announceKeys = async (keys: ReadonlyArray<DemoKey>) => {
     console.log(`  ${k.member.padEnd(14)} ${k.permissions.join(",").padEnd(15)} ${k.key}`);
   }
   console.log(
-    `Try: curl -H "Authorization: Bearer ${keys[0].key}" http://localhost:${config.port}/api/v1/stores`,
+    `Try: curl -H "Authorization: Bearer ${
+      keys[0].key
+    }" http://localhost:${config.port}/api/v1/stores`,
   );
 };
 
@@ -53,12 +55,14 @@ if (warm.status !== 200) {
 const server = Deno.serve({
   port: config.port,
   hostname: config.host,
-  onListen: ({ hostname, port }) =>
+  onListen: (addr: Deno.NetAddr) =>
     console.log(
-      `ready on http://${hostname}:${port} (${embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"}; ` +
+      `ready on http://${addr.hostname}:${addr.port} (${
+        embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
+      }; ` +
         `started in ${Math.round(performance.now() - started)} ms); docs at /api-docs`,
     ),
-}, handler);
+}, (request) => handler(request));
 
 let stopping = false;
 const stop = async (signal: string) => {

@@ -25,7 +25,11 @@ const session = async (key: string, headers: Record<string, string> = { origin }
       body: JSON.stringify({ access_key: key }),
     }),
   );
-  return { status: response.status, setCookie: response.headers.get("set-cookie"), body: await response.json() };
+  return {
+    status: response.status,
+    setCookie: response.headers.get("set-cookie"),
+    body: await response.json(),
+  };
 };
 
 const cookieOf = (setCookie: string | null) => {
@@ -97,7 +101,11 @@ Deno.test("write needs the write permission and a member role that allows writes
   const body = { name: "x", address: "y", expected_version: 1 };
   const path = `/api/v1/stores/${storeIds[0]}/profile`;
   const reader = await app.key(["read"]);
-  assertErrorBody(await app.call("PATCH", path, { key: reader.key, body }), 403, "PERMISSION_MISSING");
+  assertErrorBody(
+    await app.call("PATCH", path, { key: reader.key, body }),
+    403,
+    "PERMISSION_MISSING",
+  );
   const writer = await app.key(["read", "write"], { member: "role-check" });
   await sql((s) => s`UPDATE members SET db_role = 'READER' WHERE login_name = 'role-check'`);
   assertErrorBody(await app.call("PATCH", path, { key: writer.key, body }), 403, "ROLE_READ_ONLY");
@@ -141,12 +149,17 @@ Deno.test("a session dies with its key's revocation, its own expiry, and logout"
 
   const second = await app.key(["read"]);
   const cookie2 = cookieOf((await session(second.key)).setCookie);
-  await sql((s) => s`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE key_id = ${second.id}`);
+  await sql((s) =>
+    s`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE key_id = ${second.id}`
+  );
   assertErrorBody(await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie2 } }), 401);
 
   const third = await app.key(["read"]);
   const cookie3 = cookieOf((await session(third.key)).setCookie);
-  assert.equal((await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie3 } })).status, 200);
+  assert.equal(
+    (await app.call("GET", "/api/v1/stores", { headers: { cookie: cookie3 } })).status,
+    200,
+  );
   const noOrigin = await app.call("POST", "/auth/logout", { headers: { cookie: cookie3 } });
   assertErrorBody(noOrigin, 403, "ORIGIN_REQUIRED");
   const out = await app.call("POST", "/auth/logout", { headers: { cookie: cookie3, origin } });
@@ -162,7 +175,10 @@ Deno.test("a write through a session cookie needs a same-origin Origin header", 
   const body = { name: "x", address: "y", expected_version: 1 };
   const without = await app.call("PATCH", path, { headers: { cookie }, body });
   assertErrorBody(without, 403, "ORIGIN_REQUIRED");
-  const foreign = await app.call("PATCH", path, { headers: { cookie, origin: "https://other.example" }, body });
+  const foreign = await app.call("PATCH", path, {
+    headers: { cookie, origin: "https://other.example" },
+    body,
+  });
   assertErrorBody(foreign, 403, "ORIGIN_REQUIRED");
   const same = await app.call("PATCH", path, { headers: { cookie, origin }, body });
   assert.notEqual(same.status, 401);

@@ -83,9 +83,12 @@ export const makeTestApp = async (
 
 // Moves a key's expiry relative to now (negative: already expired).
 export const setKeyExpiry = (keyId: number, seconds: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE access_keys SET expires_at = now() + make_interval(secs => ${seconds}::float8)
-        WHERE id = ${keyId}`);
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`UPDATE access_keys SET expires_at = now() + make_interval(secs => ${seconds}::float8)
+        WHERE id = ${keyId}`,
+  );
 
 // Strict decode: every field present, no unknown field.
 export const assertSchema = <A, I>(schema: Schema.Schema<A, I>, value: unknown): A =>

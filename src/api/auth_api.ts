@@ -8,5 +8,4 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .setPayload(SessionRequest)
       .addSuccess(SessionResult),
   )
-  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(LogoutResult))
- {}
+  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(LogoutResult)) {}

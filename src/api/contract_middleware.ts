@@ -37,8 +37,7 @@ export const contractMiddleware = <E, R>(
     const requestId = crypto.randomUUID();
     const response = yield* Effect.catchAllCause(app, (cause) =>
       Effect.gen(function* () {
-        const failure = Cause.failureOption(cause);
-        const error = failure._tag === "Some" ? failure.value as { _tag?: string } : undefined;
+        const error = Cause.squash(cause) as { _tag?: string } | undefined;
         const tag = error?._tag ?? "";
         if (tag in statusOf) {
           const { code, message } = error as { code: string; message: string };
@@ -51,7 +50,12 @@ export const contractMiddleware = <E, R>(
         }
         if (tag === "RouteNotFound") {
           const request = yield* HttpServerRequest.HttpServerRequest;
-          return errorBody(404, "NOT_FOUND", `No endpoint ${request.method} ${request.url}`, requestId);
+          return errorBody(
+            404,
+            "NOT_FOUND",
+            `No endpoint ${request.method} ${request.url}`,
+            requestId,
+          );
         }
         if (tag === "RequestError") {
           return errorBody(400, "INVALID_REQUEST", "The request body could not be read", requestId);

@@ -90,7 +90,9 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         const id = value.slice(0, dot);
         const given = Buffer.from(value.slice(dot + 1));
         const expected = Buffer.from(yield* sign(id));
-        return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
+        return given.length === expected.length && timingSafeEqual(given, expected)
+          ? id
+          : undefined;
       });
 
     const byKey = (key: string) =>
@@ -145,9 +147,9 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       }).pipe(Effect.withSpan("Auth.authenticate"));
 
     const requireOrigin = (facts: RequestFacts) =>
-      isSameOrigin(facts.origin, facts.host)
-        ? Effect.void
-        : Effect.fail(forbidden("A valid same-origin Origin header is required", "ORIGIN_REQUIRED"));
+      isSameOrigin(facts.origin, facts.host) ? Effect.void : Effect.fail(
+        forbidden("A valid same-origin Origin header is required", "ORIGIN_REQUIRED"),
+      );
 
     const createSession = (accessKey: string, facts: RequestFacts) =>
       Effect.gen(function* () {

@@ -13,7 +13,8 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
-export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
+export class NotImplemented
+  extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
 export class ServiceUnavailable
   extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
 

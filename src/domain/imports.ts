@@ -24,9 +24,10 @@ export const PreviewInput = Schema.Struct({
   reason: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
 }).annotations({ identifier: "PreviewInput", parseOptions: { onExcessProperty: "error" } });
 
-export const CommitInput = Schema.Struct({}).annotations({
+// Exactly {}: an empty Struct would accept (and drop) any field.
+export const CommitInput = Schema.Record({ key: Schema.String, value: Schema.Never }).annotations({
   identifier: "CommitInput",
-  parseOptions: { onExcessProperty: "error" },
+  description: "An empty JSON object; no fields are accepted",
 });
 
 export const ImportRow = Schema.Struct({

@@ -175,8 +175,7 @@ export const StoreReference = Schema.Struct({
   device_events: DeviceEvents,
 }).annotations({ identifier: "StoreReference" });
 
-const trimmed = (max: number) =>
-  Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max));
+const trimmed = (max: number) => Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max));
 
 export const ProfileUpdate = Schema.Struct({
   name: trimmed(80),

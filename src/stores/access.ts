@@ -30,7 +30,10 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Stores/StoreAcce
         const scopes = yield* repo.scopes(storeId);
         if (scopes.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
         if (!inScope(caller, storeId)) {
-          return yield* forbidden(`Store ${storeId} is outside this key's stores`, "STORE_FORBIDDEN");
+          return yield* forbidden(
+            `Store ${storeId} is outside this key's stores`,
+            "STORE_FORBIDDEN",
+          );
         }
         return scopes;
       });
@@ -41,7 +44,10 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Stores/StoreAcce
         const found = scopes.find((s) => s.scope_id === scopeId);
         return found === undefined
           ? Effect.fail(
-            badRequest(`scope_id ${scopeId} is not a metering scope of store ${storeId}`, "INVALID_SCOPE"),
+            badRequest(
+              `scope_id ${scopeId} is not a metering scope of store ${storeId}`,
+              "INVALID_SCOPE",
+            ),
           )
           : Effect.succeed<ScopeFacts>(found);
       });
