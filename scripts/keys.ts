@@ -60,9 +60,11 @@ const command = (): Effect.Effect<void, unknown, never> => {
         issueKey({ member, displayName: values.name ?? null, permissions, stores, lifetime }),
         (issued) => {
           console.log(
-            `issued key ${issued.id} for ${issued.member} (${issued.permissions.join(",")}; stores ${
-              issued.stores?.join(",") ?? "all"
-            }; expires ${issued.expires_at ?? "never"}). It is shown once:`,
+            `issued key ${issued.id} for ${issued.member} (${
+              issued.permissions.join(",")
+            }; stores ${issued.stores?.join(",") ?? "all"}; expires ${
+              issued.expires_at ?? "never"
+            }). It is shown once:`,
           );
           console.log(issued.key);
         },
@@ -88,8 +90,13 @@ const command = (): Effect.Effect<void, unknown, never> => {
     case "revoke": {
       const id = Number(rest[0]);
       if (!Number.isInteger(id) || id < 1) return fail("revoke takes a KEY_ID");
-      return run(Effect.map(revokeKey(id), (r) =>
-        console.log(r.alreadyRevoked ? `key ${id} was already revoked` : `key ${id} revoked`)));
+      return run(
+        Effect.map(
+          revokeKey(id),
+          (r) =>
+            console.log(r.alreadyRevoked ? `key ${id} was already revoked` : `key ${id} revoked`),
+        ),
+      );
     }
     default:
       return fail(verb === undefined ? "a command is required" : `unknown command ${verb}`);
