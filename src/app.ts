@@ -8,6 +8,7 @@ import { AuthenticationLive, AuthHttpLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
 import type { AppConfig } from "./config.ts";
 import { EnergyHttpLive } from "./energy/energy_http.ts";
+import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { StoreAccess } from "./stores/access.ts";
@@ -24,7 +25,12 @@ const GroupsLive = Layer.mergeAll(
   ImportsHttpLive,
 );
 
-const ServicesLive = Layer.mergeAll(Auth.Default, StoreRepo.Default, StoreAccess.Default);
+const ServicesLive = Layer.mergeAll(
+  Auth.Default,
+  StoreRepo.Default,
+  StoreAccess.Default,
+  EnergyService.Default,
+);
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(GroupsLive),

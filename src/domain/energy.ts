@@ -119,3 +119,7 @@ export const EnergyVersions = Schema.Struct({
   current: Nullable(EnergyVersionCurrent),
   versions: Schema.Array(EnergyVersion),
 }).annotations({ identifier: "EnergyVersions" });
+
+export type Revision = typeof Revision.Type;
+export type EnergyVersionCurrent = typeof EnergyVersionCurrent.Type;
+export type EnergyVersion = typeof EnergyVersion.Type;

@@ -3,30 +3,18 @@ import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { Caller } from "../domain/auth.ts";
-import { notImplemented } from "../domain/errors.ts";
-import { requirePermission, StoreAccess } from "../stores/access.ts";
+import { EnergyService } from "./energy_service.ts";
 
-export const EnergyHttpLive = HttpApiBuilder.group(
-  Api,
-  "energy",
-  (handlers) =>
-    Effect.gen(function* () {
-      const access = yield* StoreAccess;
-      return handlers
-        .handle("days", ({ path, urlParams }) =>
-          Effect.gen(function* () {
-            yield* access.scope(yield* Caller, path.store_id, urlParams.scope_id, "read");
-            return yield* notImplemented("GET /stores/{store_id}/energy");
-          }))
-        .handle("versions", ({ path }) =>
-          Effect.gen(function* () {
-            yield* access.store(yield* Caller, path.store_id, "raw");
-            return yield* notImplemented("GET /stores/{store_id}/energy/{business_date}/versions");
-          }))
-        .handle("history", () =>
-          Effect.gen(function* () {
-            yield* requirePermission(yield* Caller, "raw");
-            return yield* notImplemented("GET /energy/{energy_id}/history");
-          }));
-    }),
-);
+export const EnergyHttpLive = HttpApiBuilder.group(Api, "energy", (handlers) =>
+  Effect.gen(function* () {
+    const energy = yield* EnergyService;
+    return handlers
+      .handle("days", ({ path, urlParams }) =>
+        Effect.flatMap(Caller, (caller) =>
+          energy.days(caller, path.store_id, urlParams.scope_id, urlParams.start, urlParams.end)))
+      .handle("versions", ({ path }) =>
+        Effect.flatMap(Caller, (caller) =>
+          energy.versions(caller, path.store_id, path.business_date)))
+      .handle("history", ({ path }) =>
+        Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)));
+  }));

@@ -1,0 +1,30 @@
+// Date ranges of the read endpoints: inclusive at both ends, start <= end, bounded in length.
+import { Effect } from "effect";
+import { badRequest } from "./errors.ts";
+
+const DAY_MS = 86_400_000;
+
+export const dayIndex = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+
+export const addDays = (date: string, days: number) =>
+  new Date((dayIndex(date) + days) * DAY_MS).toISOString().slice(0, 10);
+
+export const ENERGY_MAX_DAYS = 366;
+// Targets and metrics allow two years, so a year can be compared with the one before it.
+export const METRICS_MAX_DAYS = 731;
+
+export const checkRange = (start: string, end: string, maxDays: number) => {
+  const days = dayIndex(end) - dayIndex(start) + 1;
+  if (days < 1) {
+    return Effect.fail(badRequest(`start ${start} is after end ${end}`, "INVALID_RANGE"));
+  }
+  if (days > maxDays) {
+    return Effect.fail(
+      badRequest(
+        `the range ${start}..${end} has ${days} days; at most ${maxDays} are allowed`,
+        "RANGE_TOO_LONG",
+      ),
+    );
+  }
+  return Effect.succeed(days);
+};

@@ -1,0 +1,113 @@
+// EnergyRepo: energy days for a range, the versions of one day, the revision history of a fact.
+import { SqlClient } from "@effect/sql";
+import { Effect } from "effect";
+import { dbBoundary } from "../db/errors.ts";
+import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
+import { energyDaysSql } from "./energy_sql.ts";
+
+// A timestamptz column as the contract's plain string (ISO 8601, UTC).
+export const utc = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+
+const revisionColumns = `
+  r.revision_no, r.operation,
+  round(r.before_kwh, 4)::text AS before_kwh, round(r.after_kwh, 4)::text AS after_kwh,
+  CASE WHEN r.before_is_void IS NULL THEN NULL WHEN r.before_is_void THEN 1 ELSE 0 END AS before_is_void,
+  CASE WHEN r.after_is_void THEN 1 ELSE 0 END AS after_is_void,
+  ${utc("r.committed_at")} AS committed_at, r.change_reason, r.import_row_id, r.source_kind,
+  coalesce(r.quality_status, 'UNREVIEWED') AS quality_status, r.quality_note`;
+
+export interface EnergyDaysJson {
+  readonly summary: string;
+  readonly days: string;
+}
+
+export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+
+    const days = (scopeId: number, start: string, end: string) =>
+      dbBoundary(sql.unsafe<EnergyDaysJson>(energyDaysSql, [scopeId, start, end])).pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.withSpan("EnergyRepo.days"),
+      );
+
+    // The store and scope a fact belongs to; empty when there is no such fact.
+    const factOwner = (energyId: number) =>
+      dbBoundary(sql<{ store_id: number; scope_id: number }>`
+        SELECT store_id, scope_id FROM energy_days WHERE id = ${energyId}`).pipe(
+        Effect.withSpan("EnergyRepo.factOwner"),
+      );
+
+    const history = (energyId: number) =>
+      dbBoundary(sql.unsafe<Revision>(
+        `SELECT ${revisionColumns} FROM energy_revisions r
+         WHERE r.energy_id = $1 ORDER BY r.revision_no`,
+        [energyId],
+      )).pipe(Effect.withSpan("EnergyRepo.history"));
+
+    const versions = (scopeId: number, date: string) =>
+      dbBoundary(sql.unsafe<{
+        current: EnergyVersionCurrent | null;
+        versions: ReadonlyArray<EnergyVersion>;
+      }>(
+        `WITH fact AS (
+           SELECT e.* FROM energy_days e WHERE e.scope_id = $1 AND e.business_date = $2::date
+         ), revs AS (
+           SELECT ${revisionColumns}, r.source_label, r.member_id,
+             m.display_name, m.login_name,
+             b.id AS batch_id, b.batch_no, b.batch_kind, b.status AS batch_status,
+             ${utc("b.committed_at")} AS batch_committed_at, b.change_reason AS batch_reason,
+             b.filename, b.note,
+             (SELECT count(*) FROM import_rows k
+              WHERE k.batch_id = b.id AND k.action = 'KEEP_CLEANED')::int AS kept_cleaned_rows
+           FROM fact f
+           JOIN energy_revisions r ON r.energy_id = f.id
+           LEFT JOIN members m ON m.id = r.member_id
+           LEFT JOIN import_rows ir ON ir.id = r.import_row_id
+           LEFT JOIN import_batches b ON b.id = ir.batch_id
+         )
+         SELECT
+           (SELECT json_build_object(
+              'energy_id', f.id, 'scope_id', f.scope_id,
+              'energy_kwh', CASE WHEN f.is_void THEN NULL
+                                 ELSE round(coalesce(f.cleaned_kwh, f.legacy_kwh), 4)::text END,
+              'source_kind', CASE WHEN f.cleaned_kwh IS NOT NULL THEN f.cleaned_source_kind
+                                  WHEN f.legacy_kwh IS NOT NULL THEN 'LEGACY_DIRECT' END,
+              'source_label', (SELECT source_label FROM energy_revisions x
+                               WHERE x.energy_id = f.id AND x.revision_no = f.revision_no),
+              'quality_status', f.quality_status, 'quality_note', f.quality_note,
+              'provisional', f.provisional, 'is_void', CASE WHEN f.is_void THEN 1 ELSE 0 END,
+              'revision_no', f.revision_no,
+              'revision_count', (SELECT count(*) FROM revs),
+              'cleaned_revision_count',
+                (SELECT count(*) FROM revs WHERE source_kind IN ('CLEANED', 'MANUAL_UPLOAD')),
+              'cleaned_ever',
+                EXISTS (SELECT 1 FROM revs WHERE source_kind IN ('CLEANED', 'MANUAL_UPLOAD'))
+            ) FROM fact f) AS current,
+           coalesce((SELECT json_agg(json_build_object(
+              'revision_no', revision_no, 'operation', operation,
+              'before_kwh', before_kwh, 'after_kwh', after_kwh,
+              'before_is_void', before_is_void, 'after_is_void', after_is_void,
+              'change_reason', change_reason, 'committed_at', committed_at,
+              'import_row_id', import_row_id, 'source_kind', source_kind,
+              'source_label', source_label, 'quality_status', quality_status,
+              'quality_note', quality_note,
+              'actor', json_build_object(
+                'member_id', member_id,
+                'name', coalesce(display_name, login_name),
+                'label', CASE
+                  WHEN member_id IS NULL THEN 'Platform snapshot load'
+                  ELSE coalesce(display_name, login_name, 'member ' || member_id) END),
+              'batch', CASE WHEN batch_id IS NULL THEN NULL ELSE json_build_object(
+                'id', batch_id, 'batch_no', batch_no, 'batch_kind', batch_kind,
+                'status', batch_status, 'committed_at', batch_committed_at,
+                'kept_cleaned_rows', kept_cleaned_rows, 'change_reason', batch_reason,
+                'filename', filename, 'note', note) END
+            ) ORDER BY revision_no) FROM revs), '[]'::json) AS versions`,
+        [scopeId, date],
+      )).pipe(Effect.map((rows) => rows[0]), Effect.withSpan("EnergyRepo.versions"));
+
+    return { days, factOwner, history, versions } as const;
+  }),
+}) {}
