@@ -11,6 +11,7 @@ import { EnergyHttpLive } from "./energy/energy_http.ts";
 import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
+import { MetricsService } from "./metrics/metrics_service.ts";
 import { StoreAccess } from "./stores/access.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
@@ -30,6 +31,7 @@ const ServicesLive = Layer.mergeAll(
   StoreRepo.Default,
   StoreAccess.Default,
   EnergyService.Default,
+  MetricsService.Default,
 );
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(

@@ -3,30 +3,32 @@ import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { Caller } from "../domain/auth.ts";
-import { notImplemented } from "../domain/errors.ts";
-import { StoreAccess } from "../stores/access.ts";
+import { MetricsService } from "./metrics_service.ts";
 
 export const MetricsHttpLive = HttpApiBuilder.group(
   Api,
   "metrics",
   (handlers) =>
     Effect.gen(function* () {
-      const access = yield* StoreAccess;
+      const service = yield* MetricsService;
       return handlers
-        .handle("targets", ({ path, urlParams }) =>
-          Effect.gen(function* () {
-            yield* access.scope(yield* Caller, path.store_id, urlParams.scope_id, "read");
-            return yield* notImplemented("GET /stores/{store_id}/targets");
-          }))
-        .handle("metrics", ({ path, urlParams }) =>
-          Effect.gen(function* () {
-            yield* access.scope(yield* Caller, path.store_id, urlParams.scope_id, "read");
-            return yield* notImplemented("GET /stores/{store_id}/metrics");
-          }))
-        .handle("periods", ({ path, urlParams }) =>
-          Effect.gen(function* () {
-            yield* access.scope(yield* Caller, path.store_id, urlParams.scope_id, "read");
-            return yield* notImplemented("GET /stores/{store_id}/periods");
-          }));
+        .handle(
+          "targets",
+          ({ path, urlParams: q }) =>
+            Effect.flatMap(Caller, (caller) =>
+              service.targets(caller, path.store_id, q.scope_id, q.start, q.end)),
+        )
+        .handle(
+          "metrics",
+          ({ path, urlParams: q }) =>
+            Effect.flatMap(Caller, (caller) =>
+              service.metrics(caller, path.store_id, q.scope_id, q.start, q.end)),
+        )
+        .handle(
+          "periods",
+          ({ path, urlParams: q }) =>
+            Effect.flatMap(Caller, (caller) =>
+              service.periods(caller, path.store_id, q.scope_id, q.as_of)),
+        );
     }),
 );

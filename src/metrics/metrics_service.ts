@@ -1,0 +1,115 @@
+// Targets, metrics and period overviews for a caller: checks, one query, then the pure engine.
+import { Effect } from "effect";
+import type { CallerShape } from "../domain/auth.ts";
+import { addDays, checkRange, METRICS_MAX_DAYS } from "../domain/range.ts";
+import { jsonResponse } from "../energy/energy_service.ts";
+import { StoreAccess } from "../stores/access.ts";
+import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
+import { MetricsRepo } from "./metrics_repo.ts";
+
+const TARGETS_NOTE =
+  "One row per day. NO_EFFECTIVE_TARGET days carry null values and are never zero-filled. " +
+  "TES-180 and TES-210 are device cost / 180 (or 210) / electricity price 1, each on its own; " +
+  "tes_kwh is the legacy compatibility value. TEV is the latest valid positive legacy value with " +
+  "the date it was observed. Sealed candidates in the store reference are not effective targets. " +
+  "No pass or fail is computed here: see the metrics endpoint.";
+
+export class MetricsService extends Effect.Service<MetricsService>()("Metrics/MetricsService", {
+  effect: Effect.gen(function* () {
+    const repo = yield* MetricsRepo;
+    const access = yield* StoreAccess;
+
+    const load = (
+      caller: CallerShape,
+      storeId: number,
+      scopeId: number,
+      start: string,
+      end: string,
+    ) =>
+      Effect.gen(function* () {
+        const scope = yield* access.scope(caller, storeId, scopeId, "read");
+        yield* checkRange(start, end, METRICS_MAX_DAYS);
+        const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone);
+        return { scope, inputs };
+      });
+
+    const targets = (
+      caller: CallerShape,
+      storeId: number,
+      scopeId: number,
+      start: string,
+      end: string,
+    ) =>
+      Effect.map(load(caller, storeId, scopeId, start, end), ({ scope, inputs }) => {
+        const result = computeTargets(inputs.days);
+        return jsonResponse(JSON.stringify({
+          store_id: storeId,
+          scope_id: scopeId,
+          unit: "kWh/日",
+          timezone: scope.timezone,
+          start,
+          end,
+          summary: result.summary,
+          days: result.days,
+          note: TARGETS_NOTE,
+        }));
+      }).pipe(Effect.withSpan("MetricsService.targets"));
+
+    const metrics = (
+      caller: CallerShape,
+      storeId: number,
+      scopeId: number,
+      start: string,
+      end: string,
+    ) =>
+      Effect.map(load(caller, storeId, scopeId, start, end), ({ scope, inputs }) => {
+        const result = computeMetrics(inputs.days, inputs.baseline);
+        return jsonResponse(JSON.stringify({
+          store_id: storeId,
+          scope_id: scopeId,
+          unit: scope.unit,
+          timezone: scope.timezone,
+          start,
+          end,
+          baseline_policy: "SUMMER_ONLY",
+          baseline_usage: "LOCAL_TRIAL",
+          rule_version: RULE_VERSION,
+          tev_warning_ratio: "1.2",
+          summary: result.summary,
+          availability: result.availability,
+          days: result.days,
+          notes: result.notes,
+        }));
+      }).pipe(Effect.withSpan("MetricsService.metrics"));
+
+    // rules.md §7: day, last 7, last 30 days and year to date, all ending at as_of; one query.
+    const periods = (caller: CallerShape, storeId: number, scopeId: number, asOf: string) =>
+      Effect.gen(function* () {
+        const ranges = [
+          { key: "day" as const, label: "Day", start: asOf },
+          { key: "week" as const, label: "Last 7 days", start: addDays(asOf, -6) },
+          { key: "month" as const, label: "Last 30 days", start: addDays(asOf, -29) },
+          { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
+        ];
+        const first = ranges.reduce((min, r) => (r.start < min ? r.start : min), asOf);
+        const { scope, inputs } = yield* load(caller, storeId, scopeId, first, asOf);
+        const days = computeDays(inputs.days, inputs.baseline);
+        return jsonResponse(JSON.stringify({
+          store_id: storeId,
+          scope_id: scopeId,
+          as_of: asOf,
+          timezone: scope.timezone,
+          periods: ranges.map((r) => ({
+            key: r.key,
+            label: r.label,
+            start: r.start,
+            end: asOf,
+            summary: summarize(days.filter((d) => d.day.business_date >= r.start)),
+          })),
+        }));
+      }).pipe(Effect.withSpan("MetricsService.periods"));
+
+    return { targets, metrics, periods } as const;
+  }),
+  dependencies: [MetricsRepo.Default, StoreAccess.Default],
+}) {}
