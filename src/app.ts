@@ -13,6 +13,7 @@ import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
 import { StoreAccess } from "./stores/access.ts";
+import { ReferenceRepo } from "./stores/reference_repo.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
 import { SystemHttpLive } from "./system/system_http.ts";
@@ -32,6 +33,7 @@ const ServicesLive = Layer.mergeAll(
   StoreAccess.Default,
   EnergyService.Default,
   MetricsService.Default,
+  ReferenceRepo.Default,
 );
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(

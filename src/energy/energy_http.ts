@@ -5,16 +5,35 @@ import { Api } from "../api/api.ts";
 import { Caller } from "../domain/auth.ts";
 import { EnergyService } from "./energy_service.ts";
 
-export const EnergyHttpLive = HttpApiBuilder.group(Api, "energy", (handlers) =>
-  Effect.gen(function* () {
-    const energy = yield* EnergyService;
-    return handlers
-      .handle("days", ({ path, urlParams }) =>
-        Effect.flatMap(Caller, (caller) =>
-          energy.days(caller, path.store_id, urlParams.scope_id, urlParams.start, urlParams.end)))
-      .handle("versions", ({ path }) =>
-        Effect.flatMap(Caller, (caller) =>
-          energy.versions(caller, path.store_id, path.business_date)))
-      .handle("history", ({ path }) =>
-        Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)));
-  }));
+export const EnergyHttpLive = HttpApiBuilder.group(
+  Api,
+  "energy",
+  (handlers) =>
+    Effect.gen(function* () {
+      const energy = yield* EnergyService;
+      return handlers
+        .handle(
+          "days",
+          ({ path, urlParams }) =>
+            Effect.flatMap(Caller, (caller) =>
+              energy.days(
+                caller,
+                path.store_id,
+                urlParams.scope_id,
+                urlParams.start,
+                urlParams.end,
+              )),
+        )
+        .handle(
+          "versions",
+          ({ path }) =>
+            Effect.flatMap(Caller, (caller) =>
+              energy.versions(caller, path.store_id, path.business_date)),
+        )
+        .handle(
+          "history",
+          ({ path }) =>
+            Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)),
+        );
+    }),
+);

@@ -1,6 +1,6 @@
 // Energy reads for a caller: access and range checks, then the set-based repository queries.
-import { HttpServerResponse } from "@effect/platform";
 import { Effect } from "effect";
+import { jsonResponse } from "../api/json_response.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
 import { checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
@@ -8,10 +8,6 @@ import { StoreAccess } from "../stores/access.ts";
 import { EnergyRepo } from "./energy_repo.ts";
 
 export const ENERGY_METRIC = "AIR_CONDITIONING_DAILY_ENERGY";
-
-// A body PostgreSQL already shaped: it leaves as is, without a second encode (tests check its schema).
-export const jsonResponse = (body: string) =>
-  HttpServerResponse.text(body, { contentType: "application/json" });
 
 export class EnergyService extends Effect.Service<EnergyService>()("Energy/EnergyService", {
   effect: Effect.gen(function* () {

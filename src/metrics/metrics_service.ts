@@ -2,7 +2,7 @@
 import { Effect } from "effect";
 import type { CallerShape } from "../domain/auth.ts";
 import { addDays, checkRange, METRICS_MAX_DAYS } from "../domain/range.ts";
-import { jsonResponse } from "../energy/energy_service.ts";
+import { jsonResponse } from "../api/json_response.ts";
 import { StoreAccess } from "../stores/access.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
 import { MetricsRepo } from "./metrics_repo.ts";

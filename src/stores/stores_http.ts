@@ -2,9 +2,11 @@
 import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
-import { Caller } from "../domain/auth.ts";
-import { notImplemented } from "../domain/errors.ts";
+import { Caller, canWrite } from "../domain/auth.ts";
+import { notFound, notImplemented } from "../domain/errors.ts";
+import { jsonResponse } from "../api/json_response.ts";
 import { requirePermission, StoreAccess } from "./access.ts";
+import { ReferenceRepo } from "./reference_repo.ts";
 import { StoreRepo } from "./store_repo.ts";
 
 export const StoresHttpLive = HttpApiBuilder.group(
@@ -14,6 +16,7 @@ export const StoresHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const repo = yield* StoreRepo;
       const access = yield* StoreAccess;
+      const references = yield* ReferenceRepo;
       return handlers
         .handle("dataset", () =>
           Effect.gen(function* () {
@@ -34,8 +37,11 @@ export const StoresHttpLive = HttpApiBuilder.group(
           }))
         .handle("reference", ({ path }) =>
           Effect.gen(function* () {
-            yield* access.store(yield* Caller, path.store_id, "read");
-            return yield* notImplemented("GET /stores/{store_id}/reference");
+            const caller = yield* Caller;
+            yield* access.store(caller, path.store_id, "read");
+            const body = yield* references.reference(path.store_id, canWrite(caller));
+            if (body === undefined) return yield* notFound(`Store ${path.store_id} does not exist`);
+            return jsonResponse(body);
           }))
         .handle("profile", ({ path }) =>
           Effect.gen(function* () {
