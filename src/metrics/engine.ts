@@ -1,0 +1,410 @@
+// Pure metrics engine: daily EBA/AES/AER/TES/TEV metrics, pass flags, summaries and availability (rules.md §4-§7).
+import type { Availability, MetricDay, MetricSummary } from "../domain/metrics.ts";
+import { add, type Dec, fmtInput, out, percentOut, scaled, scaledQuotient } from "./decimal.ts";
+import { type TargetInput, targetResolver, type TevInput } from "./targets.ts";
+
+export {
+  computeTargets,
+  DEFAULT_TEV_WARNING_RATIO,
+  type TargetDayInput,
+  type TargetDayOut,
+  type TargetInput,
+  type TargetsResult,
+  type TevInput,
+} from "./targets.ts";
+
+export const RULE_VERSION = "esm-2026.11";
+
+export type Stage = "BASELINE" | "INSTALLING" | "TRIAL" | "OPERATING" | "SUSPENDED" | "EXITED";
+
+export interface DayInput {
+  readonly date: string;
+  readonly actual: string | null;
+  readonly provisional: 0 | 1;
+  readonly provisionalAt: string | null;
+  readonly stage: Stage | null;
+  readonly target: TargetInput | null;
+  readonly tev: TevInput | null;
+}
+
+export interface BaselineMonth {
+  readonly year: number;
+  readonly month: number;
+  readonly days: number;
+  readonly sum: string;
+}
+
+export type MetricDayOut = typeof MetricDay.Type;
+export type MetricSummaryOut = typeof MetricSummary.Type;
+export type AvailabilityOut = typeof Availability.Type;
+
+// Kept in alphabetical order: availability lists reasons in this order.
+export const REASON_CODES = [
+  "NEGATIVE_SAVINGS",
+  "NO_BASELINE_DATA",
+  "NO_EFFECTIVE_TARGET",
+  "NO_ENERGY_DATA",
+  "NO_PRICED_ITEMS",
+  "NO_TEV_OBSERVATION",
+  "OUT_OF_SEASON",
+  "PROVISIONAL_EXCLUDED",
+  "STAGE_NOT_EVALUATED",
+  "STAGE_UNKNOWN",
+  "TEV_STALE",
+  "ZERO_BASELINE",
+] as const;
+
+export type ReasonCode = typeof REASON_CODES[number];
+
+// Reasons travel as bit sets: a year of days folds into availability without building strings.
+const R = Object.fromEntries(REASON_CODES.map((c, i) => [c, 1 << i])) as Record<
+  ReasonCode,
+  number
+>;
+
+export const reasonCodes = (mask: number): Array<ReasonCode> =>
+  REASON_CODES.filter((_, i) => (mask & (1 << i)) !== 0);
+
+export const METRICS = [
+  { metric: "actual", label: "Actual energy (kWh)", field: "actual_kwh" },
+  { metric: "eba", label: "Baseline energy EBA (kWh)", field: "eba_kwh" },
+  { metric: "aes", label: "Energy saved AES (kWh)", field: "aes_kwh" },
+  { metric: "aer", label: "Energy saving rate AER (%)", field: "aer_percent" },
+  { metric: "tes", label: "Legacy target TES (kWh/day)", field: "tes_kwh" },
+  { metric: "tes_180", label: "Target TES-180 (kWh/day)", field: "tes_180_kwh" },
+  { metric: "tes_210", label: "Target TES-210 (kWh/day)", field: "tes_210_kwh" },
+  { metric: "tev", label: "Target value TEV (kWh/day)", field: "tev_kwh" },
+] as const;
+
+export type MetricKey = typeof METRICS[number]["metric"];
+
+export const NOTES: ReadonlyArray<string> = [
+  "Sums cover only the days that have a value: a partial sum is not a complete-period sum. Read requested_days together with actual_days, eba_days and matched_days.",
+  "Provisional days (provisional = 1, intraday rolling values) are included in numeric totals but never produce a pass or a fail.",
+  "EBA is a local trial baseline for summer days only (June 1 to September 30): the mean of the same calendar month in the most recent earlier year with at least 15 settled BASELINE-stage days. Other days have no EBA.",
+  "AES, AER and pass flags are evaluated only on days in stage TRIAL or OPERATING that have both actual energy and EBA; summary pass flags use settled days only.",
+  "TES-180 and TES-210 are independent targets (device cost / 180 or / 210 at 1 per kWh), each judged on its own against its own value; neither is derived from the legacy tes_kwh.",
+  "Savings that would be negative (actual above EBA) are shown as null with the reason NEGATIVE_SAVINGS; pass flags still use the signed value, so such a day fails eba_pass.",
+  "A TEV observed more than 180 days before a day is stale on that day (TEV_STALE) and gives no TEV pass or fail.",
+  "availability[].reasons lists every cause of a null value or a null pass flag of that metric in the range; read it together with the values.",
+];
+
+type Passes = {
+  readonly eba: boolean | null;
+  readonly tes: boolean | null;
+  readonly tes180: boolean | null;
+  readonly tes210: boolean | null;
+  readonly tev: boolean | null;
+};
+
+// One computed day: the output row plus the exact values (scaled, see decimal.ts) the summaries
+// are folded from, so a sub-range summary never re-reads rounded strings.
+export interface ComputedDay {
+  readonly day: MetricDayOut;
+  readonly actual: Dec | null;
+  readonly eba: Dec | null;
+  readonly settled: boolean;
+  readonly matched: boolean;
+  readonly savings: Dec | null;
+  readonly tes: Dec | null;
+  readonly tes180: Dec | null;
+  readonly tes210: Dec | null;
+  readonly tevThreshold: Dec | null;
+  readonly passes: Passes;
+  /** Reason bit sets per metric; see reasonCodes. */
+  readonly reasons: Readonly<Record<MetricKey, number>>;
+}
+
+const isEvaluable = (s: Stage | null) => s === "TRIAL" || s === "OPERATING";
+
+const QUALIFYING_BASELINE_DAYS = 15;
+
+interface Baseline {
+  readonly eba: Dec | null;
+  readonly ebaKwh: string | null;
+  readonly status: "AVAILABLE" | "OUT_OF_SEASON" | "NO_BASELINE_DATA";
+  readonly reference: string | null;
+}
+
+const OUT_OF_SEASON: Baseline = {
+  eba: null,
+  ebaKwh: null,
+  status: "OUT_OF_SEASON",
+  reference: null,
+};
+
+// EBA per rules.md §4 (SUMMER_ONLY, LOCAL_TRIAL); memoised per (year, month) of the date.
+const baselineLookup = (months: ReadonlyArray<BaselineMonth>) => {
+  const qualifying = months
+    .filter((m) => m.days >= QUALIFYING_BASELINE_DAYS)
+    .toSorted((a, b) => b.year - a.year);
+  const cache = new Map<string, Baseline>();
+  return (date: string): Baseline => {
+    const month = Number(date.slice(5, 7));
+    if (month < 6 || month > 9) return OUT_OF_SEASON;
+    const key = date.slice(0, 7);
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const year = Number(date.slice(0, 4));
+    const source = qualifying.find((m) => m.month === month && m.year < year);
+    let result: Baseline = {
+      eba: null,
+      ebaKwh: null,
+      status: "NO_BASELINE_DATA",
+      reference: null,
+    };
+    if (source !== undefined) {
+      const eba = scaledQuotient(source.sum, source.days);
+      const mm = String(month).padStart(2, "0");
+      result = {
+        eba,
+        ebaKwh: out(eba),
+        status: "AVAILABLE",
+        reference: `BASELINE ${source.year}-${mm} mean of ${source.days} days`,
+      };
+    }
+    cache.set(key, result);
+    return result;
+  };
+};
+
+const computeDay = (
+  input: DayInput,
+  baselineOf: (date: string) => Baseline,
+  resolveTarget: ReturnType<typeof targetResolver>,
+): ComputedDay => {
+  const a = input.actual === null ? null : scaled(input.actual);
+  const base = baselineOf(input.date);
+  const e = base.eba;
+  const evaluable = isEvaluable(input.stage);
+  const settled = input.provisional === 0;
+  const t = resolveTarget(input.date, input.target, input.tev);
+  const tes = t?.tes ?? null;
+  const tes180 = t?.tes180 ?? null;
+  const tes210 = t?.tes210 ?? null;
+  const tevThreshold = t?.tevThreshold ?? null;
+
+  const matched = a !== null && e !== null && evaluable;
+  const savings = matched ? e.minus(a) : null;
+  const aer = matched ? percentOut(e.minus(a), e) : null;
+
+  // rules.md §6: every pass flag needs A, a settled day, an evaluable stage and every input it
+  // uses, present and not stale; the comparisons use the signed savings (rules.md §1).
+  const judged = a !== null && settled && evaluable;
+  const savingsPass = (target: Dec | null) =>
+    judged && savings !== null && target !== null ? savings.gte(target) : null;
+  const passes: Passes = {
+    eba: judged && e !== null ? a.lte(e) : null,
+    tes: savingsPass(tes),
+    tes180: savingsPass(tes180),
+    tes210: savingsPass(tes210),
+    tev: judged && t !== null && tevThreshold !== null && !t.tevStale ? a.lte(tevThreshold) : null,
+  };
+
+  // A metric's reasons name every cause of a null value or a null pass flag of it (see NOTES).
+  const noActual = a === null ? R.NO_ENERGY_DATA : 0;
+  const noEba = base.status === "AVAILABLE" ? 0 : R[base.status];
+  const stage = input.stage === null ? R.STAGE_UNKNOWN : evaluable ? 0 : R.STAGE_NOT_EVALUATED;
+  const savingsGate = noActual | noEba | stage;
+  const passGate = savingsGate | (settled ? 0 : R.PROVISIONAL_EXCLUDED);
+  const negative = savings !== null && savings.lt(0) ? R.NEGATIVE_SAVINGS : 0;
+  const targetMissing = (value: Dec | null, code: number) =>
+    t === null ? R.NO_EFFECTIVE_TARGET : value === null ? code : 0;
+  const tevMissing = t === null
+    ? R.NO_EFFECTIVE_TARGET
+    : t.tev === null
+    ? R.NO_TEV_OBSERVATION
+    : t.tevStale
+    ? R.TEV_STALE
+    : 0;
+  const reasons: Record<MetricKey, number> = {
+    actual: noActual,
+    eba: passGate,
+    aes: savingsGate | negative,
+    aer: savingsGate | (matched && e.isZero() ? R.ZERO_BASELINE : negative),
+    // A period without a legacy tes_kwh has no effective TES on that day.
+    tes: passGate | targetMissing(tes, R.NO_EFFECTIVE_TARGET),
+    tes_180: passGate | targetMissing(tes180, R.NO_PRICED_ITEMS),
+    tes_210: passGate | targetMissing(tes210, R.NO_PRICED_ITEMS),
+    // TEV is judged on the actual alone, without EBA (rules.md §6).
+    tev: (passGate & ~noEba) | tevMissing,
+  };
+
+  const day: MetricDayOut = {
+    business_date: input.date,
+    actual_kwh: fmtInput(input.actual),
+    eba_kwh: base.ebaKwh,
+    aes_kwh: out(savings),
+    aer_percent: aer,
+    tes_kwh: t?.tesKwh ?? null,
+    tes_180_kwh: t?.tes180Kwh ?? null,
+    tes_210_kwh: t?.tes210Kwh ?? null,
+    tev_kwh: t?.tevKwh ?? null,
+    // rules.md §6 and service-spec rule 4: the threshold is the TES itself, not min(TES, EBA).
+    tes_threshold_kwh: t?.tesKwh ?? null,
+    tes_180_threshold_kwh: t?.tes180Kwh ?? null,
+    tes_210_threshold_kwh: t?.tes210Kwh ?? null,
+    tev_threshold_kwh: t?.tevThresholdKwh ?? null,
+    effective_tev_warning_ratio: t?.ratioOut ?? null,
+    eba_pass: passes.eba,
+    tes_pass: passes.tes,
+    tes_180_pass: passes.tes180,
+    tes_210_pass: passes.tes210,
+    tev_pass: passes.tev,
+    provisional: input.provisional,
+    provisional_at: settled ? null : input.provisionalAt,
+    tev_latest_observed_date: t?.tevObservedDate ?? null,
+    baseline_status: base.status,
+    baseline_reference: base.reference,
+    stage: input.stage,
+    evaluation_status: passes.eba !== null || passes.tes !== null || passes.tes180 !== null ||
+        passes.tes210 !== null || passes.tev !== null
+      ? "EVALUATED"
+      : "NOT_EVALUATED",
+  };
+
+  return {
+    day,
+    actual: a,
+    eba: e,
+    settled,
+    matched,
+    savings,
+    tes,
+    tes180,
+    tes210,
+    tevThreshold,
+    passes,
+    reasons,
+  };
+};
+
+export const computeDays = (
+  days: ReadonlyArray<DayInput>,
+  baseline: ReadonlyArray<BaselineMonth>,
+): Array<ComputedDay> => {
+  const baselineOf = baselineLookup(baseline);
+  const resolveTarget = targetResolver();
+  return days.map((d) => computeDay(d, baselineOf, resolveTarget));
+};
+
+const lte = (x: Dec | null, y: Dec | null) => x === null || y === null ? null : x.lte(y);
+const gte = (x: Dec | null, y: Dec | null) => x === null || y === null ? null : x.gte(y);
+
+interface TargetFold {
+  readonly pick: (d: ComputedDay) => Dec | null;
+  sum: Dec | null;
+  settledSavings: Dec | null;
+  settledSum: Dec | null;
+}
+
+// rules.md §7, folded in one pass. Works on any sub-range of computed days, so period summaries
+// equal the metrics summary of the same range.
+export const summarize = (days: ReadonlyArray<ComputedDay>): MetricSummaryOut => {
+  let actualDays = 0, ebaDays = 0, matchedDays = 0, savingsDays = 0;
+  let actual: Dec | null = null;
+  let matchedEba: Dec | null = null, matchedActual: Dec | null = null;
+  let settledEba: Dec | null = null, settledActual: Dec | null = null;
+  let tevActual: Dec | null = null, tevThreshold: Dec | null = null;
+  const targets: Array<TargetFold> = [
+    { pick: (d) => d.tes, sum: null, settledSavings: null, settledSum: null },
+    { pick: (d) => d.tes180, sum: null, settledSavings: null, settledSum: null },
+    { pick: (d) => d.tes210, sum: null, settledSavings: null, settledSum: null },
+  ];
+  for (const d of days) {
+    if (d.actual !== null) actualDays++;
+    if (d.eba !== null) ebaDays++;
+    actual = add(actual, d.actual);
+    if (d.passes.tev !== null) {
+      tevActual = add(tevActual, d.actual);
+      tevThreshold = add(tevThreshold, d.tevThreshold);
+    }
+    if (!d.matched) continue;
+    matchedDays++;
+    if (d.savings !== null && d.savings.gte(0)) savingsDays++;
+    matchedEba = add(matchedEba, d.eba);
+    matchedActual = add(matchedActual, d.actual);
+    if (d.settled) {
+      settledEba = add(settledEba, d.eba);
+      settledActual = add(settledActual, d.actual);
+    }
+    for (const f of targets) {
+      const value = f.pick(d);
+      if (value === null) continue;
+      f.sum = add(f.sum, value);
+      if (d.settled) {
+        f.settledSum = add(f.settledSum, value);
+        f.settledSavings = add(f.settledSavings, d.savings);
+      }
+    }
+  }
+  const aes = matchedEba !== null && matchedActual !== null
+    ? matchedEba.minus(matchedActual)
+    : null;
+  const aer = aes !== null && matchedEba !== null && aes.gte(0)
+    ? percentOut(aes, matchedEba)
+    : null;
+  const [tes, tes180, tes210] = targets;
+  return {
+    requested_days: days.length,
+    actual_days: actualDays,
+    eba_days: ebaDays,
+    matched_days: matchedDays,
+    savings_days: savingsDays,
+    actual_kwh: out(actual),
+    matched_eba_kwh: out(matchedEba),
+    aes_kwh: out(aes),
+    aer_percent: aer,
+    tes_kwh: out(tes.sum),
+    tes_180_kwh: out(tes180.sum),
+    tes_210_kwh: out(tes210.sum),
+    // The thresholds are the TES values themselves (rules.md §6), so their sums coincide.
+    tes_threshold_kwh: out(tes.sum),
+    tes_180_threshold_kwh: out(tes180.sum),
+    tes_210_threshold_kwh: out(tes210.sum),
+    eba_pass: lte(settledActual, settledEba),
+    tes_pass: gte(tes.settledSavings, tes.settledSum),
+    tes_180_pass: gte(tes180.settledSavings, tes180.settledSum),
+    tes_210_pass: gte(tes210.settledSavings, tes210.settledSum),
+    tev_pass: lte(tevActual, tevThreshold),
+    complete_for_savings: matchedDays === days.length,
+  };
+};
+
+export const availabilityOf = (days: ReadonlyArray<ComputedDay>): Array<AvailabilityOut> =>
+  METRICS.map(({ metric, label, field }) => {
+    let available = 0;
+    let mask = 0;
+    for (const d of days) {
+      if (d.day[field] !== null) available++;
+      mask |= d.reasons[metric];
+    }
+    return {
+      metric,
+      label,
+      available_days: available,
+      requested_days: days.length,
+      status: available === days.length ? "AVAILABLE" : available === 0 ? "UNAVAILABLE" : "PARTIAL",
+      reasons: reasonCodes(mask),
+    };
+  });
+
+export interface MetricsResult {
+  readonly days: Array<MetricDayOut>;
+  readonly summary: MetricSummaryOut;
+  readonly availability: Array<AvailabilityOut>;
+  readonly notes: Array<string>;
+}
+
+export const computeMetrics = (
+  days: ReadonlyArray<DayInput>,
+  baseline: ReadonlyArray<BaselineMonth>,
+): MetricsResult => {
+  const computed = computeDays(days, baseline);
+  return {
+    days: computed.map((c) => c.day),
+    summary: summarize(computed),
+    availability: availabilityOf(computed),
+    notes: [...NOTES],
+  };
+};

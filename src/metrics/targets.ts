@@ -1,0 +1,190 @@
+// Effective targets of a day (TES, TES-180, TES-210, TEV) and the targets endpoint's rows (rules.md §5).
+import type { TargetDay } from "../domain/metrics.ts";
+import { type Dec, dec, fmt, out, scaled, scaledOrNull, scaledQuotient } from "./decimal.ts";
+
+export interface TargetInput {
+  readonly periodId: number;
+  readonly tesKwh: string | null;
+  readonly deviceCost: string | null;
+  readonly ratio: string;
+  readonly sourceKind: string;
+  readonly sourceReference: string | null;
+}
+
+export interface TevInput {
+  readonly value: string;
+  readonly observedDate: string;
+}
+
+export interface TargetDayInput {
+  readonly date: string;
+  readonly target: TargetInput | null;
+  readonly tev: TevInput | null;
+}
+
+export type TargetDayOut = typeof TargetDay.Type;
+
+export interface TargetsResult {
+  readonly days: Array<TargetDayOut>;
+  readonly summary: {
+    readonly requested_days: number;
+    readonly available_days: number;
+    readonly missing_days: number;
+  };
+}
+
+// The repository fills a period's missing ratio with this default (rules.md §5).
+export const DEFAULT_TEV_WARNING_RATIO = "1.2";
+export const TEV_STALE_AFTER_DAYS = 180;
+// 1 per kWh (service-spec §8); kept explicit so the formula reads as the rule does.
+const ELECTRICITY_PRICE = 1;
+
+export const epochDay = (date: string): number =>
+  Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) /
+  86_400_000;
+
+interface PeriodValues {
+  readonly tes: Dec | null;
+  readonly tes180: Dec | null;
+  readonly tes210: Dec | null;
+  readonly ratio: Dec;
+  readonly tesKwh: string | null;
+  readonly tes180Kwh: string | null;
+  readonly tes210Kwh: string | null;
+  readonly ratioOut: string | null;
+}
+
+interface TevValues {
+  readonly tev: Dec;
+  readonly threshold: Dec;
+  readonly tevKwh: string | null;
+  readonly thresholdKwh: string | null;
+}
+
+// Exact values (scaled, see decimal.ts; the ratio is a plain factor) and their output strings;
+// a day without a covering period has none of them.
+export interface TargetValues extends PeriodValues {
+  readonly periodId: number;
+  readonly sourceKind: string;
+  readonly sourceReference: string | null;
+  readonly tev: Dec | null;
+  readonly tevThreshold: Dec | null;
+  readonly tevKwh: string | null;
+  readonly tevThresholdKwh: string | null;
+  readonly tevObservedDate: string | null;
+  readonly tevStale: boolean;
+}
+
+const periodValues = (target: TargetInput): PeriodValues => {
+  const cost = target.deviceCost;
+  const tes = scaledOrNull(target.tesKwh);
+  // Derived from the device cost only, never from tes_kwh nor from each other (rules.md §5).
+  const tes180 = cost === null ? null : scaledQuotient(cost, 180 * ELECTRICITY_PRICE);
+  const tes210 = cost === null ? null : scaledQuotient(cost, 210 * ELECTRICITY_PRICE);
+  const ratio = dec(target.ratio);
+  return {
+    tes,
+    tes180,
+    tes210,
+    ratio,
+    tesKwh: out(tes),
+    tes180Kwh: out(tes180),
+    tes210Kwh: out(tes210),
+    ratioOut: fmt(ratio),
+  };
+};
+
+// Periods and TEV observations repeat over many days, so their values are computed once per
+// distinct input within one call.
+export const targetResolver = () => {
+  const periods = new Map<string, PeriodValues>();
+  const tevs = new Map<string, TevValues>();
+  return (date: string, target: TargetInput | null, tev: TevInput | null): TargetValues | null => {
+    // No covering period: every target value of the day is null, TEV included, so the targets
+    // and metrics endpoints agree (rules.md §5 "every value null").
+    if (target === null) return null;
+    const periodKey = `${target.tesKwh}|${target.deviceCost}|${target.ratio}`;
+    let period = periods.get(periodKey);
+    if (period === undefined) {
+      period = periodValues(target);
+      periods.set(periodKey, period);
+    }
+    // A TEV is never back-filled before the day it was observed (rules.md §5).
+    const observed = tev !== null && tev.observedDate <= date ? tev : null;
+    let tevValues: TevValues | null = null;
+    if (observed !== null) {
+      const tevKey = `${observed.value}|${target.ratio}`;
+      tevValues = tevs.get(tevKey) ?? null;
+      if (tevValues === null) {
+        const value = scaled(observed.value);
+        const threshold = value.times(period.ratio);
+        tevValues = {
+          tev: value,
+          threshold,
+          tevKwh: out(value),
+          thresholdKwh: out(threshold),
+        };
+        tevs.set(tevKey, tevValues);
+      }
+    }
+    return {
+      ...period,
+      periodId: target.periodId,
+      sourceKind: target.sourceKind,
+      sourceReference: target.sourceReference,
+      tev: tevValues?.tev ?? null,
+      tevThreshold: tevValues?.threshold ?? null,
+      tevKwh: tevValues?.tevKwh ?? null,
+      tevThresholdKwh: tevValues?.thresholdKwh ?? null,
+      tevObservedDate: observed?.observedDate ?? null,
+      tevStale: observed !== null &&
+        epochDay(date) - epochDay(observed.observedDate) > TEV_STALE_AFTER_DAYS,
+    };
+  };
+};
+
+const noTarget = (date: string): TargetDayOut => ({
+  business_date: date,
+  status: "NO_EFFECTIVE_TARGET",
+  target_period_id: null,
+  tes_kwh: null,
+  tes_180_kwh: null,
+  tes_210_kwh: null,
+  tev_kwh: null,
+  effective_tev_warning_ratio: null,
+  tev_latest_observed_date: null,
+  source_kind: null,
+  source_reference: null,
+  evaluation_status: "NOT_EVALUATED",
+});
+
+export const computeTargets = (days: ReadonlyArray<TargetDayInput>): TargetsResult => {
+  const resolve = targetResolver();
+  const out = days.map((day): TargetDayOut => {
+    const t = resolve(day.date, day.target, day.tev);
+    if (t === null) return noTarget(day.date);
+    return {
+      business_date: day.date,
+      status: "AVAILABLE",
+      target_period_id: t.periodId,
+      tes_kwh: t.tesKwh,
+      tes_180_kwh: t.tes180Kwh,
+      tes_210_kwh: t.tes210Kwh,
+      tev_kwh: t.tevKwh,
+      effective_tev_warning_ratio: t.ratioOut,
+      tev_latest_observed_date: t.tevObservedDate,
+      source_kind: t.sourceKind,
+      source_reference: t.sourceReference,
+      evaluation_status: "NOT_EVALUATED",
+    };
+  });
+  const available = out.filter((d) => d.status === "AVAILABLE").length;
+  return {
+    days: out,
+    summary: {
+      requested_days: out.length,
+      available_days: available,
+      missing_days: out.length - available,
+    },
+  };
+};
