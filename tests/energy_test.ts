@@ -43,7 +43,6 @@ const expectedDays = (energy: Snapshot["energy"][number]) => {
 
 const fixed4 = (value: string) => new Decimal(value).toFixed(4, Decimal.ROUND_HALF_UP);
 
-const energyOf = (storeId: number) => snapshot.energy.find((e) => e.store_id === storeId)!;
 const path = (storeId: number, scopeId: number, start: string, end: string) =>
   `/api/v1/stores/${storeId}/energy?scope_id=${scopeId}&start=${start}&end=${end}`;
 
@@ -101,14 +100,15 @@ Deno.test("every day follows cleaned, then legacy, then null; void days are VOID
 });
 
 Deno.test("a real zero is 0.0000 and AVAILABLE, never confused with missing", async () => {
-  const withZero = snapshot.energy.find((e) =>
-    e.legacy.some((v) => v !== null && new Decimal(v).isZero())
-  );
-  assert.ok(withZero, "the demo has zero days");
-  const i = withZero.legacy.findIndex((v) => v !== null && new Decimal(v).isZero());
-  const date = addDays(withZero.start, i);
-  if (expectedDays(withZero).get(date)?.kwh !== withZero.legacy[i]) return;
-  const body = (await app.call("GET", path(withZero.store_id, withZero.scope_id, date, date), {
+  const zero =
+    snapshot.energy.flatMap((energy) =>
+      [...expectedDays(energy)].filter(([, day]) =>
+        day.kwh !== null && new Decimal(day.kwh).isZero()
+      ).map(([date]) => ({ energy, date }))
+    )[0];
+  assert.ok(zero, "the demo has days whose effective energy is zero");
+  const { energy, date } = zero;
+  const body = (await app.call("GET", path(energy.store_id, energy.scope_id, date, date), {
     key: reader.key,
   })).body;
   assert.equal(body.days[0].energy_kwh, "0.0000");
