@@ -1,0 +1,846 @@
+// Benchmark orchestrator: seed bench_energy, load the service and a baseline with wrk, check goals.
+import { parseArgs } from "node:util";
+import pg from "pg";
+
+const USAGE = `Usage: deno task bench [--reseed]
+
+  --reseed   reload the benchmark database (seed --reset --stores 500) even if it holds stores
+
+Environment:
+  BENCH_SECONDS         seconds of load per endpoint and concurrency (default 10)
+  BENCH_WARMUP_SECONDS  unrecorded load per endpoint before measuring (default 2, 0 disables)
+  BENCH_DATABASE_URL    local PostgreSQL database to use
+                        (default postgres://postgres@127.0.0.1:5432/bench_energy)
+  DB_POOL_MAX           connection pool size of both servers (default 10)
+
+Exit codes: 0 every goal passed and no request failed; 1 a goal failed or the load saw
+non-2xx answers or socket errors; 2 the benchmark could not be set up.`;
+
+const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+const OUT_DIR = `${ROOT}/.data/bench`;
+const LUA = `${ROOT}/scripts/bench/random_store.lua`;
+const DENO = Deno.execPath();
+const STORES = 500;
+const CONCURRENCY = [1, 32] as const;
+const RANGE = "start=2025-11-20&end=2026-11-20";
+const AS_OF = "2026-11-20";
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+
+class SetupError extends Error {}
+
+const decoder = new TextDecoder();
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (line: string) => console.log(line);
+
+const children = new Set<Deno.ChildProcess>();
+
+const spawn = (command: string, args: Array<string>, options: Deno.CommandOptions = {}) => {
+  const child = new Deno.Command(command, { args, cwd: ROOT, stdin: "null", ...options }).spawn();
+  children.add(child);
+  child.status.then(() => children.delete(child));
+  return child;
+};
+
+const capture = async (command: string, args: Array<string>, env?: Record<string, string>) => {
+  const child = spawn(command, args, { env, stdout: "piped", stderr: "piped" });
+  const out = await child.output();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+};
+
+const stopChild = async (child: Deno.ChildProcess) => {
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    return; // already gone
+  }
+  const stopped = await Promise.race([
+    child.status.then(() => true),
+    delay(10_000).then(() => false),
+  ]);
+  if (!stopped) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone meanwhile */ }
+    await child.status;
+  }
+};
+
+let cleaning: Promise<void> | undefined;
+const stopAll = () => cleaning ??= Promise.all([...children].map(stopChild)).then(() => {});
+
+let interrupted = false;
+// deno task forwards the signal it got, so one Ctrl-C can arrive twice.
+const onSignal = (signal: Deno.Signal) => () => {
+  if (interrupted) return;
+  interrupted = true;
+  console.error(`\n${signal}: stopping the servers`);
+  stopAll().finally(() => Deno.exit(130));
+};
+Deno.addSignalListener("SIGINT", onSignal("SIGINT"));
+Deno.addSignalListener("SIGTERM", onSignal("SIGTERM"));
+// Last resort when something calls Deno.exit before the async stop ran: no child may outlive us.
+globalThis.addEventListener("unload", () => {
+  for (const child of children) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }
+});
+
+const wholeSeconds = (name: string, fallback: number, min: number) => {
+  const raw = Deno.env.get(name);
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new SetupError(`${name} must be a whole number of seconds >= ${min}, got "${raw}"`);
+  }
+  return value;
+};
+
+const readSettings = () => {
+  let args;
+  try {
+    args = parseArgs({
+      args: Deno.args,
+      options: {
+        reseed: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw new SetupError(`${(error as Error).message}\n${USAGE}`);
+  }
+  if (args.help) {
+    log(USAGE);
+    Deno.exit(0);
+  }
+  const url = new URL(
+    Deno.env.get("BENCH_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/bench_energy",
+  );
+  const socketHost = url.searchParams.get("host") ?? "";
+  if (!(LOOPBACK.has(url.hostname) || (url.hostname === "" && socketHost.startsWith("/")))) {
+    throw new SetupError(
+      `BENCH_DATABASE_URL must point at this machine (loopback or a socket), not ${url.hostname}`,
+    );
+  }
+  const database = decodeURIComponent(url.pathname.slice(1));
+  if (database === "") throw new SetupError("BENCH_DATABASE_URL names no database");
+  const pool = Number(Deno.env.get("DB_POOL_MAX") ?? "10");
+  if (!Number.isInteger(pool) || pool < 1) throw new SetupError("DB_POOL_MAX must be >= 1");
+  return {
+    reseed: args.reseed ?? false,
+    seconds: wholeSeconds("BENCH_SECONDS", 10, 1),
+    warmup: wholeSeconds("BENCH_WARMUP_SECONDS", 2, 0),
+    databaseUrl: url,
+    database,
+    pool,
+  };
+};
+type Settings = ReturnType<typeof readSettings>;
+
+const safeUrl = (url: URL) => {
+  const copy = new URL(url);
+  if (copy.password !== "") copy.password = "***";
+  return copy.toString();
+};
+
+const wrkVersion = () => {
+  try {
+    const out = new Deno.Command("wrk", { args: ["-v"], stdout: "piped", stderr: "piped" })
+      .outputSync();
+    return (decoder.decode(out.stdout) + decoder.decode(out.stderr)).split("\n")[0].trim();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+};
+
+const ensureWrk = async () => {
+  const found = wrkVersion();
+  if (found !== undefined) return found;
+  log("wrk is not installed: installing it with apt-get");
+  const sudo = Deno.uid() === 0 ? [] : ["sudo"];
+  const env = { DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [["apt-get", "update"], ["apt-get", "install", "-y", "wrk"]]) {
+    const [command, ...rest] = [...sudo, ...args];
+    const out = await capture(command, rest, env);
+    if (out.code !== 0) {
+      throw new SetupError(`${args.join(" ")} failed:\n${(out.stdout + out.stderr).slice(-2000)}`);
+    }
+  }
+  return wrkVersion() ?? (() => {
+    throw new SetupError("wrk is still missing after apt-get install");
+  })();
+};
+
+const connect = async (url: URL) => {
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  return client;
+};
+
+const startLocalPostgres = async () => {
+  let versions: Array<string> = [];
+  try {
+    versions = [...Deno.readDirSync("/etc/postgresql")].map((entry) => entry.name);
+  } catch {
+    return false;
+  }
+  let started = false;
+  for (const version of versions) {
+    const out = await capture("pg_ctlcluster", [
+      "--skip-systemctl-redirect",
+      version,
+      "main",
+      "start",
+    ]).catch(() => undefined);
+    started ||= out?.code === 0;
+  }
+  return started;
+};
+
+const openAdmin = async (settings: Settings) => {
+  const admin = new URL(settings.databaseUrl);
+  admin.pathname = "/postgres";
+  try {
+    return await connect(admin);
+  } catch (error) {
+    const refused = (error as { code?: string }).code === "ECONNREFUSED";
+    if (refused && await startLocalPostgres()) {
+      log("PostgreSQL was not running: started the local cluster");
+      await delay(1000);
+      return await connect(admin);
+    }
+    throw new SetupError(
+      `PostgreSQL at ${safeUrl(admin)} is not reachable: ${(error as Error).message}\n` +
+        "Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
+    );
+  }
+};
+
+const prepareDatabase = async (settings: Settings) => {
+  const admin = await openAdmin(settings);
+  let postgresVersion: string;
+  try {
+    postgresVersion = (await admin.query("SHOW server_version")).rows[0].server_version;
+    const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [
+      settings.database,
+    ]);
+    if (exists.rowCount === 0) {
+      log(`creating database ${settings.database}`);
+      await admin.query(`CREATE DATABASE "${settings.database.replaceAll('"', '""')}"`);
+    }
+  } finally {
+    await admin.end();
+  }
+
+  const countStores = async () => {
+    const client = await connect(settings.databaseUrl);
+    try {
+      const table = await client.query("SELECT to_regclass('public.stores') IS NOT NULL AS t");
+      if (!table.rows[0].t) return { migrated: false, stores: 0 };
+      const count = await client.query("SELECT count(*)::int AS n FROM stores");
+      return { migrated: true, stores: count.rows[0].n as number };
+    } finally {
+      await client.end();
+    }
+  };
+
+  const before = await countStores();
+  if (settings.reseed || before.stores === 0) {
+    const args = ["run", "-A", "scripts/seed.ts", "--stores", String(STORES)];
+    // An emptied but migrated database may still hold a dataset row; --reset clears it.
+    if (before.migrated) args.push("--reset");
+    log(
+      `seeding ${settings.database} with ${STORES} stores (deno task seed ${
+        args.slice(3).join(" ")
+      })`,
+    );
+    const started = performance.now();
+    const out = await capture(DENO, args, { DATABASE_URL: settings.databaseUrl.toString() });
+    if (out.code !== 0) {
+      throw new SetupError(`seed failed:\n${(out.stdout + out.stderr).slice(-3000)}`);
+    }
+    log(`  seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  // A fresh load has no planner statistics until autovacuum runs; without them the energy query
+  // seq-scans energy_revisions (~100 ms instead of ~5 ms), so every run starts from fresh ones.
+  const client = await connect(settings.databaseUrl);
+  try {
+    await client.query("ANALYZE");
+  } finally {
+    await client.end();
+  }
+  const after = await countStores();
+  if (after.stores === 0) {
+    throw new SetupError(`${settings.database} holds no stores after seeding`);
+  }
+  log(
+    `database ${
+      safeUrl(settings.databaseUrl)
+    }: ${after.stores} stores (PostgreSQL ${postgresVersion})`,
+  );
+  return { postgresVersion, stores: after.stores };
+};
+
+const issueKey = async (settings: Settings) => {
+  const out = await capture(DENO, [
+    "run",
+    "-A",
+    "scripts/keys.ts",
+    "issue",
+    "--member",
+    "bench",
+    "--name",
+    "Benchmark",
+    "--permissions",
+    "read",
+    "--expires-in",
+    "2h",
+  ], { DATABASE_URL: settings.databaseUrl.toString() });
+  const key = out.stdout.trim().split("\n").at(-1)?.trim() ?? "";
+  if (out.code !== 0 || key === "" || /\s/.test(key)) {
+    throw new SetupError(`keys issue failed:\n${(out.stdout + out.stderr).slice(-2000)}`);
+  }
+  return key;
+};
+
+interface Server {
+  readonly name: string;
+  readonly child: Deno.ChildProcess;
+  readonly pid: number;
+  readonly port: number;
+  readonly logFile: string;
+}
+
+const freePort = (preferred: number, taken: ReadonlyArray<number> = []) => {
+  for (const port of [preferred, 0]) {
+    if (taken.includes(port)) continue;
+    try {
+      const listener = Deno.listen({ hostname: "127.0.0.1", port });
+      const chosen = (listener.addr as Deno.NetAddr).port;
+      listener.close();
+      if (!taken.includes(chosen)) return chosen;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    }
+  }
+  throw new SetupError(`no free port near ${preferred}`);
+};
+
+// The PID whose memory counts is the deno binary itself, not a shell or npm shim around it.
+const denoPid = (pid: number) => {
+  const binary = Deno.realPathSync(DENO);
+  const queue = [pid];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    try {
+      if (Deno.readLinkSync(`/proc/${current}/exe`) === binary) return current;
+      for (const task of Deno.readDirSync(`/proc/${current}/task`)) {
+        const kids = Deno.readTextFileSync(`/proc/${current}/task/${task.name}/children`);
+        queue.push(...kids.split(" ").filter((s) => s !== "").map(Number));
+      }
+    } catch { /* the process left meanwhile */ }
+  }
+  throw new SetupError(`no deno process found under PID ${pid}`);
+};
+
+const rssBytes = (pid: number) => {
+  try {
+    const match = Deno.readTextFileSync(`/proc/${pid}/status`).match(/^VmRSS:\s+(\d+)\s+kB/m);
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
+
+const tail = (file: string, lines = 30) => {
+  try {
+    return Deno.readTextFileSync(file).trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+};
+
+const startServer = async (
+  name: string,
+  args: Array<string>,
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+  stamp: string,
+): Promise<Server> => {
+  const logFile = `${OUT_DIR}/${stamp}-${name}.log`;
+  const child = spawn(DENO, args, { env, stdout: "piped", stderr: "piped" });
+  for (const stream of [child.stdout, child.stderr]) {
+    const file = await Deno.open(logFile, { create: true, append: true });
+    stream.pipeTo(file.writable).catch(() => {});
+  }
+  let exited: Deno.CommandStatus | undefined;
+  child.status.then((status) => exited = status);
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (exited !== undefined) {
+      throw new SetupError(
+        `${name} exited with code ${exited.code} before it was ready; its log:\n${tail(logFile)}`,
+      );
+    }
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}${readyPath}`, {
+        signal: AbortSignal.timeout(2000),
+      });
+      await response.body?.cancel();
+      if (response.status === 200) {
+        return { name, child, pid: denoPid(child.pid), port, logFile };
+      }
+    } catch { /* not listening yet */ }
+    await delay(200);
+  }
+  throw new SetupError(`${name} was not ready within 120 s; its log:\n${tail(logFile)}`);
+};
+
+interface Target {
+  readonly key: string;
+  readonly label: string;
+  readonly server: Server;
+  readonly path: string;
+  readonly auth: boolean;
+}
+
+interface Measurement {
+  readonly target: string;
+  readonly label: string;
+  readonly connections: number;
+  readonly threads: number;
+  readonly seconds: number;
+  readonly requests: number;
+  readonly requests_per_second: number;
+  readonly p50_ms: number;
+  readonly p90_ms: number;
+  readonly p99_ms: number;
+  readonly max_ms: number;
+  readonly non_2xx: number;
+  readonly socket_errors: { connect: number; read: number; write: number; timeout: number };
+  readonly peak_rss_bytes: number;
+  readonly bytes_per_response: number;
+}
+
+interface Probe {
+  readonly status: number;
+  readonly code?: string;
+  readonly message?: string;
+}
+
+const probe = async (target: Target, pair: string, key: string): Promise<Probe> => {
+  const [store, scope] = pair.split(" ");
+  const path = target.path.replaceAll("{store}", store).replaceAll("{scope}", scope);
+  const response = await fetch(`http://127.0.0.1:${target.server.port}${path}`, {
+    headers: target.auth ? { authorization: `Bearer ${key}` } : {},
+  });
+  const text = await response.text();
+  if (response.ok) return { status: response.status };
+  try {
+    const error = JSON.parse(text).error;
+    return { status: response.status, code: error?.code, message: error?.message };
+  } catch {
+    return { status: response.status, message: text.slice(0, 200) };
+  }
+};
+
+const runWrk = async (
+  target: Target,
+  connections: number,
+  seconds: number,
+  targetsFile: string,
+  key: string,
+): Promise<Measurement> => {
+  const threads = connections === 1 ? 1 : 2;
+  const child = spawn("wrk", [
+    "-t",
+    String(threads),
+    "-c",
+    String(connections),
+    "-d",
+    `${seconds}s`,
+    "--timeout",
+    "10s",
+    "-s",
+    LUA,
+    `http://127.0.0.1:${target.server.port}`,
+    "--",
+    targetsFile,
+    target.path,
+    target.auth ? key : "",
+  ], { stdout: "piped", stderr: "piped" });
+  let peak = rssBytes(target.server.pid);
+  const sampler = setInterval(() => peak = Math.max(peak, rssBytes(target.server.pid)), 100);
+  const killer = setTimeout(() => child.kill("SIGKILL"), (seconds + 30) * 1000);
+  let out: Deno.CommandOutput;
+  try {
+    out = await child.output();
+  } finally {
+    clearInterval(sampler);
+    clearTimeout(killer);
+  }
+  peak = Math.max(peak, rssBytes(target.server.pid));
+  // wrk drops its connections with requests in flight; let the server finish or cancel them so
+  // that their tail (and any query cancel still on its way) does not land in the next run.
+  await delay(1000);
+  const stdout = decoder.decode(out.stdout);
+  const line = stdout.split("\n").find((l) => l.startsWith("BENCH_RESULT "));
+  if (out.code !== 0 || line === undefined) {
+    throw new Error(
+      `wrk failed on ${target.label} (code ${out.code}):\n${stdout}${decoder.decode(out.stderr)}`,
+    );
+  }
+  const v = Object.fromEntries(
+    line.split(" ").slice(1).map((pair) => pair.split("=")).map(([k, n]) => [k, Number(n)]),
+  );
+  const measuredSeconds = v.duration_us / 1e6;
+  return {
+    target: target.key,
+    label: target.label,
+    connections,
+    threads,
+    seconds: measuredSeconds,
+    requests: v.requests,
+    requests_per_second: v.requests / measuredSeconds,
+    p50_ms: v.p50_us / 1000,
+    p90_ms: v.p90_us / 1000,
+    p99_ms: v.p99_us / 1000,
+    max_ms: v.max_us / 1000,
+    non_2xx: v.non2xx,
+    socket_errors: { connect: v.connect, read: v.read, write: v.write, timeout: v.timeout },
+    peak_rss_bytes: peak,
+    bytes_per_response: v.requests > 0 ? Math.round(v.bytes / v.requests) : 0,
+  };
+};
+
+const failures = (m: Measurement) =>
+  m.non_2xx + m.socket_errors.connect + m.socket_errors.read + m.socket_errors.write +
+  m.socket_errors.timeout;
+
+interface Goal {
+  readonly goal: string;
+  readonly measured: string;
+  readonly pass: boolean;
+  readonly note?: string;
+}
+
+const HANDWRITTEN = "handwritten.energy";
+
+const evaluate = (rows: ReadonlyArray<Measurement>): Array<Goal> => {
+  const find = (target: string, c: number) =>
+    rows.find((r) => r.target === target && r.connections === c);
+  const hw = find(HANDWRITTEN, 32);
+  const ratioGoal = (target: string, label: string, min: number): Goal => {
+    const row = find(target, 32);
+    const goal = `${label} req/s >= ${min.toFixed(1)}x hand-written at c=32`;
+    if (!row || !hw) return { goal, measured: "not measured", pass: false };
+    const ratio = row.requests_per_second / hw.requests_per_second;
+    const bad = failures(row) + failures(hw);
+    return {
+      goal,
+      measured: `${ratio.toFixed(2)}x`,
+      pass: bad === 0 && ratio >= min,
+      note: bad > 0 ? "invalid: failed requests during the load" : undefined,
+    };
+  };
+  const energy = find("service.energy", 32);
+  const p99: Goal = !energy || !hw
+    ? { goal: "energy p99 <= 1.5x hand-written at c=32", measured: "not measured", pass: false }
+    : (() => {
+      const ratio = energy.p99_ms / hw.p99_ms;
+      const bad = failures(energy) + failures(hw);
+      return {
+        goal: "energy p99 <= 1.5x hand-written at c=32",
+        measured: `${ratio.toFixed(2)}x`,
+        pass: bad === 0 && ratio <= 1.5,
+        note: bad > 0 ? "invalid: failed requests during the load" : undefined,
+      };
+    })();
+  const servicePeak = Math.max(
+    0,
+    ...rows.filter((r) => r.target !== HANDWRITTEN).map((r) => r.peak_rss_bytes),
+  );
+  const hwPeak = Math.max(
+    0,
+    ...rows.filter((r) => r.target === HANDWRITTEN).map((r) => r.peak_rss_bytes),
+  );
+  const rssRatio = hwPeak > 0 ? servicePeak / hwPeak : Infinity;
+  const energyPeak = Math.max(
+    0,
+    ...rows.filter((r) => r.target === "service.energy").map((r) => r.peak_rss_bytes),
+  );
+  const serviceFailed = rows.some((r) => r.target !== HANDWRITTEN && failures(r) > 0);
+  return [
+    ratioGoal("service.energy", "energy", 1.0),
+    p99,
+    ratioGoal("service.metrics", "metrics", 0.7),
+    ratioGoal("service.periods", "periods", 0.7),
+    {
+      goal: "service peak RSS under load <= 1.5x hand-written",
+      measured: `${rssRatio.toFixed(2)}x (${mib(servicePeak)} vs ${mib(hwPeak)}; ${
+        mib(energyPeak)
+      } by the end of the energy load)`,
+      pass: !serviceFailed && rssRatio <= 1.5,
+      note: serviceFailed
+        ? "invalid: failed requests during the load (error answers are cheap)"
+        : undefined,
+    },
+  ];
+};
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+const table = (rows: ReadonlyArray<Measurement>) => {
+  const hw = (c: number) => rows.find((r) => r.target === HANDWRITTEN && r.connections === c);
+  const header = [
+    "endpoint",
+    "c",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "x hw req/s",
+    "x hw p99",
+    "peak RSS",
+    "failed",
+  ];
+  const body = rows.map((r) => {
+    const base = hw(r.connections);
+    return [
+      r.label,
+      String(r.connections),
+      r.requests_per_second.toFixed(1),
+      r.p50_ms.toFixed(2),
+      r.p99_ms.toFixed(2),
+      base ? (r.requests_per_second / base.requests_per_second).toFixed(2) : "-",
+      base ? (r.p99_ms / base.p99_ms).toFixed(2) : "-",
+      mib(r.peak_rss_bytes),
+      failures(r) > 0 ? `${failures(r)} !` : "0",
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const format = (cells: Array<string>) =>
+    cells.map((cell, i) => i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])).join("  ");
+  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(format)].join(
+    "\n",
+  );
+};
+
+const machine = () => {
+  const read = (file: string) => {
+    try {
+      return Deno.readTextFileSync(file);
+    } catch {
+      return "";
+    }
+  };
+  const memKb = Number(read("/proc/meminfo").match(/^MemTotal:\s+(\d+)/m)?.[1] ?? 0);
+  return {
+    cpus: navigator.hardwareConcurrency,
+    cpu_model: read("/proc/cpuinfo").match(/^model name\s*:\s*(.+)$/m)?.[1] ?? "unknown",
+    memory_gib: Math.round((memKb / 1024 / 1024) * 10) / 10,
+    kernel: Deno.osRelease(),
+  };
+};
+
+const main = async (): Promise<number> => {
+  const settings = readSettings();
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
+  await Deno.mkdir(OUT_DIR, { recursive: true });
+
+  const wrk = await ensureWrk();
+  const { postgresVersion, stores } = await prepareDatabase(settings);
+  const key = await issueKey(settings);
+
+  const servicePort = freePort(18080);
+  const handwrittenPort = freePort(18081, [servicePort]);
+  const common = {
+    DATABASE_URL: settings.databaseUrl.toString(),
+    DB_POOL_MAX: String(settings.pool),
+    HOST: "127.0.0.1",
+  };
+  log(`starting the service on :${servicePort} and the hand-written server on :${handwrittenPort}`);
+  const service = await startServer(
+    "service",
+    ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
+    { ...common, PORT: String(servicePort), SEED_DEMO: "false" },
+    servicePort,
+    "/health/ready",
+    stamp,
+  );
+  const handwritten = await startServer(
+    "handwritten",
+    ["run", "-A", "scripts/bench/handwritten_server.ts"],
+    { ...common, PORT: String(handwrittenPort) },
+    handwrittenPort,
+    "/health",
+    stamp,
+  );
+  log(`  service PID ${service.pid}, hand-written PID ${handwritten.pid}; logs in ${OUT_DIR}`);
+
+  const list = await fetch(`http://127.0.0.1:${servicePort}/api/v1/stores`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  if (list.status !== 200) {
+    throw new SetupError(`GET /api/v1/stores answered ${list.status}: ${await list.text()}`);
+  }
+  const { stores: storeRows } = await list.json() as {
+    stores: Array<{ id: number; scope_id: number }>;
+  };
+  const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
+  if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
+  const targetsFile = `${OUT_DIR}/${stamp}-targets.txt`;
+  await Deno.writeTextFile(targetsFile, pairs.join("\n") + "\n");
+
+  const targets: Array<Target> = [
+    {
+      key: HANDWRITTEN,
+      label: "hand-written energy 366d",
+      server: handwritten,
+      path: `/energy?scope_id={scope}&${RANGE}`,
+      auth: false,
+    },
+    {
+      key: "service.energy",
+      label: "service energy 366d",
+      server: service,
+      path: `/api/v1/stores/{store}/energy?scope_id={scope}&${RANGE}`,
+      auth: true,
+    },
+    {
+      key: "service.metrics",
+      label: "service metrics 366d",
+      server: service,
+      path: `/api/v1/stores/{store}/metrics?scope_id={scope}&${RANGE}`,
+      auth: true,
+    },
+    {
+      key: "service.periods",
+      label: "service periods YTD",
+      server: service,
+      path: `/api/v1/stores/{store}/periods?scope_id={scope}&as_of=${AS_OF}`,
+      auth: true,
+    },
+    {
+      key: "service.stores",
+      label: "service stores",
+      server: service,
+      path: "/api/v1/stores",
+      auth: true,
+    },
+    {
+      key: "service.catalog",
+      label: "service catalog",
+      server: service,
+      path: "/api/v1/catalog",
+      auth: true,
+    },
+  ];
+
+  const runs = targets.length * CONCURRENCY.length;
+  log(
+    `load: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up per endpoint), ` +
+      `${pairs.length} store/scope pairs, pool ${settings.pool}, about ` +
+      `${Math.ceil((runs * settings.seconds + targets.length * settings.warmup) / 60)} min`,
+  );
+  const rows: Array<Measurement> = [];
+  const probes: Record<string, Probe> = {};
+  for (const target of targets) {
+    const answer = await probe(target, pairs[0], key);
+    probes[target.key] = answer;
+    log(
+      `${target.label}: probe answered ${answer.status}` +
+        (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
+    );
+    if (settings.warmup > 0) {
+      await runWrk(target, 32, Math.min(settings.warmup, settings.seconds), targetsFile, key);
+    }
+    for (const c of CONCURRENCY) {
+      const m = await runWrk(target, c, settings.seconds, targetsFile, key);
+      rows.push(m);
+      log(
+        `  c=${String(c).padEnd(2)} ${m.requests_per_second.toFixed(1).padStart(9)} req/s  ` +
+          `p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
+          `RSS ${mib(m.peak_rss_bytes)}` +
+          (failures(m) > 0
+            ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
+            : ""),
+      );
+    }
+  }
+
+  await stopAll();
+
+  const goals = evaluate(rows);
+  const failed = rows.filter((r) => failures(r) > 0);
+  log("");
+  log(table(rows));
+  log("");
+  log("Goals:");
+  for (const g of goals) {
+    log(`  ${g.pass ? "PASS" : "FAIL"}  ${g.goal}: ${g.measured}${g.note ? ` (${g.note})` : ""}`);
+  }
+  if (failed.length > 0) {
+    log("");
+    log("! FLAGGED: requests failed during the load; those figures do not measure the real work:");
+    for (const r of failed) {
+      const p = probes[r.target];
+      log(
+        `  ${r.label} c=${r.connections}: ${r.non_2xx} non-2xx answers of ${r.requests}, ` +
+          `socket errors ${JSON.stringify(r.socket_errors)}` +
+          (p && p.status >= 300 ? `; probe: ${p.status} ${p.code ?? ""}` : ""),
+      );
+    }
+  }
+
+  const resultsFile = `${OUT_DIR}/results-${stamp}.json`;
+  const results = {
+    started_at: startedAt.toISOString(),
+    finished_at: new Date().toISOString(),
+    machine: machine(),
+    deno: Deno.version.deno,
+    postgres: postgresVersion,
+    wrk,
+    settings: {
+      seconds: settings.seconds,
+      warmup_seconds: settings.warmup,
+      pool: settings.pool,
+      database: safeUrl(settings.databaseUrl),
+      stores,
+      store_scope_pairs: pairs.length,
+      range: RANGE,
+      as_of: AS_OF,
+    },
+    probes,
+    rows,
+    goals,
+    flagged: failed.length > 0,
+    passed: failed.length === 0 && goals.every((g) => g.pass),
+  };
+  await Deno.writeTextFile(resultsFile, JSON.stringify(results, null, 2) + "\n");
+  log("");
+  log(`results: ${resultsFile.slice(ROOT.length + 1)}`);
+  return results.passed ? 0 : 1;
+};
+
+let code: number;
+try {
+  code = await main();
+} catch (error) {
+  if (!interrupted) {
+    console.error(
+      error instanceof SetupError
+        ? `bench: ${error.message}`
+        : `bench failed: ${(error as Error).stack ?? error}`,
+    );
+  }
+  code = 2;
+} finally {
+  await stopAll();
+}
+Deno.exit(interrupted ? 130 : code);
