@@ -6,11 +6,15 @@ WITH cal AS (
   SELECT d::date AS day FROM generate_series($2::date, $3::date, interval '1 day') AS d
 ), facts AS (
   SELECT c.day, e.id, e.is_void, e.cleaned_source_kind, e.legacy_kwh, e.quality_status,
-    e.quality_note, e.revision_no, e.import_row_id, e.source_reference, v.source_kind AS void_kind,
+    e.quality_note, e.revision_no, e.import_row_id, e.source_reference,
+    CASE WHEN e.is_void THEN (
+      SELECT v.source_kind FROM energy_revisions v
+      WHERE v.energy_id = e.id AND v.revision_no = e.revision_no
+    ) END AS void_kind,
     CASE WHEN e.is_void THEN NULL ELSE coalesce(e.cleaned_kwh, e.legacy_kwh) END AS kwh
   FROM cal c
   LEFT JOIN energy_days e ON e.scope_id = $1::int AND e.business_date = c.day
-  LEFT JOIN energy_revisions v ON e.is_void AND v.energy_id = e.id AND v.revision_no = e.revision_no
+    AND e.business_date BETWEEN $2::date AND $3::date
 ), shaped AS (
   SELECT f.*,
     CASE WHEN f.is_void THEN 'VOID' WHEN f.kwh IS NULL THEN 'NO_DATA' ELSE 'AVAILABLE' END AS status,

@@ -648,7 +648,10 @@ export const loadSnapshot = (
   Effect.gen(function* () {
     const snapshot = yield* validateSnapshot(input);
     const sql = yield* SqlClient.SqlClient;
-    return yield* sql.withTransaction(loadValid(snapshot, options));
+    const summary = yield* sql.withTransaction(loadValid(snapshot, options));
+    // Fresh tables have no planner statistics; without them the read queries scan whole tables.
+    yield* sql.unsafe("ANALYZE");
+    return summary;
   }).pipe(Effect.withSpan("Seed.loadSnapshot"));
 
 export interface SeedOptions {

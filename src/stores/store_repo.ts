@@ -3,7 +3,6 @@ import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { notReady } from "../domain/errors.ts";
-import type { CatalogStore, Store } from "../domain/stores.ts";
 
 export interface DatasetRow {
   readonly label: string;
@@ -34,28 +33,36 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
       Effect.withSpan("StoreRepo.dataset"),
     );
 
-    // storeIds null: every store.
+    // The {stores: [...]} body as JSON text; storeIds null: every store.
     const stores = (storeIds: ReadonlyArray<number> | null) =>
-      dbBoundary(sql<Store>`
-        SELECT s.id, s.name, s.store_code, s.source_org_id, b.name AS brand_name,
-          sc.id AS scope_id, sc.kind AS scope_kind, sc.unit, sc.timezone
+      dbBoundary(sql<{ body: string }>`
+        SELECT json_build_object('stores', coalesce(json_agg(json_build_object(
+          'id', s.id, 'name', s.name, 'store_code', s.store_code, 'source_org_id', s.source_org_id,
+          'brand_name', b.name, 'scope_id', sc.id, 'scope_kind', sc.kind, 'unit', sc.unit,
+          'timezone', sc.timezone) ORDER BY s.id, sc.id), '[]'::json))::text AS body
         FROM stores s
         JOIN brands b ON b.id = s.brand_id
         JOIN scopes sc ON sc.store_id = s.id
-        WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])
-        ORDER BY s.id, sc.id`).pipe(Effect.withSpan("StoreRepo.stores"));
+        WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])`).pipe(
+        Effect.map((rows) => rows[0].body),
+        Effect.withSpan("StoreRepo.stores"),
+      );
 
     const catalog = (storeIds: ReadonlyArray<number> | null) =>
-      dbBoundary(sql<CatalogStore>`
-        SELECT s.id, s.name, s.store_code, s.source_org_id, b.name AS brand_name,
-          sc.id AS scope_id, sc.kind AS scope_kind, sc.unit, sc.timezone,
-          s.city, s.business_hours, s.peak_hours, s.business_mode, s.settlement_mode,
-          s.is_key_store, s.key_store_status, s.tags,
-          ss.stage, ss.stage_basis,
-          COALESCE(d.device_count, 0)::int AS device_count,
-          COALESCE(d.online_count, 0)::int AS online_count,
-          COALESCE(d.offline_count, 0)::int AS offline_count,
-          COALESCE(d.unknown_count, 0)::int AS unknown_count
+      dbBoundary(sql<{ body: string }>`
+        SELECT json_build_object('stores', coalesce(json_agg(json_build_object(
+          'id', s.id, 'name', s.name, 'store_code', s.store_code, 'source_org_id', s.source_org_id,
+          'brand_name', b.name, 'scope_id', sc.id, 'scope_kind', sc.kind, 'unit', sc.unit,
+          'timezone', sc.timezone, 'city', s.city, 'business_hours', s.business_hours,
+          'peak_hours', s.peak_hours, 'business_mode', s.business_mode,
+          'settlement_mode', s.settlement_mode, 'is_key_store', s.is_key_store,
+          'key_store_status', s.key_store_status, 'tags', s.tags,
+          'stage', ss.stage, 'stage_basis', ss.stage_basis,
+          'device_count', coalesce(d.device_count, 0),
+          'online_count', coalesce(d.online_count, 0),
+          'offline_count', coalesce(d.offline_count, 0),
+          'unknown_count', coalesce(d.unknown_count, 0)) ORDER BY s.id, sc.id), '[]'::json))::text
+          AS body
         FROM stores s
         JOIN brands b ON b.id = s.brand_id
         JOIN scopes sc ON sc.store_id = s.id
@@ -66,10 +73,14 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
             count(*) FILTER (WHERE online_status = 'ONLINE') AS online_count,
             count(*) FILTER (WHERE online_status = 'OFFLINE') AS offline_count,
             count(*) FILTER (WHERE online_status = 'UNKNOWN') AS unknown_count
-          FROM devices GROUP BY store_id
+          FROM devices
+          WHERE ${storeIds}::int[] IS NULL OR store_id = ANY(${storeIds}::int[])
+          GROUP BY store_id
         ) d ON d.store_id = s.id
-        WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])
-        ORDER BY s.id, sc.id`).pipe(Effect.withSpan("StoreRepo.catalog"));
+        WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])`).pipe(
+        Effect.map((rows) => rows[0].body),
+        Effect.withSpan("StoreRepo.catalog"),
+      );
 
     // The scopes of one store; empty when the store does not exist.
     const scopes = (storeId: number) =>

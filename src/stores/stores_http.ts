@@ -27,13 +27,13 @@ export const StoresHttpLive = HttpApiBuilder.group(
           Effect.gen(function* () {
             const caller = yield* Caller;
             yield* requirePermission(caller, "read");
-            return { stores: yield* repo.stores(caller.storeIds) };
+            return jsonResponse(yield* repo.stores(caller.storeIds));
           }))
         .handle("catalog", () =>
           Effect.gen(function* () {
             const caller = yield* Caller;
             yield* requirePermission(caller, "read");
-            return { stores: yield* repo.catalog(caller.storeIds) };
+            return jsonResponse(yield* repo.catalog(caller.storeIds));
           }))
         .handle("reference", ({ path }) =>
           Effect.gen(function* () {
