@@ -1,6 +1,6 @@
 // Store reference reads: dataset, store list, catalog, and the scope facts used by access checks.
 import { SqlClient } from "@effect/sql";
-import { Effect } from "effect";
+import { Cache, Duration, Effect, Exit } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { notReady } from "../domain/errors.ts";
 
@@ -12,6 +12,8 @@ export interface DatasetRow {
   readonly timezone: string;
   readonly unit: string;
 }
+
+export const SCOPE_CACHE_TTL = Duration.seconds(30);
 
 export interface ScopeFacts {
   readonly store_id: number;
@@ -82,13 +84,26 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
         Effect.withSpan("StoreRepo.catalog"),
       );
 
-    // The scopes of one store; empty when the store does not exist.
-    const scopes = (storeId: number) =>
+    const loadScopes = (storeId: number) =>
       dbBoundary(sql<ScopeFacts>`
         SELECT s.id AS store_id, sc.id AS scope_id, sc.timezone, sc.unit
         FROM stores s JOIN scopes sc ON sc.store_id = s.id
         WHERE s.id = ${storeId}
-        ORDER BY sc.id`).pipe(Effect.withSpan("StoreRepo.scopes"));
+        ORDER BY sc.id`);
+
+    // Store-to-scope facts are snapshot reference data (they change only when a snapshot is
+    // reloaded), so every read request need not pay a round trip for them. Who may see a store
+    // is not cached: that comes from the caller's key, read on every request.
+    const scopeCache = yield* Cache.makeWith({
+      capacity: 20_000,
+      lookup: loadScopes,
+      // A failed lookup (database unreachable) is not kept.
+      timeToLive: (exit) => Exit.isSuccess(exit) ? SCOPE_CACHE_TTL : Duration.zero,
+    });
+
+    // The scopes of one store; empty when the store does not exist.
+    const scopes = (storeId: number) =>
+      scopeCache.get(storeId).pipe(Effect.withSpan("StoreRepo.scopes"));
 
     return { dataset, stores, catalog, scopes } as const;
   }),
