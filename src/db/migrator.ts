@@ -3,8 +3,12 @@ import { SqlClient } from "@effect/sql";
 import * as Migrator from "@effect/sql/Migrator";
 import { Effect } from "effect";
 import m0001 from "../../migrations/0001_schema.ts";
+import m0002 from "../../migrations/0002_metric_inputs_function.ts";
 
-export const migrations = { "0001_schema": m0001 } as const;
+export const migrations = {
+  "0001_schema": m0001,
+  "0002_metric_inputs_function": m0002,
+} as const;
 
 export const migrationsTable = "schema_migrations";
 
