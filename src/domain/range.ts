@@ -28,3 +28,16 @@ export const checkRange = (start: string, end: string, maxDays: number) => {
   }
   return Effect.succeed(days);
 };
+
+// A read over a store's metering scope and a date range (both ends inclusive).
+export interface RangeRequest {
+  readonly storeId: number;
+  readonly scopeId: number;
+  readonly start: string;
+  readonly end: string;
+}
+
+export const rangeOf = (
+  storeId: number,
+  q: { readonly scope_id: number; readonly start: string; readonly end: string },
+): RangeRequest => ({ storeId, scopeId: q.scope_id, start: q.start, end: q.end });

@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { Caller } from "../domain/auth.ts";
+import { rangeOf } from "../domain/range.ts";
 import { EnergyService } from "./energy_service.ts";
 
 export const EnergyHttpLive = HttpApiBuilder.group(
@@ -16,13 +17,7 @@ export const EnergyHttpLive = HttpApiBuilder.group(
           "days",
           ({ path, urlParams }) =>
             Effect.flatMap(Caller, (caller) =>
-              energy.days(
-                caller,
-                path.store_id,
-                urlParams.scope_id,
-                urlParams.start,
-                urlParams.end,
-              )),
+              energy.days(caller, rangeOf(path.store_id, urlParams))),
         )
         .handle(
           "versions",
@@ -33,7 +28,8 @@ export const EnergyHttpLive = HttpApiBuilder.group(
         .handle(
           "history",
           ({ path }) =>
-            Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)),
+            Effect.flatMap(Caller, (caller) =>
+              energy.history(caller, path.energy_id)),
         );
     }),
 );

@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import { jsonResponse } from "../api/json_response.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
-import { checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
+import { ENERGY_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { StoreAccess } from "../stores/access.ts";
 import { EnergyRepo } from "./energy_repo.ts";
 
@@ -14,25 +14,18 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
     const repo = yield* EnergyRepo;
     const access = yield* StoreAccess;
 
-    const days = (
-      caller: CallerShape,
-      storeId: number,
-      scopeId: number,
-      start: string,
-      end: string,
-    ) =>
+    const days = (caller: CallerShape, request: RangeRequest) =>
       Effect.gen(function* () {
-        const scope = yield* access.scope(caller, storeId, scopeId, "read");
-        yield* checkRange(start, end, ENERGY_MAX_DAYS);
-        const rows = yield* repo.days(scopeId, start, end);
+        const scope = yield* access.range(caller, request, ENERGY_MAX_DAYS);
+        const rows = yield* repo.days(request.scopeId, request.start, request.end);
         const head = JSON.stringify({
-          store_id: storeId,
-          scope_id: scopeId,
+          store_id: request.storeId,
+          scope_id: request.scopeId,
           metric: ENERGY_METRIC,
           unit: scope.unit,
           timezone: scope.timezone,
-          start,
-          end,
+          start: request.start,
+          end: request.end,
         });
         return jsonResponse(
           `${head.slice(0, -1)},"summary":${rows.summary},"days":${rows.days}}`,

@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { Caller } from "../domain/auth.ts";
+import { rangeOf } from "../domain/range.ts";
 import { MetricsService } from "./metrics_service.ts";
 
 export const MetricsHttpLive = HttpApiBuilder.group(
@@ -15,14 +16,12 @@ export const MetricsHttpLive = HttpApiBuilder.group(
         .handle(
           "targets",
           ({ path, urlParams: q }) =>
-            Effect.flatMap(Caller, (caller) =>
-              service.targets(caller, path.store_id, q.scope_id, q.start, q.end)),
+            Effect.flatMap(Caller, (caller) => service.targets(caller, rangeOf(path.store_id, q))),
         )
         .handle(
           "metrics",
           ({ path, urlParams: q }) =>
-            Effect.flatMap(Caller, (caller) =>
-              service.metrics(caller, path.store_id, q.scope_id, q.start, q.end)),
+            Effect.flatMap(Caller, (caller) => service.metrics(caller, rangeOf(path.store_id, q))),
         )
         .handle(
           "periods",

@@ -1,7 +1,7 @@
 // Targets, metrics and period overviews for a caller: checks, one query, then the pure engine.
 import { Effect } from "effect";
 import type { CallerShape } from "../domain/auth.ts";
-import { addDays, checkRange, METRICS_MAX_DAYS } from "../domain/range.ts";
+import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { jsonResponse } from "../api/json_response.ts";
 import { StoreAccess } from "../stores/access.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
@@ -19,58 +19,41 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
     const repo = yield* MetricsRepo;
     const access = yield* StoreAccess;
 
-    const load = (
-      caller: CallerShape,
-      storeId: number,
-      scopeId: number,
-      start: string,
-      end: string,
-    ) =>
+    const load = (caller: CallerShape, request: RangeRequest) =>
       Effect.gen(function* () {
-        const scope = yield* access.scope(caller, storeId, scopeId, "read");
-        yield* checkRange(start, end, METRICS_MAX_DAYS);
+        const scope = yield* access.range(caller, request, METRICS_MAX_DAYS);
+        const { storeId, scopeId, start, end } = request;
         const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone);
         return { scope, inputs };
       });
 
-    const targets = (
-      caller: CallerShape,
-      storeId: number,
-      scopeId: number,
-      start: string,
-      end: string,
-    ) =>
-      Effect.map(load(caller, storeId, scopeId, start, end), ({ scope, inputs }) => {
+    // The fields every range answer starts with.
+    const head = (request: RangeRequest, timezone: string) => ({
+      store_id: request.storeId,
+      scope_id: request.scopeId,
+      timezone,
+      start: request.start,
+      end: request.end,
+    });
+
+    const targets = (caller: CallerShape, request: RangeRequest) =>
+      Effect.map(load(caller, request), ({ scope, inputs }) => {
         const result = computeTargets(inputs.days);
         return jsonResponse(JSON.stringify({
-          store_id: storeId,
-          scope_id: scopeId,
+          ...head(request, scope.timezone),
           unit: "kWh/日",
-          timezone: scope.timezone,
-          start,
-          end,
           summary: result.summary,
           days: result.days,
           note: TARGETS_NOTE,
         }));
       }).pipe(Effect.withSpan("MetricsService.targets"));
 
-    const metrics = (
-      caller: CallerShape,
-      storeId: number,
-      scopeId: number,
-      start: string,
-      end: string,
-    ) =>
-      Effect.map(load(caller, storeId, scopeId, start, end), ({ scope, inputs }) => {
+    const metrics = (caller: CallerShape, request: RangeRequest) =>
+      Effect.map(load(caller, request), ({ scope, inputs }) => {
         const result = computeMetrics(inputs.days, inputs.baseline);
         return jsonResponse(JSON.stringify({
-          store_id: storeId,
-          scope_id: scopeId,
+          ...head(request, scope.timezone),
           unit: scope.unit,
-          timezone: scope.timezone,
-          start,
-          end,
           baseline_policy: "SUMMER_ONLY",
           baseline_usage: "LOCAL_TRIAL",
           rule_version: RULE_VERSION,
@@ -92,7 +75,12 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
           { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
         ];
         const first = ranges.reduce((min, r) => (r.start < min ? r.start : min), asOf);
-        const { scope, inputs } = yield* load(caller, storeId, scopeId, first, asOf);
+        const { scope, inputs } = yield* load(caller, {
+          storeId,
+          scopeId,
+          start: first,
+          end: asOf,
+        });
         const days = computeDays(inputs.days, inputs.baseline);
         return jsonResponse(JSON.stringify({
           store_id: storeId,

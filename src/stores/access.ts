@@ -2,6 +2,7 @@
 import { Effect } from "effect";
 import { type CallerShape, canWrite, type Permission } from "../domain/auth.ts";
 import { badRequest, forbidden, notFound } from "../domain/errors.ts";
+import { checkRange, type RangeRequest } from "../domain/range.ts";
 import { type ScopeFacts, StoreRepo } from "./store_repo.ts";
 
 export const requirePermission = (caller: CallerShape, permission: Permission) => {
@@ -52,7 +53,14 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Stores/StoreAcce
           : Effect.succeed<ScopeFacts>(found);
       });
 
-    return { store, scope } as const;
+    // As scope(), for a read of a date range of at most maxDays days.
+    const range = (caller: CallerShape, request: RangeRequest, maxDays: number) =>
+      Effect.zipLeft(
+        scope(caller, request.storeId, request.scopeId, "read"),
+        checkRange(request.start, request.end, maxDays),
+      );
+
+    return { store, scope, range } as const;
   }),
   dependencies: [StoreRepo.Default],
 }) {}
