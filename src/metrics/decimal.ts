@@ -60,3 +60,90 @@ export const fmtInput = (s: string | null): string | null => {
 // A sum over no contributing value is null, never zero (rules.md §1).
 export const add = (total: Dec | null, v: Dec | null): Dec | null =>
   v === null ? total : total === null ? v : total.plus(v);
+
+// Native fixed-point twin of the above for the engine's hot path: a quantity v is the BigInt
+// v x 10^8 x SCALE. Inputs carry at most 4 decimals (device costs a few more), so parsing is
+// exact, a TEV x ratio product stays integral, sums, differences and comparisons are BigInt
+// operations, and the one division is at output with an exact half-up remainder test.
+const SCALE_N = 72201776446800n;
+const FRACTION_DIGITS = 8;
+const POW10 = Array.from({ length: FRACTION_DIGITS + 1 }, (_, i) => 10n ** BigInt(i));
+const FRACTION = POW10[FRACTION_DIGITS];
+const UNITS_PER_OUTPUT = SCALE_N * 10_000n;
+const FIXED = /^(-?)(\d+)(?:\.(\d*))?$/;
+
+/** An exact value: v x 10^8 x SCALE. */
+export type Exact = bigint;
+
+// s x 10^8, exactly; throws when s has a nonzero digit beyond the 8th decimal.
+const fixed = (s: string): bigint => {
+  const m = FIXED.exec(s);
+  if (m === null) {
+    const d = new Dec(s).times(FRACTION.toString());
+    if (!d.isInteger()) throw new Error(`${s} has more than ${FRACTION_DIGITS} decimals`);
+    return BigInt(d.toFixed(0));
+  }
+  let frac = m[3] ?? "";
+  if (frac.length > FRACTION_DIGITS) {
+    if (!/^0*$/.test(frac.slice(FRACTION_DIGITS))) {
+      throw new Error(`${s} has more than ${FRACTION_DIGITS} decimals`);
+    }
+    frac = frac.slice(0, FRACTION_DIGITS);
+  }
+  const v = BigInt(m[2] + frac) * POW10[FRACTION_DIGITS - frac.length];
+  return m[1] === "-" ? -v : v;
+};
+
+// SCALE x 10^(8 - d): the factor of an input's digits when it has d decimals.
+const DIGIT_FACTOR = POW10.map((_, d) => POW10[FRACTION_DIGITS - d] * SCALE_N);
+const DIGITS = /^\d+$/;
+
+// The common case, a plain unsigned decimal with at most 8 decimals, by string split; a digit
+// string short enough to be an exact double goes through Number, which is cheaper than a BigInt
+// parse. Anything else takes the general path.
+export const exact = (s: string): Exact => {
+  const dot = s.indexOf(".");
+  const digits = dot < 0 ? s : s.slice(0, dot) + s.slice(dot + 1);
+  const decimals = dot < 0 ? 0 : s.length - dot - 1;
+  if (dot === 0 || decimals > FRACTION_DIGITS || !DIGITS.test(digits)) return fixed(s) * SCALE_N;
+  const n = digits.length <= 15 ? BigInt(Number(digits)) : BigInt(digits);
+  return n * DIGIT_FACTOR[decimals];
+};
+
+export const exactOrNull = (s: string | null): Exact | null => s === null ? null : exact(s);
+
+export const exactQuotient = (numerator: string, divisor: number): Exact => {
+  if (!Number.isInteger(divisor) || divisor < 1 || SCALE_N % BigInt(divisor) !== 0n) {
+    throw new Error(`divisor ${divisor} does not divide the exact scale`);
+  }
+  return fixed(numerator) * (SCALE_N / BigInt(divisor));
+};
+
+// x times the plain factor s, exactly.
+export const exactTimes = (x: Exact, s: string): Exact => {
+  const p = x * fixed(s);
+  if (p % FRACTION !== 0n) throw new Error(`product with ${s} is not exact`);
+  return p / FRACTION;
+};
+
+// The decimal.js value (v x SCALE) of an exact value, for callers that want one.
+export const toDec = (x: Exact | null): Dec | null =>
+  x === null ? null : new Dec(x.toString()).div(FRACTION.toString());
+
+// num / den (num >= 0, den > 0) half-up to 4 decimals by an exact remainder test.
+const quotient4N = (num: bigint, den: bigint): string => {
+  let q = num / den;
+  if ((num - q * den) * 2n >= den) q += 1n;
+  const digits = q.toString().padStart(5, "0");
+  return `${digits.slice(0, -4)}.${digits.slice(-4)}`;
+};
+
+export const exactOut = (x: Exact | null): string | null =>
+  x === null || x < 0n ? null : quotient4N(x, UNITS_PER_OUTPUT);
+
+// part / whole x 100 of two exact quantities; null when whole is 0 (ZERO_BASELINE).
+export const exactPercentOut = (part: Exact, whole: Exact): string | null =>
+  whole === 0n || part < 0n ? null : quotient4N(part * 1_000_000n, whole);
+
+export const addExact = (total: Exact | null, v: Exact | null): Exact | null =>
+  v === null ? total : total === null ? v : total + v;

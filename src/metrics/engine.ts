@@ -1,6 +1,16 @@
 // Pure metrics engine: daily EBA/AES/AER/TES/TEV metrics, pass flags, summaries and availability (rules.md §4-§7).
 import type { Availability, MetricDay, MetricSummary } from "../domain/metrics.ts";
-import { add, type Dec, fmtInput, out, percentOut, scaled, scaledQuotient } from "./decimal.ts";
+import {
+  addExact,
+  type Dec,
+  type Exact,
+  exact,
+  exactOut,
+  exactPercentOut,
+  exactQuotient,
+  fmtInput,
+  toDec,
+} from "./decimal.ts";
 import { type TargetInput, targetResolver, type TevInput } from "./targets.ts";
 
 export {
@@ -97,8 +107,10 @@ type Passes = {
   readonly tev: boolean | null;
 };
 
-// One computed day: the output row plus the exact values (scaled, see decimal.ts) the summaries
-// are folded from, so a sub-range summary never re-reads rounded strings.
+// One computed day: the output row plus the exact values the summaries are folded from, so a
+// sub-range summary never re-reads rounded strings. The *X fields hold them as native fixed-point
+// (see Exact in decimal.ts); the Dec fields are the same values (scaled, see decimal.ts), built
+// only when read.
 export interface ComputedDay {
   readonly day: MetricDayOut;
   readonly actual: Dec | null;
@@ -113,6 +125,51 @@ export interface ComputedDay {
   readonly passes: Passes;
   /** Reason bit sets per metric; see reasonCodes. */
   readonly reasons: Readonly<Record<MetricKey, number>>;
+  readonly actualX: Exact | null;
+  readonly ebaX: Exact | null;
+  readonly savingsX: Exact | null;
+  readonly tesX: Exact | null;
+  readonly tes180X: Exact | null;
+  readonly tes210X: Exact | null;
+  readonly tevThresholdX: Exact | null;
+}
+
+class Computed implements ComputedDay {
+  constructor(
+    readonly day: MetricDayOut,
+    readonly settled: boolean,
+    readonly matched: boolean,
+    readonly passes: Passes,
+    readonly reasons: Readonly<Record<MetricKey, number>>,
+    readonly actualX: Exact | null,
+    readonly ebaX: Exact | null,
+    readonly savingsX: Exact | null,
+    readonly tesX: Exact | null,
+    readonly tes180X: Exact | null,
+    readonly tes210X: Exact | null,
+    readonly tevThresholdX: Exact | null,
+  ) {}
+  get actual(): Dec | null {
+    return toDec(this.actualX);
+  }
+  get eba(): Dec | null {
+    return toDec(this.ebaX);
+  }
+  get savings(): Dec | null {
+    return toDec(this.savingsX);
+  }
+  get tes(): Dec | null {
+    return toDec(this.tesX);
+  }
+  get tes180(): Dec | null {
+    return toDec(this.tes180X);
+  }
+  get tes210(): Dec | null {
+    return toDec(this.tes210X);
+  }
+  get tevThreshold(): Dec | null {
+    return toDec(this.tevThresholdX);
+  }
 }
 
 const isEvaluable = (s: Stage | null) => s === "TRIAL" || s === "OPERATING";
@@ -120,7 +177,7 @@ const isEvaluable = (s: Stage | null) => s === "TRIAL" || s === "OPERATING";
 const QUALIFYING_BASELINE_DAYS = 15;
 
 interface Baseline {
-  readonly eba: Dec | null;
+  readonly eba: Exact | null;
   readonly ebaKwh: string | null;
   readonly status: "AVAILABLE" | "OUT_OF_SEASON" | "NO_BASELINE_DATA";
   readonly reference: string | null;
@@ -154,11 +211,11 @@ const baselineLookup = (months: ReadonlyArray<BaselineMonth>) => {
       reference: null,
     };
     if (source !== undefined) {
-      const eba = scaledQuotient(source.sum, source.days);
+      const eba = exactQuotient(source.sum, source.days);
       const mm = String(month).padStart(2, "0");
       result = {
         eba,
-        ebaKwh: out(eba),
+        ebaKwh: exactOut(eba),
         status: "AVAILABLE",
         reference: `BASELINE ${source.year}-${mm} mean of ${source.days} days`,
       };
@@ -173,32 +230,32 @@ const computeDay = (
   baselineOf: (date: string) => Baseline,
   resolveTarget: ReturnType<typeof targetResolver>,
 ): ComputedDay => {
-  const a = input.actual === null ? null : scaled(input.actual);
+  const a = input.actual === null ? null : exact(input.actual);
   const base = baselineOf(input.date);
   const e = base.eba;
   const evaluable = isEvaluable(input.stage);
   const settled = input.provisional === 0;
   const t = resolveTarget(input.date, input.target, input.tev);
-  const tes = t?.tes ?? null;
-  const tes180 = t?.tes180 ?? null;
-  const tes210 = t?.tes210 ?? null;
-  const tevThreshold = t?.tevThreshold ?? null;
+  const tes = t?.tesX ?? null;
+  const tes180 = t?.tes180X ?? null;
+  const tes210 = t?.tes210X ?? null;
+  const tevThreshold = t?.tevThresholdX ?? null;
 
   const matched = a !== null && e !== null && evaluable;
-  const savings = matched ? e.minus(a) : null;
-  const aer = matched ? percentOut(e.minus(a), e) : null;
+  const savings = matched ? e - a : null;
+  const aer = matched ? exactPercentOut(e - a, e) : null;
 
   // rules.md §6: every pass flag needs A, a settled day, an evaluable stage and every input it
   // uses, present and not stale; the comparisons use the signed savings (rules.md §1).
   const judged = a !== null && settled && evaluable;
-  const savingsPass = (target: Dec | null) =>
-    judged && savings !== null && target !== null ? savings.gte(target) : null;
+  const savingsPass = (target: Exact | null) =>
+    judged && savings !== null && target !== null ? savings >= target : null;
   const passes: Passes = {
-    eba: judged && e !== null ? a.lte(e) : null,
+    eba: judged && e !== null ? a <= e : null,
     tes: savingsPass(tes),
     tes180: savingsPass(tes180),
     tes210: savingsPass(tes210),
-    tev: judged && t !== null && tevThreshold !== null && !t.tevStale ? a.lte(tevThreshold) : null,
+    tev: judged && t !== null && tevThreshold !== null && !t.tevStale ? a <= tevThreshold : null,
   };
 
   // A metric's reasons name every cause of a null value or a null pass flag of it (see NOTES).
@@ -207,12 +264,12 @@ const computeDay = (
   const stage = input.stage === null ? R.STAGE_UNKNOWN : evaluable ? 0 : R.STAGE_NOT_EVALUATED;
   const savingsGate = noActual | noEba | stage;
   const passGate = savingsGate | (settled ? 0 : R.PROVISIONAL_EXCLUDED);
-  const negative = savings !== null && savings.lt(0) ? R.NEGATIVE_SAVINGS : 0;
-  const targetMissing = (value: Dec | null, code: number) =>
+  const negative = savings !== null && savings < 0n ? R.NEGATIVE_SAVINGS : 0;
+  const targetMissing = (value: Exact | null, code: number) =>
     t === null ? R.NO_EFFECTIVE_TARGET : value === null ? code : 0;
   const tevMissing = t === null
     ? R.NO_EFFECTIVE_TARGET
-    : t.tev === null
+    : t.tevX === null
     ? R.NO_TEV_OBSERVATION
     : t.tevStale
     ? R.TEV_STALE
@@ -221,7 +278,7 @@ const computeDay = (
     actual: noActual,
     eba: passGate,
     aes: savingsGate | negative,
-    aer: savingsGate | (matched && e.isZero() ? R.ZERO_BASELINE : negative),
+    aer: savingsGate | (matched && e === 0n ? R.ZERO_BASELINE : negative),
     // A period without a legacy tes_kwh has no effective TES on that day.
     tes: passGate | targetMissing(tes, R.NO_EFFECTIVE_TARGET),
     tes_180: passGate | targetMissing(tes180, R.NO_PRICED_ITEMS),
@@ -234,7 +291,7 @@ const computeDay = (
     business_date: input.date,
     actual_kwh: fmtInput(input.actual),
     eba_kwh: base.ebaKwh,
-    aes_kwh: out(savings),
+    aes_kwh: exactOut(savings),
     aer_percent: aer,
     tes_kwh: t?.tesKwh ?? null,
     tes_180_kwh: t?.tes180Kwh ?? null,
@@ -263,20 +320,20 @@ const computeDay = (
       : "NOT_EVALUATED",
   };
 
-  return {
+  return new Computed(
     day,
-    actual: a,
-    eba: e,
     settled,
     matched,
+    passes,
+    reasons,
+    a,
+    e,
     savings,
     tes,
     tes180,
     tes210,
     tevThreshold,
-    passes,
-    reasons,
-  };
+  );
 };
 
 export const computeDays = (
@@ -288,61 +345,59 @@ export const computeDays = (
   return days.map((d) => computeDay(d, baselineOf, resolveTarget));
 };
 
-const lte = (x: Dec | null, y: Dec | null) => x === null || y === null ? null : x.lte(y);
-const gte = (x: Dec | null, y: Dec | null) => x === null || y === null ? null : x.gte(y);
+const lte = (x: Exact | null, y: Exact | null) => x === null || y === null ? null : x <= y;
+const gte = (x: Exact | null, y: Exact | null) => x === null || y === null ? null : x >= y;
 
 interface TargetFold {
-  readonly pick: (d: ComputedDay) => Dec | null;
-  sum: Dec | null;
-  settledSavings: Dec | null;
-  settledSum: Dec | null;
+  readonly pick: (d: ComputedDay) => Exact | null;
+  sum: Exact | null;
+  settledSavings: Exact | null;
+  settledSum: Exact | null;
 }
 
 // rules.md §7, folded in one pass. Works on any sub-range of computed days, so period summaries
 // equal the metrics summary of the same range.
 export const summarize = (days: ReadonlyArray<ComputedDay>): MetricSummaryOut => {
   let actualDays = 0, ebaDays = 0, matchedDays = 0, savingsDays = 0;
-  let actual: Dec | null = null;
-  let matchedEba: Dec | null = null, matchedActual: Dec | null = null;
-  let settledEba: Dec | null = null, settledActual: Dec | null = null;
-  let tevActual: Dec | null = null, tevThreshold: Dec | null = null;
+  let actual: Exact | null = null;
+  let matchedEba: Exact | null = null, matchedActual: Exact | null = null;
+  let settledEba: Exact | null = null, settledActual: Exact | null = null;
+  let tevActual: Exact | null = null, tevThreshold: Exact | null = null;
   const targets: Array<TargetFold> = [
-    { pick: (d) => d.tes, sum: null, settledSavings: null, settledSum: null },
-    { pick: (d) => d.tes180, sum: null, settledSavings: null, settledSum: null },
-    { pick: (d) => d.tes210, sum: null, settledSavings: null, settledSum: null },
+    { pick: (d) => d.tesX, sum: null, settledSavings: null, settledSum: null },
+    { pick: (d) => d.tes180X, sum: null, settledSavings: null, settledSum: null },
+    { pick: (d) => d.tes210X, sum: null, settledSavings: null, settledSum: null },
   ];
   for (const d of days) {
-    if (d.actual !== null) actualDays++;
-    if (d.eba !== null) ebaDays++;
-    actual = add(actual, d.actual);
+    if (d.actualX !== null) actualDays++;
+    if (d.ebaX !== null) ebaDays++;
+    actual = addExact(actual, d.actualX);
     if (d.passes.tev !== null) {
-      tevActual = add(tevActual, d.actual);
-      tevThreshold = add(tevThreshold, d.tevThreshold);
+      tevActual = addExact(tevActual, d.actualX);
+      tevThreshold = addExact(tevThreshold, d.tevThresholdX);
     }
     if (!d.matched) continue;
     matchedDays++;
-    if (d.savings !== null && d.savings.gte(0)) savingsDays++;
-    matchedEba = add(matchedEba, d.eba);
-    matchedActual = add(matchedActual, d.actual);
+    if (d.savingsX !== null && d.savingsX >= 0n) savingsDays++;
+    matchedEba = addExact(matchedEba, d.ebaX);
+    matchedActual = addExact(matchedActual, d.actualX);
     if (d.settled) {
-      settledEba = add(settledEba, d.eba);
-      settledActual = add(settledActual, d.actual);
+      settledEba = addExact(settledEba, d.ebaX);
+      settledActual = addExact(settledActual, d.actualX);
     }
     for (const f of targets) {
       const value = f.pick(d);
       if (value === null) continue;
-      f.sum = add(f.sum, value);
+      f.sum = addExact(f.sum, value);
       if (d.settled) {
-        f.settledSum = add(f.settledSum, value);
-        f.settledSavings = add(f.settledSavings, d.savings);
+        f.settledSum = addExact(f.settledSum, value);
+        f.settledSavings = addExact(f.settledSavings, d.savingsX);
       }
     }
   }
-  const aes = matchedEba !== null && matchedActual !== null
-    ? matchedEba.minus(matchedActual)
-    : null;
-  const aer = aes !== null && matchedEba !== null && aes.gte(0)
-    ? percentOut(aes, matchedEba)
+  const aes = matchedEba !== null && matchedActual !== null ? matchedEba - matchedActual : null;
+  const aer = aes !== null && matchedEba !== null && aes >= 0n
+    ? exactPercentOut(aes, matchedEba)
     : null;
   const [tes, tes180, tes210] = targets;
   return {
@@ -351,17 +406,17 @@ export const summarize = (days: ReadonlyArray<ComputedDay>): MetricSummaryOut =>
     eba_days: ebaDays,
     matched_days: matchedDays,
     savings_days: savingsDays,
-    actual_kwh: out(actual),
-    matched_eba_kwh: out(matchedEba),
-    aes_kwh: out(aes),
+    actual_kwh: exactOut(actual),
+    matched_eba_kwh: exactOut(matchedEba),
+    aes_kwh: exactOut(aes),
     aer_percent: aer,
-    tes_kwh: out(tes.sum),
-    tes_180_kwh: out(tes180.sum),
-    tes_210_kwh: out(tes210.sum),
+    tes_kwh: exactOut(tes.sum),
+    tes_180_kwh: exactOut(tes180.sum),
+    tes_210_kwh: exactOut(tes210.sum),
     // The thresholds are the TES values themselves (rules.md §6), so their sums coincide.
-    tes_threshold_kwh: out(tes.sum),
-    tes_180_threshold_kwh: out(tes180.sum),
-    tes_210_threshold_kwh: out(tes210.sum),
+    tes_threshold_kwh: exactOut(tes.sum),
+    tes_180_threshold_kwh: exactOut(tes180.sum),
+    tes_210_threshold_kwh: exactOut(tes210.sum),
     eba_pass: lte(settledActual, settledEba),
     tes_pass: gte(tes.settledSavings, tes.settledSum),
     tes_180_pass: gte(tes180.settledSavings, tes180.settledSum),
@@ -371,23 +426,41 @@ export const summarize = (days: ReadonlyArray<ComputedDay>): MetricSummaryOut =>
   };
 };
 
-export const availabilityOf = (days: ReadonlyArray<ComputedDay>): Array<AvailabilityOut> =>
-  METRICS.map(({ metric, label, field }) => {
-    let available = 0;
-    let mask = 0;
-    for (const d of days) {
-      if (d.day[field] !== null) available++;
-      mask |= d.reasons[metric];
-    }
-    return {
-      metric,
-      label,
-      available_days: available,
-      requested_days: days.length,
-      status: available === days.length ? "AVAILABLE" : available === 0 ? "UNAVAILABLE" : "PARTIAL",
-      reasons: reasonCodes(mask),
-    };
-  });
+// Per metric: the days with a value and the union of reasons, counted in one pass over the days.
+export const availabilityOf = (days: ReadonlyArray<ComputedDay>): Array<AvailabilityOut> => {
+  const available = [0, 0, 0, 0, 0, 0, 0, 0];
+  const masks = [0, 0, 0, 0, 0, 0, 0, 0];
+  for (const { day, reasons } of days) {
+    if (day.actual_kwh !== null) available[0]++;
+    if (day.eba_kwh !== null) available[1]++;
+    if (day.aes_kwh !== null) available[2]++;
+    if (day.aer_percent !== null) available[3]++;
+    if (day.tes_kwh !== null) available[4]++;
+    if (day.tes_180_kwh !== null) available[5]++;
+    if (day.tes_210_kwh !== null) available[6]++;
+    if (day.tev_kwh !== null) available[7]++;
+    masks[0] |= reasons.actual;
+    masks[1] |= reasons.eba;
+    masks[2] |= reasons.aes;
+    masks[3] |= reasons.aer;
+    masks[4] |= reasons.tes;
+    masks[5] |= reasons.tes_180;
+    masks[6] |= reasons.tes_210;
+    masks[7] |= reasons.tev;
+  }
+  return METRICS.map(({ metric, label }, i) => ({
+    metric,
+    label,
+    available_days: available[i],
+    requested_days: days.length,
+    status: available[i] === days.length
+      ? "AVAILABLE"
+      : available[i] === 0
+      ? "UNAVAILABLE"
+      : "PARTIAL",
+    reasons: reasonCodes(masks[i]),
+  }));
+};
 
 export interface MetricsResult {
   readonly days: Array<MetricDayOut>;

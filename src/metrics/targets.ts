@@ -1,6 +1,17 @@
 // Effective targets of a day (TES, TES-180, TES-210, TEV) and the targets endpoint's rows (rules.md §5).
 import type { TargetDay } from "../domain/metrics.ts";
-import { type Dec, dec, fmt, out, scaled, scaledOrNull, scaledQuotient } from "./decimal.ts";
+import {
+  type Dec,
+  dec,
+  type Exact,
+  exact,
+  exactOrNull,
+  exactOut,
+  exactQuotient,
+  exactTimes,
+  fmtInput,
+  toDec,
+} from "./decimal.ts";
 
 export interface TargetInput {
   readonly periodId: number;
@@ -52,23 +63,31 @@ interface PeriodValues {
   readonly tes180Kwh: string | null;
   readonly tes210Kwh: string | null;
   readonly ratioOut: string | null;
+  readonly tesX: Exact | null;
+  readonly tes180X: Exact | null;
+  readonly tes210X: Exact | null;
 }
 
 interface TevValues {
   readonly tev: Dec;
   readonly threshold: Dec;
+  readonly tevX: Exact;
+  readonly thresholdX: Exact;
   readonly tevKwh: string | null;
   readonly thresholdKwh: string | null;
 }
 
-// Exact values (scaled, see decimal.ts; the ratio is a plain factor) and their output strings;
-// a day without a covering period has none of them.
+// Exact values (scaled, see decimal.ts; the ratio is a plain factor), their native fixed-point
+// twins (the *X fields, see Exact) and their output strings; a day without a covering period has
+// none of them.
 export interface TargetValues extends PeriodValues {
   readonly periodId: number;
   readonly sourceKind: string;
   readonly sourceReference: string | null;
   readonly tev: Dec | null;
   readonly tevThreshold: Dec | null;
+  readonly tevX: Exact | null;
+  readonly tevThresholdX: Exact | null;
   readonly tevKwh: string | null;
   readonly tevThresholdKwh: string | null;
   readonly tevObservedDate: string | null;
@@ -77,20 +96,22 @@ export interface TargetValues extends PeriodValues {
 
 const periodValues = (target: TargetInput): PeriodValues => {
   const cost = target.deviceCost;
-  const tes = scaledOrNull(target.tesKwh);
+  const tesX = exactOrNull(target.tesKwh);
   // Derived from the device cost only, never from tes_kwh nor from each other (rules.md §5).
-  const tes180 = cost === null ? null : scaledQuotient(cost, 180 * ELECTRICITY_PRICE);
-  const tes210 = cost === null ? null : scaledQuotient(cost, 210 * ELECTRICITY_PRICE);
-  const ratio = dec(target.ratio);
+  const tes180X = cost === null ? null : exactQuotient(cost, 180 * ELECTRICITY_PRICE);
+  const tes210X = cost === null ? null : exactQuotient(cost, 210 * ELECTRICITY_PRICE);
   return {
-    tes,
-    tes180,
-    tes210,
-    ratio,
-    tesKwh: out(tes),
-    tes180Kwh: out(tes180),
-    tes210Kwh: out(tes210),
-    ratioOut: fmt(ratio),
+    tes: toDec(tesX),
+    tes180: toDec(tes180X),
+    tes210: toDec(tes210X),
+    ratio: dec(target.ratio),
+    tesKwh: exactOut(tesX),
+    tes180Kwh: exactOut(tes180X),
+    tes210Kwh: exactOut(tes210X),
+    ratioOut: fmtInput(target.ratio),
+    tesX,
+    tes180X,
+    tes210X,
   };
 };
 
@@ -99,6 +120,9 @@ const periodValues = (target: TargetInput): PeriodValues => {
 export const targetResolver = () => {
   const periods = new Map<string, PeriodValues>();
   const tevs = new Map<string, TevValues>();
+  // Consecutive days mostly share one observation: its epoch day is kept for the next day.
+  let lastObserved = "";
+  let lastObservedDay = 0;
   return (date: string, target: TargetInput | null, tev: TevInput | null): TargetValues | null => {
     // No covering period: every target value of the day is null, TEV included, so the targets
     // and metrics endpoints agree (rules.md §5 "every value null").
@@ -112,33 +136,52 @@ export const targetResolver = () => {
     // A TEV is never back-filled before the day it was observed (rules.md §5).
     const observed = tev !== null && tev.observedDate <= date ? tev : null;
     let tevValues: TevValues | null = null;
+    let observedDay = 0;
     if (observed !== null) {
+      if (observed.observedDate !== lastObserved) {
+        lastObserved = observed.observedDate;
+        lastObservedDay = epochDay(lastObserved);
+      }
+      observedDay = lastObservedDay;
       const tevKey = `${observed.value}|${target.ratio}`;
       tevValues = tevs.get(tevKey) ?? null;
       if (tevValues === null) {
-        const value = scaled(observed.value);
-        const threshold = value.times(period.ratio);
+        const tevX = exact(observed.value);
+        const thresholdX = exactTimes(tevX, target.ratio);
         tevValues = {
-          tev: value,
-          threshold,
-          tevKwh: out(value),
-          thresholdKwh: out(threshold),
+          tev: toDec(tevX)!,
+          threshold: toDec(thresholdX)!,
+          tevX,
+          thresholdX,
+          tevKwh: exactOut(tevX),
+          thresholdKwh: exactOut(thresholdX),
         };
         tevs.set(tevKey, tevValues);
       }
     }
     return {
-      ...period,
+      tes: period.tes,
+      tes180: period.tes180,
+      tes210: period.tes210,
+      ratio: period.ratio,
+      tesKwh: period.tesKwh,
+      tes180Kwh: period.tes180Kwh,
+      tes210Kwh: period.tes210Kwh,
+      ratioOut: period.ratioOut,
+      tesX: period.tesX,
+      tes180X: period.tes180X,
+      tes210X: period.tes210X,
       periodId: target.periodId,
       sourceKind: target.sourceKind,
       sourceReference: target.sourceReference,
       tev: tevValues?.tev ?? null,
       tevThreshold: tevValues?.threshold ?? null,
+      tevX: tevValues?.tevX ?? null,
+      tevThresholdX: tevValues?.thresholdX ?? null,
       tevKwh: tevValues?.tevKwh ?? null,
       tevThresholdKwh: tevValues?.thresholdKwh ?? null,
       tevObservedDate: observed?.observedDate ?? null,
-      tevStale: observed !== null &&
-        epochDay(date) - epochDay(observed.observedDate) > TEV_STALE_AFTER_DAYS,
+      tevStale: observed !== null && epochDay(date) - observedDay > TEV_STALE_AFTER_DAYS,
     };
   };
 };
