@@ -27,11 +27,14 @@ export const isConnectionError = (error: SqlError): boolean => {
     .test(text);
 };
 
+// The statements run uninterruptibly: a client that disconnects must not cancel its query, since
+// the driver cancels by backend pid from another connection, and that cancel can land on the next
+// request's query once the connection is back in the pool. Interruption takes effect right after.
 export const dbBoundary = <A, E, R>(
   effect: Effect.Effect<A, E | SqlError, R>,
 ): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   Effect.catchIf(
-    effect,
+    Effect.uninterruptible(effect),
     (e): e is SqlError => (e as { _tag?: string })?._tag === "SqlError",
     (error) => isConnectionError(error) ? Effect.fail(notReady()) : Effect.die(error),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;

@@ -1,0 +1,53 @@
+// The repository boundary: statements are not cancelled by an interrupted request, and a lost
+// database is "not ready" while any other SQL failure is a defect.
+import assert from "node:assert/strict";
+import { SqlClient, SqlError } from "@effect/sql";
+import { Effect, Exit, Fiber } from "effect";
+import { dbBoundary } from "../src/db/errors.ts";
+import { makeTestDatabase } from "./db.ts";
+
+const db = await makeTestDatabase();
+const run = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+  db.run(Effect.flatMap(SqlClient.SqlClient, f));
+
+Deno.test("an interrupted request lets its statement finish instead of cancelling it", async () => {
+  await run((sql) => sql`CREATE TABLE boundary_probe (n int)`);
+  await run((sql) =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.fork(dbBoundary(
+        sql`INSERT INTO boundary_probe SELECT 1 FROM pg_sleep(0.3)`,
+      ));
+      yield* Effect.sleep("50 millis");
+      yield* Fiber.interrupt(fiber);
+    })
+  );
+  const rows = await run((sql) =>
+    sql<{ n: number }>`SELECT count(*)::int AS n FROM boundary_probe`
+  );
+  assert.equal(rows[0].n, 1);
+});
+
+Deno.test("a failing statement is a defect (500), not a client error", async () => {
+  const exit = await db.run(Effect.exit(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => dbBoundary(sql`SELECT * FROM no_such_table`)),
+  ));
+  assert.ok(Exit.isFailure(exit));
+  assert.equal(exit.cause._tag, "Die");
+});
+
+Deno.test("a connection failure is 503 NOT_READY", async () => {
+  const lost = new SqlError.SqlError({
+    message: "Failed to acquire connection",
+    cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+  });
+  const exit = await Effect.runPromiseExit(dbBoundary(Effect.fail(lost)));
+  assert.ok(Exit.isFailure(exit) && exit.cause._tag === "Fail");
+  assert.equal((exit.cause.error as { code: string }).code, "NOT_READY");
+});
+
+Deno.test({
+  name: "close the database",
+  fn: () => db.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});
