@@ -5,8 +5,7 @@ import { issueKey } from "./auth/keys.ts";
 import { AppConfig } from "./config.ts";
 import { migrate } from "./db/migrator.ts";
 import type { Permission } from "./domain/auth.ts";
-import { generateSnapshot } from "./seed/generate.ts";
-import { loadSnapshot } from "./seed/load.ts";
+import { seedDatabase } from "./seed/load.ts";
 
 export interface DemoKey {
   readonly member: string;
@@ -34,6 +33,7 @@ const demoMembers = (firstStores: ReadonlyArray<number>) =>
   ] as const;
 
 export const DEMO_KEY_LIFETIME_DAYS = 90;
+export const DEMO_STORES = 60;
 
 // Returns the demo keys when this start loaded the demo, else an empty list.
 export const bootstrap = Effect.gen(function* () {
@@ -45,7 +45,7 @@ export const bootstrap = Effect.gen(function* () {
   const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
   if (stores > 0) return [];
   yield* Effect.logInfo("empty database: loading the demo snapshot");
-  yield* loadSnapshot(generateSnapshot({ stores: 60 }), { reset: false });
+  yield* seedDatabase({ stores: DEMO_STORES });
   const first = yield* sql<{ id: number }>`SELECT id FROM stores ORDER BY id LIMIT 3`;
   const keys: Array<DemoKey> = [];
   for (const demo of demoMembers(first.map((row) => row.id))) {

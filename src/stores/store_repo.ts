@@ -35,16 +35,22 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
       Effect.withSpan("StoreRepo.dataset"),
     );
 
+    // The Store fields of the contract, shared by the store list and the catalog.
+    const storeFields = sql.literal(`
+      'id', s.id, 'name', s.name, 'store_code', s.store_code, 'source_org_id', s.source_org_id,
+      'brand_name', b.name, 'scope_id', sc.id, 'scope_kind', sc.kind, 'unit', sc.unit,
+      'timezone', sc.timezone`);
+    const storeJoins = sql.literal(`
+      FROM stores s
+      JOIN brands b ON b.id = s.brand_id
+      JOIN scopes sc ON sc.store_id = s.id`);
+
     // The {stores: [...]} body as JSON text; storeIds null: every store.
     const stores = (storeIds: ReadonlyArray<number> | null) =>
       dbBoundary(sql<{ body: string }>`
         SELECT json_build_object('stores', coalesce(json_agg(json_build_object(
-          'id', s.id, 'name', s.name, 'store_code', s.store_code, 'source_org_id', s.source_org_id,
-          'brand_name', b.name, 'scope_id', sc.id, 'scope_kind', sc.kind, 'unit', sc.unit,
-          'timezone', sc.timezone) ORDER BY s.id, sc.id), '[]'::json))::text AS body
-        FROM stores s
-        JOIN brands b ON b.id = s.brand_id
-        JOIN scopes sc ON sc.store_id = s.id
+          ${storeFields}) ORDER BY s.id, sc.id), '[]'::json))::text AS body
+        ${storeJoins}
         WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])`).pipe(
         Effect.map((rows) => rows[0].body),
         Effect.withSpan("StoreRepo.stores"),
@@ -53,9 +59,7 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
     const catalog = (storeIds: ReadonlyArray<number> | null) =>
       dbBoundary(sql<{ body: string }>`
         SELECT json_build_object('stores', coalesce(json_agg(json_build_object(
-          'id', s.id, 'name', s.name, 'store_code', s.store_code, 'source_org_id', s.source_org_id,
-          'brand_name', b.name, 'scope_id', sc.id, 'scope_kind', sc.kind, 'unit', sc.unit,
-          'timezone', sc.timezone, 'city', s.city, 'business_hours', s.business_hours,
+          ${storeFields}, 'city', s.city, 'business_hours', s.business_hours,
           'peak_hours', s.peak_hours, 'business_mode', s.business_mode,
           'settlement_mode', s.settlement_mode, 'is_key_store', s.is_key_store,
           'key_store_status', s.key_store_status, 'tags', s.tags,
@@ -65,9 +69,7 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
           'offline_count', coalesce(d.offline_count, 0),
           'unknown_count', coalesce(d.unknown_count, 0)) ORDER BY s.id, sc.id), '[]'::json))::text
           AS body
-        FROM stores s
-        JOIN brands b ON b.id = s.brand_id
-        JOIN scopes sc ON sc.store_id = s.id
+        ${storeJoins}
         LEFT JOIN stage_snapshots ss ON ss.store_id = s.id
         LEFT JOIN (
           SELECT store_id,
