@@ -4,7 +4,7 @@ import type { SqlClient } from "@effect/sql";
 import { Layer } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
-import { AuthenticationLive, AuthHttpLive } from "./auth/auth_http.ts";
+import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
 import type { AppConfig } from "./config.ts";
 import { EnergyHttpLive } from "./energy/energy_http.ts";
@@ -39,6 +39,7 @@ const ServicesLive = Layer.mergeAll(
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(GroupsLive),
   Layer.provide(AuthenticationLive),
+  Layer.provide(PendingAuthenticationLive),
   Layer.provide(ServicesLive),
 );
 

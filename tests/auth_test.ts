@@ -194,6 +194,74 @@ Deno.test("a bearer key is preferred over a cookie, and a bad bearer is not resc
   assertErrorBody(answer, 401, "INVALID_CREDENTIAL");
 });
 
+// Daily energy checks its credential in the same statement as its data: the refusals must be the
+// ones, and in the order, of every other endpoint.
+Deno.test("energy: credential, permission, store and scope refusals keep their order", async () => {
+  const stores = (await app.call("GET", "/api/v1/stores", { key: (await app.key(["read"])).key }))
+    .body.stores as { id: number; scope_id: number }[];
+  const [a, b] = stores;
+  const energy = (storeId: number, scopeId: number, start = "2026-11-01", end = "2026-11-10") =>
+    `/api/v1/stores/${storeId}/energy?scope_id=${scopeId}&start=${start}&end=${end}`;
+  const unknown = 999_999;
+
+  assertErrorBody(await app.call("GET", energy(a.id, a.scope_id)), 401, "MISSING_CREDENTIAL");
+  const revoked = await app.key(["read"]);
+  await app.db.run(revokeKey(revoked.id));
+  for (const path of [energy(a.id, a.scope_id), energy(unknown, 1), energy(a.id, b.scope_id)]) {
+    assertErrorBody(await app.call("GET", path, { key: revoked.key }), 401, "INVALID_CREDENTIAL");
+    assertErrorBody(
+      await app.call("GET", path, { key: "esk_not-a-real-key" }),
+      401,
+      "INVALID_CREDENTIAL",
+    );
+  }
+  const expired = await app.key(["read"], { seconds: -1 });
+  assertErrorBody(await app.call("GET", energy(a.id, a.scope_id), { key: expired.key }), 401);
+
+  const rawOnly = await app.key(["raw"]);
+  assertErrorBody(
+    await app.call("GET", energy(unknown, 1), { key: rawOnly.key }),
+    403,
+    "PERMISSION_MISSING",
+  );
+  const reader = await app.key(["read"]);
+  assertErrorBody(await app.call("GET", energy(unknown, 1), { key: reader.key }), 404);
+  const limited = await app.key(["read"], { stores: [a.id] });
+  assertErrorBody(
+    await app.call("GET", energy(b.id, b.scope_id), { key: limited.key }),
+    403,
+    "STORE_FORBIDDEN",
+  );
+  assertErrorBody(
+    await app.call("GET", energy(a.id, b.scope_id), { key: limited.key }),
+    400,
+    "INVALID_SCOPE",
+  );
+  assert.equal((await app.call("GET", energy(a.id, a.scope_id), { key: limited.key })).status, 200);
+
+  // A bad range is refused only once the credential and the store pass.
+  const tooLong = energy(a.id, a.scope_id, "2025-01-01", "2026-01-02");
+  assertErrorBody(await app.call("GET", tooLong, { key: revoked.key }), 401);
+  assertErrorBody(
+    await app.call("GET", energy(b.id, b.scope_id, "2026-11-10", "2026-11-01"), {
+      key: limited.key,
+    }),
+    403,
+    "STORE_FORBIDDEN",
+  );
+  assertErrorBody(await app.call("GET", tooLong, { key: reader.key }), 400, "RANGE_TOO_LONG");
+
+  // Sessions go through the same statement: live cookie reads, a dead one is 401.
+  const cookie = cookieOf((await session(reader.key)).setCookie);
+  const viaCookie = await app.call("GET", energy(a.id, a.scope_id), { headers: { cookie } });
+  assert.equal(viaCookie.status, 200);
+  assert.equal(viaCookie.body.days.length, 10);
+  await sql((s) =>
+    s`UPDATE sessions SET ended_at = now() WHERE key_id = ${reader.id} AND ended_at IS NULL`
+  );
+  assertErrorBody(await app.call("GET", energy(a.id, a.scope_id), { headers: { cookie } }), 401);
+});
+
 Deno.test({
   name: "close the test app",
   fn: () => app.close(),

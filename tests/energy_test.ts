@@ -1,7 +1,9 @@
 // Energy days, per-day versions and revision history, checked against the loaded snapshot.
 import assert from "node:assert/strict";
 import { Decimal } from "decimal.js";
+import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
+import { energyDaysSql } from "../src/energy/energy_sql.ts";
 import { addDays } from "../src/domain/range.ts";
 import { EnergyResponse, EnergyVersions, HistoryResponse } from "../src/domain/energy.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
@@ -236,6 +238,34 @@ Deno.test("history: every revision of a fact, ascending; raw permission and stor
     await app.call("GET", "/api/v1/energy/99999999/history", { key: auditor.key }),
     404,
   );
+});
+
+// The service reads through energy_days_json (a prepared plan); the benchmark's baseline runs the
+// statement itself. Both must give the same bytes for every store and for ranges with and without
+// data.
+Deno.test("energy_days_json answers exactly what the energy statement answers", async () => {
+  const ranges = [
+    [addDays(snapshot.dataset.end, -365), snapshot.dataset.end],
+    [snapshot.dataset.start, addDays(snapshot.dataset.start, 40)],
+    ["2019-01-01", "2019-01-31"],
+  ];
+  for (const energy of snapshot.energy) {
+    for (const [start, end] of ranges) {
+      const [viaStatement, viaFunction] = await app.db.run(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.all([
+            sql.unsafe<{ summary: string; days: string }>(energyDaysSql, [
+              energy.scope_id,
+              start,
+              end,
+            ]),
+            sql<{ summary: string; days: string }>`
+              SELECT summary, days FROM energy_days_json(${energy.scope_id}, ${start}::date, ${end}::date)`,
+          ])),
+      );
+      assert.deepEqual(viaFunction, viaStatement);
+    }
+  }
 });
 
 Deno.test({

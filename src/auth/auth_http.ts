@@ -2,7 +2,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
 import { Effect, Layer } from "effect";
 import { Api } from "../api/api.ts";
-import { Authentication, SESSION_COOKIE } from "../api/security.ts";
+import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/security.ts";
 import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
 
 const hostOf = (url: string) => {
@@ -28,6 +28,15 @@ export const AuthenticationLive = Layer.effect(
     const auth = yield* Auth;
     const decide = () => Effect.flatMap(requestFacts, auth.authenticate);
     return { bearer: decide, session: decide };
+  }),
+);
+
+export const PendingAuthenticationLive = Layer.effect(
+  PendingAuthentication,
+  Effect.gen(function* () {
+    const auth = yield* Auth;
+    const pending = () => Effect.flatMap(requestFacts, auth.pendingOf);
+    return { bearer: pending, session: pending };
   }),
 );
 

@@ -4,13 +4,14 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Effect, Option, Redacted } from "effect";
 import { AppConfig } from "../config.ts";
 import { dbBoundary } from "../db/errors.ts";
-import type { CallerShape, Permission } from "../domain/auth.ts";
+import type { CallerShape, PendingCallerShape, Permission } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
 import { hashKey } from "./keys.ts";
 
 export const SESSION_HOURS = 8;
 
-interface CredentialRow {
+// A credential's row as the auth queries (and energy_read) return it.
+export interface CredentialRow {
   readonly key_id: number;
   readonly member_id: number;
   readonly login_name: string;
@@ -95,14 +96,14 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           : undefined;
       });
 
-    const byKey = (key: string) =>
+    const byKeyHash = (keyHash: string) =>
       dbBoundary(sql<CredentialRow>`
         SELECT k.id::int AS key_id, m.id::int AS member_id, m.login_name, m.display_name, m.db_role,
           k.permissions, k.store_ids,
           (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS key_live,
           true AS session_live
         FROM access_keys k JOIN members m ON m.id = k.member_id
-        WHERE k.key_hash = ${hashKey(key)}`);
+        WHERE k.key_hash = ${keyHash}`);
 
     const bySession = (sessionId: string) =>
       dbBoundary(sql<CredentialRow>`
@@ -115,17 +116,17 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         JOIN members m ON m.id = k.member_id
         WHERE s.id = ${sessionId}`);
 
-    const live = (rows: ReadonlyArray<CredentialRow>) =>
-      rows.length === 1 && rows[0].key_live && rows[0].session_live ? rows[0] : undefined;
+    const live = (row: CredentialRow | undefined) =>
+      row !== undefined && row.key_live && row.session_live ? row : undefined;
 
-    // One decision per request: the bearer header when present, else the session cookie.
-    const authenticate = (facts: RequestFacts) =>
+    // The credential a request presents, read without the database: 401 when there is none, the
+    // bearer token is empty or the cookie's signature does not match.
+    const credentialOf = (facts: RequestFacts) =>
       Effect.gen(function* () {
         const token = bearerToken(facts.authorization);
         if (token !== undefined) {
-          const row = token === "" ? undefined : live(yield* byKey(token));
-          if (row === undefined) return yield* invalid;
-          return toCaller(row, false);
+          if (token === "") return yield* invalid;
+          return { kind: "key", keyHash: hashKey(token) } as const;
         }
         if (facts.cookie === undefined || facts.cookie === "") {
           return yield* unauthorized(
@@ -134,17 +135,48 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           );
         }
         const sessionId = yield* verifyCookie(facts.cookie);
-        const row = sessionId === undefined ? undefined : live(yield* bySession(sessionId));
+        if (sessionId === undefined) return yield* invalid;
+        return { kind: "session", sessionId } as const;
+      });
+
+    // The decision on a credential's row, however it was fetched: 401 unless the key (and the
+    // session) is live; a write through a session cookie needs a same-origin Origin header.
+    const accept = (pending: PendingCallerShape, fetched: CredentialRow | undefined) =>
+      Effect.gen(function* () {
+        const row = live(fetched);
         if (row === undefined) return yield* invalid;
-        const method = facts.method.toUpperCase();
-        if (method !== "GET" && method !== "HEAD" && !isSameOrigin(facts.origin, facts.host)) {
+        if (pending.credential.kind === "key") return toCaller(row, false);
+        const method = pending.method.toUpperCase();
+        if (
+          method !== "GET" && method !== "HEAD" && !isSameOrigin(pending.origin, pending.host)
+        ) {
           return yield* forbidden(
             "A write through a session cookie needs a same-origin Origin header",
             "ORIGIN_REQUIRED",
           );
         }
         return toCaller(row, true);
-      }).pipe(Effect.withSpan("Auth.authenticate"));
+      });
+
+    const pendingOf = (facts: RequestFacts) =>
+      Effect.map(credentialOf(facts), (credential): PendingCallerShape => ({
+        credential,
+        method: facts.method,
+        origin: facts.origin,
+        host: facts.host,
+      }));
+
+    // The credential's row from the database, then the decision.
+    const verify = (pending: PendingCallerShape) =>
+      Effect.gen(function* () {
+        const rows = pending.credential.kind === "key"
+          ? yield* byKeyHash(pending.credential.keyHash)
+          : yield* bySession(pending.credential.sessionId);
+        return yield* accept(pending, rows.length === 1 ? rows[0] : undefined);
+      }).pipe(Effect.withSpan("Auth.verify"));
+
+    // One decision per request: the bearer header when present, else the session cookie.
+    const authenticate = (facts: RequestFacts) => Effect.flatMap(pendingOf(facts), verify);
 
     const requireOrigin = (facts: RequestFacts) =>
       isSameOrigin(facts.origin, facts.host) ? Effect.void : Effect.fail(
@@ -154,7 +186,8 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     const createSession = (accessKey: string, facts: RequestFacts) =>
       Effect.gen(function* () {
         yield* requireOrigin(facts);
-        const row = live(yield* byKey(accessKey));
+        const rows = yield* byKeyHash(hashKey(accessKey));
+        const row = live(rows.length === 1 ? rows[0] : undefined);
         if (row === undefined) return yield* invalid;
         const id = randomBytes(24).toString("base64url");
         const [created] = yield* dbBoundary(sql<{ expires_at: string }>`
@@ -178,6 +211,13 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           UPDATE sessions SET ended_at = now() WHERE id = ${sessionId} AND ended_at IS NULL`);
       }).pipe(Effect.withSpan("Auth.endSession"));
 
-    return { authenticate, createSession, endSession } as const;
+    return {
+      authenticate,
+      pendingOf,
+      verify,
+      accept,
+      createSession,
+      endSession,
+    } as const;
   }),
 }) {}

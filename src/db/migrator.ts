@@ -4,10 +4,12 @@ import * as Migrator from "@effect/sql/Migrator";
 import { Effect } from "effect";
 import m0001 from "../../migrations/0001_schema.ts";
 import m0002 from "../../migrations/0002_metric_inputs_function.ts";
+import m0003 from "../../migrations/0003_energy_read_functions.ts";
 
 export const migrations = {
   "0001_schema": m0001,
   "0002_metric_inputs_function": m0002,
+  "0003_energy_read_functions": m0003,
 } as const;
 
 export const migrationsTable = "schema_migrations";

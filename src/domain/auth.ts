@@ -18,6 +18,26 @@ export interface CallerShape {
 
 export class Caller extends Context.Tag("Auth/Caller")<Caller, CallerShape>() {}
 
+// The credential a request presents, not yet checked against the database.
+export type Credential =
+  | { readonly kind: "key"; readonly keyHash: string }
+  | { readonly kind: "session"; readonly sessionId: string };
+
+// A request whose credential is well formed but not yet verified. It carries no permissions: a
+// handler gets a CallerShape from it only through Auth.verify or Auth.accept on the credential's
+// row (energy reads fetch that row in the same statement as their data).
+export interface PendingCallerShape {
+  readonly credential: Credential;
+  readonly method: string;
+  readonly origin: string | undefined;
+  readonly host: string | undefined;
+}
+
+export class PendingCaller extends Context.Tag("Auth/PendingCaller")<
+  PendingCaller,
+  PendingCallerShape
+>() {}
+
 export const canWrite = (caller: CallerShape) =>
   caller.permissions.has("write") && caller.dbRole === "WRITER";
 

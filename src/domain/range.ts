@@ -29,6 +29,11 @@ export const checkRange = (start: string, end: string, maxDays: number) => {
   return Effect.succeed(days);
 };
 
+export const isValidRange = (start: string, end: string, maxDays: number) => {
+  const days = dayIndex(end) - dayIndex(start) + 1;
+  return days >= 1 && days <= maxDays;
+};
+
 // A read over a store's metering scope and a date range (both ends inclusive).
 export interface RangeRequest {
   readonly storeId: number;

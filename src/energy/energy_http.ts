@@ -2,7 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
-import { Caller } from "../domain/auth.ts";
+import { Caller, PendingCaller } from "../domain/auth.ts";
 import { rangeOf } from "../domain/range.ts";
 import { EnergyService } from "./energy_service.ts";
 
@@ -16,8 +16,8 @@ export const EnergyHttpLive = HttpApiBuilder.group(
         .handle(
           "days",
           ({ path, urlParams }) =>
-            Effect.flatMap(Caller, (caller) =>
-              energy.days(caller, rangeOf(path.store_id, urlParams))),
+            Effect.flatMap(PendingCaller, (pending) =>
+              energy.daysFor(pending, rangeOf(path.store_id, urlParams))),
         )
         .handle(
           "versions",

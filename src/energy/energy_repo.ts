@@ -3,7 +3,8 @@ import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
-import { energyDaysSql } from "./energy_sql.ts";
+import type { CredentialRow } from "../auth/auth_service.ts";
+import type { Credential } from "../domain/auth.ts";
 
 // A timestamptz column as the contract's plain string (ISO 8601, UTC).
 export const utc = (column: string) =>
@@ -22,14 +23,50 @@ export interface EnergyDaysJson {
   readonly days: string;
 }
 
+// energy_read's answer: the credential's row, and the days when that credential may read them.
+export interface EnergyRead {
+  readonly credential: CredentialRow | undefined;
+  readonly data: EnergyDaysJson | undefined;
+}
+
 export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
+    // The statement of energy_sql.ts through energy_days_json (migration 0003): one round trip,
+    // planned once per connection.
     const days = (scopeId: number, start: string, end: string) =>
-      dbBoundary(sql.unsafe<EnergyDaysJson>(energyDaysSql, [scopeId, start, end])).pipe(
-        Effect.map((rows) => rows[0]),
-        Effect.withSpan("EnergyRepo.days"),
+      dbBoundary(sql<EnergyDaysJson>`
+        SELECT summary, days FROM energy_days_json(${scopeId}, ${start}::date, ${end}::date)`)
+        .pipe(
+          Effect.map((rows) => rows[0]),
+          Effect.withSpan("EnergyRepo.days"),
+        );
+
+    // The credential check and the days in one round trip (energy_read, migration 0003).
+    const read = (
+      credential: Credential,
+      storeId: number,
+      scopeId: number,
+      start: string,
+      end: string,
+    ) =>
+      dbBoundary(sql<{ credential: CredentialRow; summary: string | null; days: string | null }>`
+        SELECT credential, summary, days FROM energy_read(
+          ${credential.kind === "key" ? credential.keyHash : null}::text,
+          ${credential.kind === "session" ? credential.sessionId : null}::text,
+          ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date)`).pipe(
+        Effect.map((rows): EnergyRead => {
+          const row = rows[0];
+          if (row === undefined) return { credential: undefined, data: undefined };
+          return {
+            credential: row.credential,
+            data: row.summary === null || row.days === null
+              ? undefined
+              : { summary: row.summary, days: row.days },
+          };
+        }),
+        Effect.withSpan("EnergyRepo.read"),
       );
 
     // The store and scope a fact belongs to; empty when there is no such fact.
@@ -108,6 +145,6 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         [scopeId, date],
       )).pipe(Effect.map((rows) => rows[0]), Effect.withSpan("EnergyRepo.versions"));
 
-    return { days, factOwner, history, versions } as const;
+    return { days, read, factOwner, history, versions } as const;
   }),
 }) {}
