@@ -38,3 +38,22 @@ export const dbBoundary = <A, E, R>(
     (e): e is SqlError => (e as { _tag?: string })?._tag === "SqlError",
     (error) => isConnectionError(error) ? Effect.fail(notReady()) : Effect.die(error),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;
+
+// The SQLSTATE of a failed statement ("23505" unique_violation, ...), when the driver gives one.
+export const sqlStateOf = (error: unknown): string | undefined => {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  return typeof cause?.code === "string" ? cause.code : undefined;
+};
+
+// Turns the SQL failures with the given SQLSTATEs into a contract error; others pass through.
+export const onSqlState = <A, E, R, F>(
+  effect: Effect.Effect<A, E | SqlError, R>,
+  states: ReadonlyArray<string>,
+  toError: (state: string) => F,
+): Effect.Effect<A, E | SqlError | F, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is SqlError =>
+      (e as { _tag?: string })?._tag === "SqlError" && states.includes(sqlStateOf(e) ?? ""),
+    (error) => Effect.fail(toError(sqlStateOf(error) ?? "")),
+  ) as Effect.Effect<A, E | SqlError | F, R>;

@@ -40,3 +40,28 @@ export const Hours = Schema.Array(
 export const FreeObject = Schema.Record({ key: Schema.String, value: Schema.Unknown });
 
 export const KeyStoreStatus = Schema.Literal("MARKED", "UNCONFIRMED");
+
+// Text a person typed: well-formed Unicode without NUL (PostgreSQL text cannot hold NUL, and a
+// lone surrogate is not UTF-8), its length counted in characters (code points), as PostgreSQL's
+// length() and JSON Schema's maxLength count it, not in UTF-16 units.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const characters = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+
+export const TextOfLength = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.filter((s) => !s.includes("\u0000") && !LONE_SURROGATE.test(s), {
+      message: () => "expected text without NUL characters or unpaired surrogates",
+    }),
+    Schema.filter((s) => {
+      const n = characters(s);
+      return n >= min && n <= max;
+    }, {
+      message: () => `expected ${min} to ${max} characters`,
+      jsonSchema: { minLength: min, maxLength: max },
+    }),
+  );

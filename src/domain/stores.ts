@@ -9,6 +9,7 @@ import {
   Id,
   KeyStoreStatus,
   Nullable,
+  TextOfLength,
 } from "./common.ts";
 
 export const Dataset = Schema.Struct({
@@ -175,7 +176,15 @@ export const StoreReference = Schema.Struct({
   device_events: DeviceEvents,
 }).annotations({ identifier: "StoreReference" });
 
-const trimmed = (max: number) => Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(max));
+const trimmed = (max: number) =>
+  Schema.compose(Schema.Trim, TextOfLength(1, max)).annotations({
+    jsonSchema: {
+      type: "string",
+      minLength: 1,
+      maxLength: max,
+      description: `1 to ${max} characters after trimming surrounding whitespace`,
+    },
+  });
 
 export const ProfileUpdate = Schema.Struct({
   name: trimmed(80),

@@ -3,9 +3,10 @@ import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
-import { notFound, notImplemented } from "../domain/errors.ts";
+import { notFound } from "../domain/errors.ts";
 import { jsonResponse } from "../api/json_response.ts";
 import { requirePermission, StoreAccess } from "./access.ts";
+import { ProfileService } from "./profile_service.ts";
 import { ReferenceRepo } from "./reference_repo.ts";
 import { StoreRepo } from "./store_repo.ts";
 
@@ -17,6 +18,7 @@ export const StoresHttpLive = HttpApiBuilder.group(
       const repo = yield* StoreRepo;
       const access = yield* StoreAccess;
       const references = yield* ReferenceRepo;
+      const profiles = yield* ProfileService;
       return handlers
         .handle("dataset", () =>
           Effect.gen(function* () {
@@ -43,10 +45,12 @@ export const StoresHttpLive = HttpApiBuilder.group(
             if (body === undefined) return yield* notFound(`Store ${path.store_id} does not exist`);
             return jsonResponse(body);
           }))
-        .handle("profile", ({ path }) =>
-          Effect.gen(function* () {
-            yield* access.store(yield* Caller, path.store_id, "write");
-            return yield* notImplemented("PATCH /stores/{store_id}/profile");
-          }));
+        .handle("profile", ({ path, payload }) =>
+          Effect.flatMap(Caller, (caller) =>
+            profiles.update(caller, path.store_id, {
+              name: payload.name,
+              address: payload.address,
+              expectedVersion: payload.expected_version,
+            })));
     }),
 );
