@@ -13,6 +13,8 @@ import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
 import { StoreAccess } from "./stores/access.ts";
+import { ImportService } from "./imports/import_service.ts";
+import { ProfileService } from "./stores/profile_service.ts";
 import { ReferenceRepo } from "./stores/reference_repo.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
@@ -34,6 +36,8 @@ const ServicesLive = Layer.mergeAll(
   EnergyService.Default,
   MetricsService.Default,
   ReferenceRepo.Default,
+  ProfileService.Default,
+  ImportService.Default,
 );
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(

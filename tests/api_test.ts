@@ -127,15 +127,6 @@ Deno.test("dataset, stores and catalog match their strict schemas", async () => 
   }
 });
 
-Deno.test("endpoints not built yet answer 501 with the Error body after the access checks", async () => {
-  assertErrorBody(
-    await app.call("GET", "/api/v1/imports/template", { key: writer.key }),
-    501,
-    "NOT_IMPLEMENTED",
-  );
-  assertErrorBody(await app.call("GET", "/api/v1/imports/template", { key: reader.key }), 403);
-});
-
 Deno.test("health: live and ready", async () => {
   assert.deepEqual((await app.call("GET", "/health/live")).body, { status: "ok" });
   assert.deepEqual((await app.call("GET", "/health/ready")).body, { status: "ready" });

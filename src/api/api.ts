@@ -5,7 +5,6 @@ import {
   ConflictWire,
   ForbiddenWire,
   NotFoundWire,
-  NotImplementedWire,
   ServiceUnavailableWire,
   UnauthorizedWire,
 } from "../domain/errors.ts";
@@ -30,7 +29,6 @@ export class Api extends HttpApi.make("energy-saving-analytics")
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
   .addError(ConflictWire)
-  .addError(NotImplementedWire)
   .addError(ServiceUnavailableWire)
   .annotate(OpenApi.Title, "Energy-Saving Analytics Service")
   .annotate(OpenApi.Version, API_VERSION) {}

@@ -26,7 +26,6 @@ const statusOf: Record<string, number> = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
-  NotImplemented: 501,
   ServiceUnavailable: 503,
 };
 

@@ -1,6 +1,6 @@
 // Path, query and header schemas shared by the endpoint groups.
 import { Schema } from "effect";
-import { DateString, IdFromString } from "../domain/common.ts";
+import { DateString, IdFromString, TextOfLength } from "../domain/common.ts";
 
 export const StorePath = Schema.Struct({ store_id: IdFromString });
 
@@ -11,5 +11,5 @@ export const RangeParams = Schema.Struct({
 });
 
 export const IdempotencyHeaders = Schema.Struct({
-  "idempotency-key": Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  "idempotency-key": TextOfLength(1, 64),
 });

@@ -89,8 +89,8 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         const dot = value.lastIndexOf(".");
         if (dot <= 0) return undefined;
         const id = value.slice(0, dot);
-        const given = Buffer.from(value.slice(dot + 1));
-        const expected = Buffer.from(yield* sign(id));
+        const given = new TextEncoder().encode(value.slice(dot + 1));
+        const expected = new TextEncoder().encode(yield* sign(id));
         return given.length === expected.length && timingSafeEqual(given, expected)
           ? id
           : undefined;

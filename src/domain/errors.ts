@@ -13,8 +13,6 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
-export class NotImplemented
-  extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
 export class ServiceUnavailable
   extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
 
@@ -40,7 +38,6 @@ export const UnauthorizedWire = wire(Unauthorized, 401, "Credential invalid, exp
 export const ForbiddenWire = wire(Forbidden, 403, "Store, operation or raw permission missing");
 export const NotFoundWire = wire(NotFound, 404, "Unknown object");
 export const ConflictWire = wire(Conflict, 409, "Version, commit or idempotency conflict");
-export const NotImplementedWire = wire(NotImplemented, 501, "Not built yet");
 export const ServiceUnavailableWire = wire(
   ServiceUnavailable,
   503,
@@ -56,5 +53,3 @@ export const unauthorized = (message: string, code = "UNAUTHORIZED") =>
   new Unauthorized({ code, message });
 export const notReady = (message = "The database is not reachable") =>
   new ServiceUnavailable({ code: "NOT_READY", message });
-export const notImplemented = (what: string) =>
-  new NotImplemented({ code: "NOT_IMPLEMENTED", message: `${what} is not available yet` });

@@ -1,6 +1,14 @@
 // Import batches, rows, template and lineage schemas (contract part 2).
 import { Schema } from "effect";
-import { Count, DateString, DecimalString, FreeObject, Id, Nullable } from "./common.ts";
+import {
+  Count,
+  DateString,
+  DecimalString,
+  FreeObject,
+  Id,
+  Nullable,
+  TextOfLength,
+} from "./common.ts";
 
 export const ImportAction = Schema.Literal(
   "INSERT",
@@ -18,10 +26,10 @@ export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 10_000;
 
 export const PreviewInput = Schema.Struct({
-  filename: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  filename: TextOfLength(1, 255),
   // base64 of at most 4 MiB is at most 5,592,408 characters; the decoded size is checked again.
   content_base64: Schema.String.pipe(Schema.maxLength(Math.ceil(MAX_FILE_BYTES / 3) * 4)),
-  reason: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
+  reason: TextOfLength(1, 500),
 }).annotations({ identifier: "PreviewInput", parseOptions: { onExcessProperty: "error" } });
 
 // Exactly {}: an empty Struct would accept (and drop) any field.

@@ -2,22 +2,41 @@
 import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
-import { Caller, type Permission } from "../domain/auth.ts";
-import { notImplemented } from "../domain/errors.ts";
-import { requirePermission } from "../stores/access.ts";
+import { Caller } from "../domain/auth.ts";
+import { ImportService } from "./import_service.ts";
 
-const pending = (permission: Permission, what: string) =>
-  Effect.gen(function* () {
-    yield* requirePermission(yield* Caller, permission);
-    return yield* notImplemented(what);
-  });
-
-export const ImportsHttpLive = HttpApiBuilder.group(Api, "imports", (handlers) =>
-  Effect.succeed(
-    handlers
-      .handle("template", () => pending("write", "GET /imports/template"))
-      .handle("preview", () => pending("write", "POST /imports/preview"))
-      .handle("commit", () => pending("write", "POST /imports/{batch_id}/commit"))
-      .handle("batch", () => pending("raw", "GET /imports/{batch_id}"))
-      .handle("lineage", () => pending("raw", "GET /import-rows/{import_row_id}/lineage")),
-  ));
+export const ImportsHttpLive = HttpApiBuilder.group(
+  Api,
+  "imports",
+  (handlers) =>
+    Effect.gen(function* () {
+      const imports = yield* ImportService;
+      return handlers
+        .handle("template", () => Effect.flatMap(Caller, imports.template))
+        .handle("preview", ({ headers, payload }) =>
+          Effect.flatMap(Caller, (caller) =>
+            imports.preview(caller, headers["idempotency-key"], {
+              filename: payload.filename,
+              contentBase64: payload.content_base64,
+              reason: payload.reason,
+            })))
+        .handle(
+          "commit",
+          ({ headers, path }) =>
+            Effect.flatMap(Caller, (caller) =>
+              imports.commit(caller, headers["idempotency-key"], path.batch_id)),
+        )
+        .handle(
+          "batch",
+          ({ path }) =>
+            Effect.flatMap(Caller, (caller) =>
+              imports.batch(caller, path.batch_id)),
+        )
+        .handle(
+          "lineage",
+          ({ path }) =>
+            Effect.flatMap(Caller, (caller) =>
+              imports.lineage(caller, path.import_row_id)),
+        );
+    }),
+);

@@ -1,0 +1,191 @@
+// CSV long-table reader: UTF-8 text with columns 品牌, 门店, 日期, 日能耗 and optional 备注.
+// csv-parse's own .d.ts references types="node", which this lockfile resolves to @types/node
+// 14.18.63 (pulled in by exceljs -> fast-csv): loaded, it replaces Deno's node types for the whole
+// program and breaks `node:assert/strict` in every test that reaches this module. The two
+// declarations used here are therefore given inline; the runtime module is csv-parse's own.
+// @ts-types="data:application/typescript,export declare class CsvError extends Error { readonly code: string; readonly lines?: number } export declare function parse(input: string, options: { relax_column_count?: boolean; on_record?: (record: Array<string>, info: { lines: number }) => unknown }): unknown;"
+import { CsvError, parse } from "csv-parse/sync";
+import { Effect } from "effect";
+import type { FileRejected, ReadContext, ReadFile } from "./model.ts";
+import {
+  Collector,
+  isProblem,
+  parseEnergyText,
+  problem,
+  resolveHeaderDate,
+} from "./cell_values.ts";
+
+export const CSV_COLUMNS = ["品牌", "门店", "日期", "日能耗"] as const;
+export const CSV_NOTE_COLUMN = "备注";
+
+const LAYOUT = `the header must be ${CSV_COLUMNS.join(", ")} and optionally ${CSV_NOTE_COLUMN}`;
+const RAW_ROW_CHARS = 200;
+
+// Thrown from csv-parse's on_record to stop reading (row limit, unusable header).
+class Stop {}
+
+interface Columns {
+  readonly brand: number;
+  readonly store: number;
+  readonly date: number;
+  readonly energy: number;
+  readonly note: number | undefined;
+  readonly width: number;
+  // Columns with an empty header name: tolerated (spreadsheets add them) while their cells are blank.
+  readonly unnamed: ReadonlyArray<number>;
+}
+
+const isBlankRecord = (record: ReadonlyArray<string>) => record.every((f) => f.trim() === "");
+
+const readHeader = (
+  record: ReadonlyArray<string>,
+  line: number,
+  c: Collector,
+): Columns | undefined => {
+  const at = new Map<string, number>();
+  const unnamed: Array<number> = [];
+  let ok = true;
+  record.forEach((field, i) => {
+    const name = field.trim();
+    if (name === "") {
+      unnamed.push(i);
+    } else if (!(CSV_COLUMNS as ReadonlyArray<string>).includes(name) && name !== CSV_NOTE_COLUMN) {
+      ok = false;
+      c.add(
+        problem(`unknown column "${name}": ${LAYOUT}`, { row: line, column: name, raw: field }),
+      );
+    } else if (at.has(name)) {
+      ok = false;
+      c.add(problem(`duplicated column "${name}"`, { row: line, column: name, raw: field }));
+    } else {
+      at.set(name, i);
+    }
+  });
+  for (const name of CSV_COLUMNS) {
+    if (!at.has(name)) {
+      ok = false;
+      c.add(problem(`missing column "${name}": ${LAYOUT}`, { row: line, column: name }));
+    }
+  }
+  if (!ok) return undefined;
+  return {
+    brand: at.get("品牌")!,
+    store: at.get("门店")!,
+    date: at.get("日期")!,
+    energy: at.get("日能耗")!,
+    note: at.get(CSV_NOTE_COLUMN),
+    width: record.length,
+    unnamed,
+  };
+};
+
+const rawRow = (record: ReadonlyArray<string>) => {
+  const raw = record.join(",");
+  return raw.length > RAW_ROW_CHARS ? `${raw.slice(0, RAW_ROW_CHARS)}…` : raw;
+};
+
+const readRecord = (
+  record: ReadonlyArray<string>,
+  line: number,
+  cols: Columns,
+  context: ReadContext,
+  c: Collector,
+) => {
+  if (!c.count({ sheet: null, row: line, column: "日能耗" })) throw new Stop();
+  if (record.length !== cols.width) {
+    c.add(problem(`the row has ${record.length} fields, the header has ${cols.width}`, {
+      row: line,
+      raw: rawRow(record),
+    }));
+    return;
+  }
+  let ok = true;
+  for (const i of cols.unnamed) {
+    if (record[i].trim() !== "") {
+      ok = false;
+      c.add(problem(`a value in column ${i + 1}, which has no header name`, {
+        row: line,
+        column: `#${i + 1}`,
+        raw: record[i].trim(),
+      }));
+    }
+  }
+  const brand = record[cols.brand].trim();
+  const storeName = record[cols.store].trim();
+  const rawDate = record[cols.date].trim();
+  const rawEnergy = record[cols.energy].trim();
+  const date = resolveHeaderDate(rawDate, context.datasetEnd);
+  const value = parseEnergyText(rawEnergy);
+  const where = { row: line, date: date ?? null };
+  if (brand === "") {
+    ok = false;
+    c.add(problem("the brand is blank", { ...where, column: "品牌" }));
+  }
+  if (storeName === "") {
+    ok = false;
+    c.add(problem("the store is blank", { ...where, column: "门店" }));
+  }
+  if (date === undefined) {
+    c.add(problem(
+      rawDate === "" ? "the date is blank" : "not a date: write 2026-07-09 or 7月9日",
+      { ...where, column: "日期", raw: rawDate === "" ? null : rawDate },
+    ));
+  }
+  if (isProblem(value)) {
+    c.add(problem(value.problem, { ...where, column: "日能耗", raw: rawEnergy }));
+  }
+  const note = cols.note === undefined ? undefined : record[cols.note].trim();
+  if (!ok || date === undefined || isProblem(value)) return;
+  c.addRow({
+    brand,
+    storeName,
+    date,
+    rawDate,
+    rawEnergy: rawEnergy === "" ? null : rawEnergy,
+    value,
+    note,
+    location: { sheet: null, row: line, column: "日能耗" },
+  });
+};
+
+// `text` is decoded UTF-8 without its BOM. Records are handled as csv-parse emits them so that
+// reading stops at the row limit.
+export const readCsv = (
+  text: string,
+  context: ReadContext,
+): Effect.Effect<ReadFile, FileRejected> =>
+  Effect.suspend(() => {
+    const c = new Collector();
+    let columns: Columns | undefined;
+    // csv-parse reports the line a record ends on; a record starts after the previous one ended
+    // (empty lines are records too, as skip_empty_lines is off). CRLF is folded to LF first
+    // because csv-parse counts a CRLF inside a quoted field as two lines.
+    let lastLine = 0;
+    try {
+      parse(text.replaceAll("\r\n", "\n"), {
+        relax_column_count: true,
+        on_record: (record: Array<string>, info: { lines: number }) => {
+          const line = lastLine + 1;
+          lastLine = info.lines;
+          if (isBlankRecord(record)) return null;
+          if (columns === undefined) {
+            columns = readHeader(record, line, c);
+            if (columns === undefined) throw new Stop();
+          } else {
+            readRecord(record, line, columns, context, c);
+          }
+          return null;
+        },
+      });
+    } catch (e) {
+      if (e instanceof CsvError) {
+        c.add(problem(`malformed CSV: ${e.message}`, { row: e.lines ?? null }));
+      } else if (!(e instanceof Stop)) {
+        throw e;
+      }
+    }
+    if (columns === undefined && c.problems.length === 0) {
+      c.add(problem("not an XLSX workbook or a UTF-8 CSV file (the file is empty)"));
+    }
+    return c.finish("CSV", columns?.note === undefined ? "ABSENT_NO_COLUMN" : null);
+  });

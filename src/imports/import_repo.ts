@@ -1,0 +1,390 @@
+// ImportRepo: the import path's SQL. Every write is set-based (one statement per table, whatever the
+// number of rows); the Import and Lineage bodies are shaped as JSON by PostgreSQL.
+import { SqlClient } from "@effect/sql";
+import { Buffer } from "node:buffer";
+import { Effect } from "effect";
+import { utc } from "../energy/energy_repo.ts";
+import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
+
+// How long a previewed batch can be committed, and how long an Idempotency-Key is remembered.
+export const PREVIEW_HOURS = 24;
+export const IDEMPOTENCY_HOURS = 48;
+
+export interface ImportDataset {
+  readonly start: string;
+  readonly end: string;
+  readonly today: string;
+}
+
+export interface BatchHead {
+  readonly id: number;
+  readonly batch_no: string;
+  readonly batch_kind: string;
+  readonly status: "PREVIEWED" | "COMMITTED";
+  readonly expired: boolean;
+  readonly change_reason: string | null;
+  readonly store_ids: ReadonlyArray<number>;
+}
+
+export interface IdempotencyRecord {
+  readonly request_hash: string;
+  readonly batch_id: number | null;
+}
+
+export interface SavedPreview {
+  readonly batchId: number;
+}
+
+// The Import body (contract part 2) of one batch; rows in row_number order.
+const importJson = `
+  SELECT json_build_object(
+    'id', b.id, 'batch_no', b.batch_no, 'filename', b.filename,
+    'status', CASE WHEN b.status = 'PREVIEWED' AND b.expires_at < now() THEN 'EXPIRED'
+                   ELSE b.status END,
+    'total_rows', (SELECT count(*) FROM import_rows r WHERE r.batch_id = b.id),
+    'insert_rows', coalesce(c.counts->>'INSERT', '0')::int,
+    'update_rows', coalesce(c.counts->>'UPDATE', '0')::int,
+    'relink_rows', coalesce(c.counts->>'RELINK', '0')::int,
+    'unchanged_rows', coalesce(c.counts->>'UNCHANGED', '0')::int,
+    'missing_rows', coalesce(c.counts->>'SKIP_MISSING', '0')::int,
+    'kept_cleaned_rows', coalesce(c.counts->>'KEEP_CLEANED', '0')::int,
+    'uploaded_at', ${utc("b.uploaded_at")},
+    'committed_at', ${utc("b.committed_at")},
+    'change_reason', b.change_reason,
+    'rows', coalesce((
+      SELECT json_agg(json_build_object(
+        'id', r.id, 'row_number', r.row_number, 'resolved_store_id', r.resolved_store_id,
+        'business_date', r.business_date::text, 'raw_energy', r.raw_energy,
+        'proposed_energy_kwh', round(r.proposed_kwh, 4)::text,
+        'before_energy_kwh', round(r.before_kwh, 4)::text,
+        'action', r.action, 'source_kind', r.source_kind, 'quality_status', r.quality_status,
+        'quality_note', r.quality_note, 'lineage_status', r.lineage_status,
+        'note_field', r.note_field) ORDER BY r.row_number)
+      FROM import_rows r WHERE r.batch_id = b.id), '[]'::json),
+    'action_counts', c.counts
+  )::text AS body
+  FROM import_batches b
+  CROSS JOIN LATERAL (
+    SELECT coalesce(jsonb_object_agg(a.action, a.n), '{}'::jsonb) AS counts
+    FROM (
+      SELECT x.action, count(r.id)::int AS n
+      FROM unnest(ARRAY['INSERT', 'UPDATE', 'UNCHANGED', 'VOID', 'RESTORE', 'RELINK',
+                        'SKIP_MISSING', 'KEEP_CLEANED']) AS x(action)
+      LEFT JOIN import_rows r ON r.batch_id = b.id AND r.action = x.action
+      GROUP BY x.action
+    ) a
+  ) c
+  WHERE b.id = $1`;
+
+const lineageJson = `
+  SELECT json_build_object(
+    'id', r.id, 'resolved_store_id', r.resolved_store_id, 'batch_id', r.batch_id,
+    'raw_brand', r.raw_brand, 'raw_store_name', r.raw_store_name, 'raw_date', r.raw_date,
+    'raw_energy', r.raw_energy, 'action', r.action, 'source_kind', r.source_kind,
+    'quality_status', r.quality_status, 'quality_note', r.quality_note,
+    'source_reference', r.source_reference,
+    'sources', coalesce((
+      SELECT json_agg(json_build_object(
+        'id', s.id, 'source_kind', s.source_kind, 'source_table', s.source_table,
+        'file_sha256', s.file_sha256, 'explanation', s.explanation, 'record', s.record)
+        ORDER BY s.id)
+      FROM import_row_sources l JOIN source_records s ON s.id = l.source_record_id
+      WHERE l.import_row_id = r.id), '[]'::json)
+  )::text AS body, r.resolved_store_id AS store_id
+  FROM import_rows r WHERE r.id = $1`;
+
+export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+
+    // The dataset's dates and today's date in its time zone.
+    const dataset = sql<ImportDataset>`
+      SELECT start_date::text AS start, end_date::text AS end,
+        (now() AT TIME ZONE timezone)::date::text AS today
+      FROM dataset`.pipe(Effect.withSpan("ImportRepo.dataset"));
+
+    // Current stores with their brand and metering scope (null: every store).
+    const catalog = (storeIds: ReadonlyArray<number> | null) =>
+      sql<CatalogStore>`
+        SELECT s.id AS "storeId", sc.id AS "scopeId", b.name AS "brandName", s.name AS "storeName"
+        FROM stores s
+        JOIN brands b ON b.id = s.brand_id
+        JOIN scopes sc ON sc.store_id = s.id
+        WHERE ${storeIds === null ? sql`true` : sql`s.id = ANY(${storeIds}::int[])`}
+        ORDER BY b.name, s.name`.pipe(Effect.withSpan("ImportRepo.catalog"));
+
+    // The current facts of the given store-days, in one statement.
+    const currentDays = (keys: ReadonlyArray<{ scopeId: number; date: string }>) =>
+      sql<CurrentDay & { scopeId: number; date: string }>`
+        SELECT e.scope_id AS "scopeId", e.business_date::text AS date, e.id AS "energyId",
+          e.legacy_kwh::text AS "legacyKwh", e.cleaned_kwh::text AS "cleanedKwh",
+          e.is_void AS "isVoid", e.revision_no AS "revisionNo",
+          e.quality_status AS "qualityStatus", e.quality_note AS "qualityNote"
+        FROM unnest(${keys.map((k) => k.scopeId)}::int[], ${
+        keys.map((k) => k.date)
+      }::date[]) AS k(scope_id, day)
+        JOIN energy_days e ON e.scope_id = k.scope_id AND e.business_date = k.day`.pipe(
+        Effect.withSpan("ImportRepo.currentDays"),
+      );
+
+    // --- Idempotency: one record per (member, key), claimed inside the transaction of the work.
+
+    const idempotencyRecord = (memberId: number, key: string) =>
+      sql<IdempotencyRecord>`
+        SELECT request_hash, (response->>'batch_id')::int AS batch_id
+        FROM idempotency_records
+        WHERE member_id = ${memberId} AND idem_key = ${key} AND expires_at > now()`.pipe(
+        Effect.map((rows) => rows[0] as IdempotencyRecord | undefined),
+      );
+
+    // Claims the key for this request. Returns the earlier record when the key is taken (a
+    // concurrent claim waits here until the first transaction ends).
+    const claim = (memberId: number, key: string, operation: string, requestHash: string) =>
+      Effect.gen(function* () {
+        yield* sql`
+          DELETE FROM idempotency_records
+          WHERE member_id = ${memberId} AND idem_key = ${key} AND expires_at <= now()`;
+        const inserted = yield* sql`
+          INSERT INTO idempotency_records
+            (member_id, idem_key, operation, request_hash, expires_at)
+          VALUES (${memberId}, ${key}, ${operation}, ${requestHash},
+            now() + make_interval(hours => ${IDEMPOTENCY_HOURS}))
+          ON CONFLICT (member_id, idem_key) DO NOTHING
+          RETURNING 1`;
+        if (inserted.length === 1) return undefined;
+        return yield* idempotencyRecord(memberId, key);
+      });
+
+    const completeClaim = (memberId: number, key: string, batchId: number) =>
+      sql`
+        UPDATE idempotency_records
+        SET status_code = 200, response = jsonb_build_object('batch_id', ${batchId}::int)
+        WHERE member_id = ${memberId} AND idem_key = ${key}`;
+
+    // --- Preview: the sealed source, the batch and its rows.
+
+    const savePreview = (input: {
+      readonly memberId: number;
+      readonly filename: string;
+      readonly reason: string;
+      readonly bytes: Uint8Array;
+      readonly sha256: string;
+      readonly format: "XLSX" | "CSV";
+      readonly rows: ReadonlyArray<PlannedRow>;
+    }) =>
+      Effect.gen(function* () {
+        const [file] = yield* sql<{ id: number }>`
+          INSERT INTO source_files (sha256, filename, source_kind, content, byte_size)
+          VALUES (${input.sha256}, ${input.filename}, 'MANUAL_UPLOAD', ${Buffer.from(input.bytes)},
+            ${input.bytes.byteLength})
+          RETURNING id`;
+        const [batch] = yield* sql<{ id: number; batch_no: string }>`
+          WITH next AS (SELECT nextval(pg_get_serial_sequence('import_batches', 'id'))::int AS id)
+          INSERT INTO import_batches
+            (id, batch_no, batch_kind, filename, status, source_file_id, member_id,
+             change_reason, expires_at)
+          OVERRIDING SYSTEM VALUE
+          SELECT next.id,
+            'UP-' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD') || '-' || lpad(next.id::text, 6, '0'),
+            'UPLOAD', ${input.filename}, 'PREVIEWED', ${file.id}, ${input.memberId},
+            ${input.reason}, now() + make_interval(hours => ${PREVIEW_HOURS})
+          FROM next
+          RETURNING id, batch_no`;
+        const table = input.format === "XLSX" ? "xlsx_wide_table" : "csv_long_table";
+        const rows = input.rows.map((p) => ({
+          n: p.row.rowNumber,
+          store: p.row.storeId,
+          scope: p.row.scopeId,
+          date: p.row.date,
+          brand: p.row.brand,
+          name: p.row.storeName,
+          raw_date: p.row.rawDate,
+          raw: p.row.rawEnergy,
+          kwh: p.proposedKwh,
+          void: p.proposedVoid,
+          before: p.beforeKwh,
+          before_void: p.beforeIsVoid,
+          before_rev: p.beforeRevisionNo,
+          action: p.action,
+          qs: p.qualityStatus,
+          qn: p.qualityNote,
+          nf: p.noteField,
+          sheet: p.row.location.sheet,
+          row: p.row.location.row,
+          col: p.row.location.column,
+          note: p.row.note ?? null,
+        }));
+        // Source records, import rows and their links in one statement: each record carries its
+        // row number, which joins it to the import row it explains.
+        yield* sql`
+          WITH input AS (
+            SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(
+              n int, store int, scope int, date date, brand text, name text, raw_date text,
+              raw text, kwh numeric, void boolean, before numeric, before_void boolean,
+              before_rev int, action text, qs text, qn text, nf text, sheet text, "row" int,
+              col text, note text)
+          ), records AS (
+            INSERT INTO source_records
+              (source_file_id, source_kind, source_table, file_sha256, explanation, record)
+            SELECT ${file.id}, 'MANUAL_UPLOAD', ${table}, ${input.sha256},
+              CASE WHEN i.sheet IS NULL THEN 'CSV row ' || i."row" || ', column ' || i.col
+                   ELSE 'Worksheet ' || i.sheet || ', row ' || i."row" || ', column ' || i.col END,
+              jsonb_strip_nulls(jsonb_build_object(
+                'row_number', i.n, 'sheet', i.sheet, 'row', i."row", 'column', i.col,
+                'brand', i.brand, 'store_name', i.name, 'date', i.raw_date, 'energy', i.raw,
+                'note', i.note))
+            FROM input i
+            RETURNING id, (record->>'row_number')::int AS n
+          ), import AS (
+            INSERT INTO import_rows
+              (batch_id, row_number, resolved_store_id, scope_id, business_date, raw_brand,
+               raw_store_name, raw_date, raw_energy, proposed_kwh, proposed_void, before_kwh,
+               before_is_void, before_revision_no, action, source_kind, quality_status,
+               quality_note, note_field, lineage_status, source_reference)
+            SELECT ${batch.id}, i.n, i.store, i.scope, i.date, i.brand, i.name, i.raw_date, i.raw,
+              i.kwh, i.void, i.before, i.before_void, i.before_rev, i.action, 'MANUAL_UPLOAD',
+              i.qs, i.qn, i.nf, 'SEALED_SOURCE',
+              jsonb_build_object('batch_no', ${batch.batch_no}::text, 'source_table', ${table}::text,
+                                 'row_number', i.n)
+            FROM input i
+            RETURNING id, row_number AS n
+          )
+          INSERT INTO import_row_sources (import_row_id, source_record_id)
+          SELECT import.id, records.id FROM import JOIN records USING (n)`;
+        return { batchId: batch.id } satisfies SavedPreview;
+      }).pipe(Effect.withSpan("ImportRepo.savePreview"));
+
+    // --- Commit.
+
+    const lockBatch = (batchId: number) =>
+      sql<BatchHead>`
+        SELECT b.id, b.batch_no, b.batch_kind, b.status, b.expires_at < now() AS expired,
+          b.change_reason,
+          coalesce((SELECT array_agg(DISTINCT r.resolved_store_id) FROM import_rows r
+                    WHERE r.batch_id = b.id), '{}') AS store_ids
+        FROM import_batches b WHERE b.id = ${batchId}
+        FOR UPDATE OF b`.pipe(Effect.map((rows) => rows[0] as BatchHead | undefined));
+
+    // Locks the existing days the batch plans against (in id order, so that concurrent commits
+    // never deadlock), then counts the rows whose day is no longer the one of the preview.
+    const staleRows = (batchId: number) =>
+      Effect.gen(function* () {
+        yield* sql`
+          SELECT e.id FROM energy_days e
+          JOIN import_rows r ON r.scope_id = e.scope_id AND r.business_date = e.business_date
+          WHERE r.batch_id = ${batchId} AND r.action <> 'SKIP_MISSING'
+          ORDER BY e.id
+          FOR UPDATE OF e`;
+        const [row] = yield* sql<{ stale: number; first: string | null }>`
+          SELECT count(*)::int AS stale,
+            min(r.business_date::text || ' of store ' || r.resolved_store_id) AS first
+          FROM import_rows r
+          LEFT JOIN energy_days e ON e.scope_id = r.scope_id AND e.business_date = r.business_date
+          WHERE r.batch_id = ${batchId} AND r.action <> 'SKIP_MISSING'
+            AND e.revision_no IS DISTINCT FROM r.before_revision_no`;
+        return row;
+      });
+
+    // Applies the batch's changing rows: new days, changed days, one revision each. Returns the
+    // number of new days that could not be inserted because the day appeared since the preview.
+    const applyRows = (batchId: number, memberId: number, reason: string) =>
+      Effect.gen(function* () {
+        const [inserted] = yield* sql<{ planned: number; inserted: number }>`
+          WITH planned AS (
+            SELECT r.* FROM import_rows r
+            WHERE r.batch_id = ${batchId} AND r.action IN ('INSERT', 'VOID')
+              AND r.before_revision_no IS NULL
+          ), added AS (
+            INSERT INTO energy_days
+              (store_id, scope_id, business_date, cleaned_kwh, cleaned_source_kind, is_void,
+               quality_status, quality_note, revision_no, import_row_id, source_reference)
+            SELECT p.resolved_store_id, p.scope_id, p.business_date, p.proposed_kwh,
+              CASE WHEN p.proposed_kwh IS NOT NULL THEN 'MANUAL_UPLOAD' END, p.proposed_void,
+              p.quality_status, p.quality_note, 1, p.id, p.source_reference
+            FROM planned p
+            ORDER BY p.scope_id, p.business_date
+            ON CONFLICT (scope_id, business_date) DO NOTHING
+            RETURNING 1
+          )
+          SELECT (SELECT count(*) FROM planned)::int AS planned,
+            (SELECT count(*) FROM added)::int AS inserted`;
+        if (inserted.planned !== inserted.inserted) {
+          return inserted.planned - inserted.inserted;
+        }
+        yield* sql`
+          UPDATE energy_days e SET
+            cleaned_kwh = CASE WHEN r.proposed_void THEN e.cleaned_kwh ELSE r.proposed_kwh END,
+            cleaned_source_kind = CASE WHEN r.proposed_void THEN e.cleaned_source_kind
+                                       ELSE 'MANUAL_UPLOAD' END,
+            is_void = r.proposed_void,
+            provisional = CASE WHEN r.proposed_void THEN e.provisional ELSE 0 END,
+            provisional_at = CASE WHEN r.proposed_void THEN e.provisional_at END,
+            quality_status = r.quality_status,
+            quality_note = r.quality_note,
+            revision_no = e.revision_no + 1,
+            import_row_id = r.id,
+            source_reference = r.source_reference
+          FROM import_rows r
+          WHERE r.batch_id = ${batchId}
+            AND r.action IN ('INSERT', 'UPDATE', 'RELINK', 'RESTORE', 'VOID')
+            AND r.before_revision_no IS NOT NULL
+            AND e.scope_id = r.scope_id AND e.business_date = r.business_date`;
+        yield* sql`
+          INSERT INTO energy_revisions
+            (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void,
+             after_is_void, change_reason, import_row_id, source_kind, source_label,
+             quality_status, quality_note, member_id)
+          SELECT e.id, e.revision_no, r.action, r.before_kwh,
+            CASE WHEN r.proposed_void THEN NULL ELSE r.proposed_kwh END, r.before_is_void,
+            r.proposed_void, ${reason}, r.id, 'MANUAL_UPLOAD', 'Manual upload',
+            r.quality_status, r.quality_note, ${memberId}
+          FROM import_rows r
+          JOIN energy_days e ON e.import_row_id = r.id
+          WHERE r.batch_id = ${batchId}
+            AND r.action IN ('INSERT', 'UPDATE', 'RELINK', 'RESTORE', 'VOID')`;
+        yield* sql`
+          UPDATE import_batches SET status = 'COMMITTED', committed_at = now(),
+            committed_by = ${memberId}
+          WHERE id = ${batchId}`;
+        return 0;
+      }).pipe(Effect.withSpan("ImportRepo.applyRows"));
+
+    // --- Reads.
+
+    const importBody = (batchId: number) =>
+      sql.unsafe<{ body: string }>(importJson, [batchId]).pipe(
+        Effect.map((rows) => rows[0]?.body),
+        Effect.withSpan("ImportRepo.importBody"),
+      );
+
+    const batchStores = (batchId: number) =>
+      sql<{ store_ids: ReadonlyArray<number> }>`
+        SELECT coalesce(array_agg(DISTINCT r.resolved_store_id), '{}') AS store_ids
+        FROM import_batches b LEFT JOIN import_rows r ON r.batch_id = b.id
+        WHERE b.id = ${batchId}
+        GROUP BY b.id`.pipe(Effect.map((rows) => rows[0]?.store_ids));
+
+    const lineageBody = (importRowId: number) =>
+      sql.unsafe<{ body: string; store_id: number }>(lineageJson, [importRowId]).pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.withSpan("ImportRepo.lineage"),
+      );
+
+    return {
+      sql,
+      dataset,
+      catalog,
+      currentDays,
+      idempotencyRecord,
+      claim,
+      completeClaim,
+      savePreview,
+      lockBatch,
+      staleRows,
+      applyRows,
+      importBody,
+      batchStores,
+      lineageBody,
+    } as const;
+  }),
+}) {}

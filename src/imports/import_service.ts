@@ -1,0 +1,287 @@
+// ImportPipeline: template, preview (read -> resolve -> plan -> store), commit, batch and lineage.
+import { SqlClient } from "@effect/sql";
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
+import { Effect } from "effect";
+import { jsonResponse } from "../api/json_response.ts";
+import { dbBoundary, onSqlState } from "../db/errors.ts";
+import { type CallerShape } from "../domain/auth.ts";
+import { badRequest, conflict, forbidden, notFound, notReady } from "../domain/errors.ts";
+import { MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
+import { addDays } from "../domain/range.ts";
+import { inScope, requirePermission } from "../stores/access.ts";
+import { ImportRepo, PREVIEW_HOURS } from "./import_repo.ts";
+import type { CurrentDay, FileProblem } from "./model.ts";
+import { planImport } from "./planner.ts";
+import { formatProblems, readImportFile } from "./readers.ts";
+import { resolveRows } from "./resolver.ts";
+import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
+
+// The template has at most 31 day columns, fewer when stores x days would exceed the row limit.
+export const TEMPLATE_MAX_DAYS = 31;
+
+const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
+
+// Strict base64 (line breaks and spaces, as some encoders wrap, are ignored).
+// (A flat character class: nested groups overflow the regex stack on a 5 MB string.)
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const decodeBase64 = (text: string) => {
+  const compact = text.replace(/[\r\n\t ]/g, "");
+  if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
+    return Effect.fail(badRequest("content_base64 is not valid base64", "INVALID_BASE64"));
+  }
+  const bytes = new Uint8Array(Buffer.from(compact, "base64"));
+  if (bytes.byteLength > MAX_FILE_BYTES) {
+    return Effect.fail(
+      badRequest(
+        `The file has ${bytes.byteLength} bytes; at most ${MAX_FILE_BYTES} (4 MiB) are accepted`,
+        "FILE_TOO_LARGE",
+      ),
+    );
+  }
+  return Effect.succeed(bytes);
+};
+
+const rejectFile = (problems: ReadonlyArray<FileProblem>) =>
+  badRequest(formatProblems(problems), "INVALID_FILE");
+
+const outsideStores = (caller: CallerShape, storeIds: Iterable<number>) =>
+  [...new Set(storeIds)].filter((id) => !inScope(caller, id)).sort((a, b) => a - b);
+
+const storeForbidden = (stores: ReadonlyArray<number>) =>
+  forbidden(
+    `Store${stores.length === 1 ? "" : "s"} ${stores.slice(0, 20).join(", ")}${
+      stores.length > 20 ? ", ..." : ""
+    } ${stores.length === 1 ? "is" : "are"} outside this key's stores`,
+    "STORE_FORBIDDEN",
+  );
+
+const keyReused = conflict(
+  "This Idempotency-Key was used for a different request; use a new key for a new operation",
+  "IDEMPOTENCY_KEY_REUSED",
+);
+
+export interface PreviewRequest {
+  readonly filename: string;
+  readonly contentBase64: string;
+  readonly reason: string;
+}
+
+export class ImportService extends Effect.Service<ImportService>()("Imports/ImportService", {
+  effect: Effect.gen(function* () {
+    const repo = yield* ImportRepo;
+    const sql = yield* SqlClient.SqlClient;
+
+    const dataset = Effect.flatMap(
+      dbBoundary(repo.dataset),
+      (rows) =>
+        rows.length === 1
+          ? Effect.succeed(rows[0])
+          : Effect.fail(notReady("No snapshot is loaded")),
+    );
+
+    const body = (batchId: number) =>
+      Effect.flatMap(
+        dbBoundary(repo.importBody(batchId)),
+        (text) =>
+          text === undefined
+            ? Effect.fail(notFound(`Import batch ${batchId} does not exist`))
+            : Effect.succeed(jsonResponse(text)),
+      );
+
+    const template = (caller: CallerShape) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "write");
+        const { end } = yield* dataset;
+        const stores = yield* dbBoundary(repo.catalog(caller.storeIds));
+        const dayCount = Math.max(
+          1,
+          Math.min(TEMPLATE_MAX_DAYS, Math.floor(MAX_IMPORT_ROWS / Math.max(1, stores.length))),
+        );
+        const days = Array.from(
+          { length: dayCount },
+          (_, i) => addDays(end, i - dayCount + 1),
+        );
+        const brands = new Map<string, string[]>();
+        for (const s of stores) {
+          const list = brands.get(s.brandName) ?? [];
+          list.push(s.storeName);
+          brands.set(s.brandName, list);
+        }
+        // Sheet names are made over every brand, as the resolver reads them back.
+        const everyBrand = caller.storeIds === null
+          ? [...brands.keys()]
+          : [...new Set((yield* dbBoundary(repo.catalog(null))).map((s) => s.brandName))];
+        const built = yield* Effect.promise(() =>
+          buildTemplate({
+            brands: [...brands].map(([name, names]) => ({ name, stores: names })),
+            days,
+            namingBrands: everyBrand,
+          })
+        );
+        return {
+          filename: `energy-import-template-${days[0]}-${days[days.length - 1]}.xlsx`,
+          content_base64: Buffer.from(built.bytes).toString("base64"),
+          sheets: built.sheets.map((s) => ({ name: s.name, stores: s.stores })),
+          columns: TEMPLATE_COLUMNS,
+          limits: templateLimits(),
+        };
+      }).pipe(Effect.withSpan("ImportService.template"));
+
+    const preview = (caller: CallerShape, key: string, request: PreviewRequest) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "write");
+        const bytes = yield* decodeBase64(request.contentBase64);
+        const fileSha = sha256(bytes);
+        const requestHash = sha256(
+          JSON.stringify(["preview", request.filename, request.reason, fileSha]),
+        );
+        // A retry is answered before any work; the claim below settles races.
+        const earlier = yield* dbBoundary(repo.idempotencyRecord(caller.memberId, key));
+        if (earlier !== undefined) {
+          if (earlier.request_hash !== requestHash) return yield* keyReused;
+          if (earlier.batch_id !== null) return yield* body(earlier.batch_id);
+        }
+
+        const facts = yield* dataset;
+        const file = yield* Effect.mapError(
+          readImportFile(request.filename, bytes, { datasetEnd: facts.end }),
+          (rejected) => rejectFile(rejected.problems),
+        );
+        const resolved = resolveRows(file.rows, {
+          stores: yield* dbBoundary(repo.catalog(null)),
+          datasetStart: facts.start,
+          datasetEnd: facts.end,
+          today: facts.today,
+        });
+        if (resolved.problems.length > 0) return yield* rejectFile(resolved.problems);
+        const outside = outsideStores(caller, resolved.rows.map((r) => r.storeId));
+        if (outside.length > 0) return yield* storeForbidden(outside);
+
+        const current = yield* dbBoundary(
+          repo.currentDays(resolved.rows.map((r) => ({ scopeId: r.scopeId, date: r.date }))),
+        );
+        const days = new Map<string, CurrentDay>();
+        for (const day of current) days.set(`${day.scopeId}|${day.date}`, day);
+        const planned = planImport(
+          file.noteField,
+          resolved.rows,
+          (scopeId, date) => days.get(`${scopeId}|${date}`),
+        );
+
+        const batchId = yield* dbBoundary(sql.withTransaction(Effect.gen(function* () {
+          const taken = yield* repo.claim(caller.memberId, key, "PREVIEW", requestHash);
+          if (taken !== undefined) {
+            if (taken.request_hash !== requestHash || taken.batch_id === null) {
+              return yield* keyReused;
+            }
+            return taken.batch_id;
+          }
+          const saved = yield* repo.savePreview({
+            memberId: caller.memberId,
+            filename: request.filename,
+            reason: request.reason,
+            bytes,
+            sha256: fileSha,
+            format: file.format,
+            rows: planned,
+          });
+          yield* repo.completeClaim(caller.memberId, key, saved.batchId);
+          return saved.batchId;
+        })));
+        return yield* body(batchId);
+      }).pipe(Effect.withSpan("ImportService.preview"));
+
+    // One transaction: claim the key, lock the batch, check it, lock and check its days, apply.
+    const commitTransaction = (caller: CallerShape, key: string, batchId: number) =>
+      Effect.gen(function* () {
+        const requestHash = sha256(JSON.stringify(["commit", batchId]));
+        const taken = yield* repo.claim(caller.memberId, key, "COMMIT", requestHash);
+        if (taken !== undefined) {
+          if (taken.request_hash !== requestHash || taken.batch_id === null) {
+            return yield* keyReused;
+          }
+          return taken.batch_id;
+        }
+        const head = yield* repo.lockBatch(batchId);
+        if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        const outside = outsideStores(caller, head.store_ids);
+        if (outside.length > 0) return yield* storeForbidden(outside);
+        if (head.batch_kind !== "UPLOAD") {
+          return yield* conflict(
+            `Batch ${head.batch_no} is a sealed platform batch and cannot be committed`,
+            "NOT_COMMITTABLE",
+          );
+        }
+        if (head.status === "COMMITTED") {
+          return yield* conflict(
+            `Batch ${head.batch_no} is already committed`,
+            "ALREADY_COMMITTED",
+          );
+        }
+        if (head.expired) {
+          return yield* conflict(
+            `Batch ${head.batch_no} expired ${PREVIEW_HOURS} hours after its preview; ` +
+              "preview the file again",
+            "BATCH_EXPIRED",
+          );
+        }
+        const stale = yield* repo.staleRows(batchId);
+        if (stale.stale > 0) {
+          return yield* conflict(
+            `${stale.stale} day(s) changed since the preview (first: ${stale.first}); ` +
+              "preview the file again",
+            "STALE_PREVIEW",
+          );
+        }
+        const appeared = yield* repo.applyRows(batchId, caller.memberId, head.change_reason ?? "");
+        if (appeared > 0) {
+          return yield* conflict(
+            `${appeared} day(s) were created since the preview; preview the file again`,
+            "STALE_PREVIEW",
+          );
+        }
+        yield* repo.completeClaim(caller.memberId, key, batchId);
+        return batchId;
+      });
+
+    const commit = (caller: CallerShape, key: string, batchId: number) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "write");
+        const committed = yield* dbBoundary(
+          onSqlState(
+            sql.withTransaction(commitTransaction(caller, key, batchId)),
+            ["23505", "40001", "40P01"],
+            () =>
+              conflict(
+                "A concurrent change touched the same days; preview the file again",
+                "STALE_PREVIEW",
+              ),
+          ),
+        );
+        return yield* body(committed);
+      }).pipe(Effect.withSpan("ImportService.commit"));
+
+    const batch = (caller: CallerShape, batchId: number) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "raw");
+        const stores = yield* dbBoundary(repo.batchStores(batchId));
+        if (stores === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        const outside = outsideStores(caller, stores);
+        if (outside.length > 0) return yield* storeForbidden(outside);
+        return yield* body(batchId);
+      }).pipe(Effect.withSpan("ImportService.batch"));
+
+    const lineage = (caller: CallerShape, importRowId: number) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "raw");
+        const found = yield* dbBoundary(repo.lineageBody(importRowId));
+        if (found === undefined) return yield* notFound(`Import row ${importRowId} does not exist`);
+        if (!inScope(caller, found.store_id)) return yield* storeForbidden([found.store_id]);
+        return jsonResponse(found.body);
+      }).pipe(Effect.withSpan("ImportService.lineage"));
+
+    return { template, preview, commit, batch, lineage } as const;
+  }),
+  dependencies: [ImportRepo.Default],
+}) {}

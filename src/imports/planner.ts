@@ -1,0 +1,103 @@
+// Pure import planner: (resolved file rows, current days) -> one action per row (rules.md §8).
+import { Decimal } from "decimal.js";
+import { ImportAction } from "../domain/imports.ts";
+import type { CellValue, CurrentDay, NoteField, PlannedRow, ResolvedRow } from "./model.ts";
+
+export const SOURCE_KIND_UPLOAD = "MANUAL_UPLOAD";
+// The quality status of a value written by an upload.
+export const UPLOAD_QUALITY_STATUS = "REVIEWED";
+// The quality status shown for a day that has no row yet.
+export const NO_ROW_QUALITY_STATUS = "UNREVIEWED";
+
+// The actions whose rows the commit applies (a new revision each); the others have no effect.
+export const CHANGING_ACTIONS: ReadonlySet<ImportAction> = new Set<ImportAction>([
+  "INSERT",
+  "UPDATE",
+  "RELINK",
+  "RESTORE",
+  "VOID",
+]);
+
+// rules.md §2: only a non-empty value counts; "" from a driver or a legacy export is no value.
+const valueOf = (kwh: string | null): string | null =>
+  kwh === null || kwh.trim() === "" ? null : kwh;
+
+const sameKwh = (a: string, b: string): boolean => new Decimal(a).eq(new Decimal(b));
+
+// The decision table of rules.md §8; the void flag is checked before any value.
+export const decideAction = (
+  value: CellValue,
+  current: CurrentDay | undefined,
+): ImportAction => {
+  switch (value.kind) {
+    case "BLANK":
+      return "SKIP_MISSING";
+    case "VOID":
+      // Our reading (the table is silent): voiding a day that is already void changes nothing.
+      return current?.isVoid === true ? "UNCHANGED" : "VOID";
+    case "NUMBER": {
+      if (current === undefined) return "INSERT";
+      if (current.isVoid) return "RESTORE";
+      const cleaned = valueOf(current.cleanedKwh);
+      if (cleaned !== null) return sameKwh(value.kwh, cleaned) ? "UNCHANGED" : "KEEP_CLEANED";
+      const legacy = valueOf(current.legacyKwh);
+      if (legacy !== null) return sameKwh(value.kwh, legacy) ? "RELINK" : "UPDATE";
+      return "INSERT";
+    }
+  }
+};
+
+// The note the day has after a changing row: the file's note when the file has a note column
+// ("" clears it), else the stored note is kept (spec PreviewInput).
+const noteAfterChange = (
+  noteField: NoteField | null,
+  row: ResolvedRow,
+  current: CurrentDay | undefined,
+): string | null => {
+  if (noteField === null && row.note !== undefined) return row.note.trim() === "" ? null : row.note;
+  return current?.qualityNote ?? null;
+};
+
+const planRow = (
+  noteField: NoteField | null,
+  row: ResolvedRow,
+  current: CurrentDay | undefined,
+): PlannedRow => {
+  const action = decideAction(row.value, current);
+  const changes = CHANGING_ACTIONS.has(action);
+  return {
+    row,
+    action,
+    beforeKwh: current === undefined || current.isVoid
+      ? null
+      : valueOf(current.cleanedKwh) ?? valueOf(current.legacyKwh),
+    beforeIsVoid: current === undefined ? null : current.isVoid,
+    beforeRevisionNo: current?.revisionNo ?? null,
+    energyId: current?.energyId ?? null,
+    proposedKwh: row.value.kind === "NUMBER" ? row.value.kwh : null,
+    proposedVoid: row.value.kind === "VOID",
+    qualityStatus: changes
+      ? UPLOAD_QUALITY_STATUS
+      : current?.qualityStatus ?? NO_ROW_QUALITY_STATUS,
+    qualityNote: changes ? noteAfterChange(noteField, row, current) : current?.qualityNote ?? null,
+    noteField,
+  };
+};
+
+// Plans every row against the current day of its (scope, date), preserving the file's order.
+export const planImport = (
+  noteField: NoteField | null,
+  rows: ReadonlyArray<ResolvedRow>,
+  current: (scopeId: number, date: string) => CurrentDay | undefined,
+): ReadonlyArray<PlannedRow> =>
+  rows.map((row) => planRow(noteField, row, current(row.scopeId, row.date)));
+
+// Every action is present, 0 when no row has it.
+export const countActions = (rows: ReadonlyArray<PlannedRow>): Record<ImportAction, number> => {
+  const counts = Object.fromEntries(ImportAction.literals.map((a) => [a, 0])) as Record<
+    ImportAction,
+    number
+  >;
+  for (const planned of rows) counts[planned.action] += 1;
+  return counts;
+};

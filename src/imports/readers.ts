@@ -1,0 +1,93 @@
+// Import file readers: bytes -> ReadFile (XLSX wide table or CSV long table) or FileRejected.
+import { Effect } from "effect";
+import type { FileProblem, FileRejected, ReadContext, ReadFile } from "./model.ts";
+import { reject } from "./cell_values.ts";
+import { readCsv } from "./csv_reader.ts";
+import { readXlsx } from "./xlsx_reader.ts";
+
+export {
+  energyFromXlsxNumber,
+  parseEnergyText,
+  resolveHeaderDate,
+  utcDateText,
+} from "./cell_values.ts";
+export { CSV_COLUMNS, CSV_NOTE_COLUMN } from "./csv_reader.ts";
+export { STORE_NAME_HEADER } from "./xlsx_reader.ts";
+
+const NOT_A_FILE = "not an XLSX workbook or a UTF-8 CSV file";
+const MAX_LISTED_PROBLEMS = 1000;
+const MAX_RAW_CHARS = 100;
+
+const startsWith = (bytes: Uint8Array, signature: ReadonlyArray<number>) =>
+  bytes.length >= signature.length && signature.every((b, i) => bytes[i] === b);
+
+const ZIP = [0x50, 0x4b, 0x03, 0x04];
+// The OLE2 container of a pre-2007 .xls workbook.
+const OLE2 = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+const UTF16_LE = [0xff, 0xfe];
+const UTF16_BE = [0xfe, 0xff];
+
+// Decodes UTF-8 text; the decoder drops one leading BOM (ignoreBOM: false).
+const decodeText = (bytes: Uint8Array): string | { problem: string } => {
+  if (startsWith(bytes, OLE2)) {
+    return { problem: `${NOT_A_FILE} (an old .xls workbook: save it as .xlsx)` };
+  }
+  if (startsWith(bytes, UTF16_LE) || startsWith(bytes, UTF16_BE)) {
+    return { problem: `${NOT_A_FILE} (UTF-16 text: save the CSV as UTF-8)` };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return {
+      problem: `${NOT_A_FILE} (the text is not UTF-8: in Excel save as "CSV UTF-8", ` +
+        `not as a CSV in the local encoding such as GBK)`,
+    };
+  }
+  if (text.includes("\u0000")) return { problem: `${NOT_A_FILE} (binary content)` };
+  if (text.trim() === "") return { problem: `${NOT_A_FILE} (the file is empty)` };
+  return text;
+};
+
+// Format by content, not by filename: a ZIP is read as XLSX, anything else must be UTF-8 CSV.
+// Every problem the file has is collected before it is rejected.
+export const readImportFile = (
+  filename: string,
+  bytes: Uint8Array,
+  context: ReadContext,
+): Effect.Effect<ReadFile, FileRejected> =>
+  Effect.suspend(() => {
+    if (startsWith(bytes, ZIP)) return readXlsx(bytes, context);
+    const text = decodeText(bytes);
+    return typeof text === "string" ? readCsv(text, context) : reject(text.problem);
+  }).pipe(
+    Effect.withSpan("Imports.readImportFile", {
+      attributes: { filename, bytes: bytes.length },
+    }),
+  );
+
+const quote = (raw: string) =>
+  JSON.stringify(raw.length > MAX_RAW_CHARS ? `${raw.slice(0, MAX_RAW_CHARS)}…` : raw);
+
+const locate = (p: FileProblem): string => {
+  const parts = [
+    p.sheet === null ? null : `sheet ${quote(p.sheet)}`,
+    p.row === null ? null : `row ${p.row}`,
+    p.column === null ? null : `column ${p.column}`,
+    p.date === null ? null : `date ${p.date}`,
+    p.raw === null ? null : `value ${quote(p.raw)}`,
+  ].filter((s) => s !== null);
+  return parts.length === 0 ? "file" : parts.join(", ");
+};
+
+// One message for a rejected file, one line per problem (the first 1000).
+export const formatProblems = (problems: ReadonlyArray<FileProblem>): string => {
+  const n = problems.length;
+  const lines = problems.slice(0, MAX_LISTED_PROBLEMS).map((p) => `- ${locate(p)}: ${p.message}`);
+  if (n > MAX_LISTED_PROBLEMS) {
+    lines.push(`- … and ${n - MAX_LISTED_PROBLEMS} more problems`);
+  }
+  return [`The file was rejected with ${n} ${n === 1 ? "problem" : "problems"}:`, ...lines].join(
+    "\n",
+  );
+};

@@ -1,0 +1,222 @@
+// The resolver: file rows -> store-days of current stores, with the file errors of rules.md §8
+// (unknown brand or store, a date outside the dataset or in the future, a duplicate store-day).
+import type { CatalogStore, FileProblem, FileRow, ResolveContext, ResolvedRow } from "./model.ts";
+import { sheetLookup } from "./sheet_names.ts";
+
+// Where the XLSX wide table keeps store names, and the CSV headers (service-spec PreviewInput).
+const XLSX_STORE_COLUMN = "A";
+const CSV_BRAND_COLUMN = "品牌";
+const CSV_STORE_COLUMN = "门店";
+const CSV_DATE_COLUMN = "日期";
+
+// At most this many row ranges are spelled out in one message.
+const MAX_LISTED_RANGES = 10;
+
+export interface Resolution {
+  // Rows matched to a store, dated within the dataset, and not repeating an earlier store-day.
+  // Only meaningful when `problems` is empty: any problem rejects the whole file.
+  readonly rows: ReadonlyArray<ResolvedRow>;
+  // In file order (by the first value each problem concerns).
+  readonly problems: ReadonlyArray<FileProblem>;
+}
+
+type Kind = "BRAND" | "STORE" | "AMBIGUOUS" | "BEFORE_START" | "FUTURE" | "DUPLICATE";
+const KIND_ORDER: Record<Kind, number> = {
+  BRAND: 0,
+  STORE: 1,
+  AMBIGUOUS: 2,
+  BEFORE_START: 3,
+  FUTURE: 4,
+  DUPLICATE: 5,
+};
+
+interface Group {
+  readonly kind: Kind;
+  readonly first: FileRow;
+  readonly fileRows: Set<number>;
+  readonly build: (first: FileRow, rows: string) => FileProblem;
+}
+
+const quote = (text: string) => JSON.stringify(text);
+
+// "row 4", "rows 2-41, 45", "rows 2, 4, 6, … (120 rows)".
+export const rowsText = (rows: Iterable<number>): string => {
+  const sorted = [...new Set(rows)].sort((a, b) => a - b);
+  if (sorted.length === 1) return `row ${sorted[0]}`;
+  const ranges: Array<string> = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    ranges.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return ranges.length <= MAX_LISTED_RANGES
+    ? `rows ${ranges.join(", ")}`
+    : `rows ${ranges.slice(0, MAX_LISTED_RANGES).join(", ")}, … (${sorted.length} rows)`;
+};
+
+// Where a row sits, for messages: worksheet + rows, or CSV rows.
+const where = (row: FileRow, rows: string): string =>
+  row.location.sheet === null ? rows : `worksheet ${quote(row.location.sheet)} ${rows}`;
+
+const cellText = (row: FileRow): string =>
+  row.location.sheet === null
+    ? `row ${row.location.row}`
+    : `worksheet ${
+      quote(row.location.sheet)
+    } row ${row.location.row} column ${row.location.column}`;
+
+// One date of a worksheet column or of a CSV file, with the rows that carry it.
+const dateProblem = (why: string) => (first: FileRow, rows: string): FileProblem => {
+  const { sheet, row, column } = first.location;
+  return {
+    sheet,
+    row,
+    column: sheet === null ? CSV_DATE_COLUMN : column,
+    date: first.date,
+    raw: first.rawDate,
+    message: `Date ${first.date} (written ${quote(first.rawDate)}) ${why}: ${
+      sheet === null ? "" : `worksheet ${quote(sheet)} column ${column}, `
+    }${rows}`,
+  };
+};
+
+const storeKey = (brand: string, storeName: string) => `${brand}\u0000${storeName}`;
+
+/**
+ * Matches file rows to current stores (rules.md §8: brand + store name, trimmed, exact).
+ *
+ * - Brand: an XLSX row's worksheet name goes through `brandForSheet` over the catalog's brand
+ *   names (the exact brand name, else the template's sheet name of a brand); a CSV row's 品牌 cell
+ *   must equal a brand name exactly. One problem per unknown worksheet or CSV brand.
+ * - Store: the brand's store with exactly that name. One problem per unknown (or, after profile
+ *   renames, ambiguous) store name of a worksheet or CSV brand, naming its rows.
+ * - Date: before `datasetStart` is outside the dataset, after `today` is in the future (dates
+ *   after `datasetEnd` up to `today` are new data and accepted). One problem per worksheet column
+ *   or CSV date, naming its rows. Checked for every row, blank cells included.
+ * - A store-day reached twice (two rows of one sheet or CSV, or two worksheet names leading to one
+ *   brand) is one problem per repetition, naming both places.
+ */
+export const resolveRows = (
+  rows: ReadonlyArray<FileRow>,
+  context: ResolveContext,
+): Resolution => {
+  const brandNames = [...new Set(context.stores.map((s) => s.brandName))];
+  const csvBrands = new Set(brandNames);
+  const brandOfSheet = sheetLookup(brandNames);
+  const stores = new Map<string, Array<CatalogStore>>();
+  for (const store of context.stores) {
+    const key = storeKey(store.brandName, store.storeName);
+    const same = stores.get(key);
+    if (same === undefined) stores.set(key, [store]);
+    else same.push(store);
+  }
+
+  const groups = new Map<string, Group>();
+  const note = (
+    kind: Kind,
+    key: string,
+    row: FileRow,
+    build: (first: FileRow, rows: string) => FileProblem,
+  ) => {
+    const id = `${kind}\u0000${key}`;
+    const group = groups.get(id);
+    if (group === undefined) {
+      groups.set(id, { kind, first: row, fileRows: new Set([row.location.row]), build });
+    } else group.fileRows.add(row.location.row);
+  };
+
+  const resolved: Array<ResolvedRow> = [];
+  const seen = new Map<string, FileRow>();
+  for (const row of rows) {
+    const xlsx = row.location.sheet !== null;
+    const sheetKey = row.location.sheet ?? "";
+    let ok = true;
+
+    const dateKey = `${sheetKey}\u0000${row.location.column}\u0000${row.date}`;
+    if (row.date < context.datasetStart) {
+      ok = false;
+      note(
+        "BEFORE_START",
+        dateKey,
+        row,
+        dateProblem(`is outside the dataset, which starts on ${context.datasetStart}`),
+      );
+    } else if (row.date > context.today) {
+      ok = false;
+      note("FUTURE", dateKey, row, dateProblem(`is in the future (today is ${context.today})`));
+    }
+
+    const brand = xlsx ? brandOfSheet(row.brand) : csvBrands.has(row.brand) ? row.brand : undefined;
+    if (brand === undefined) {
+      note("BRAND", `${xlsx}\u0000${row.brand}`, row, (first, rows) =>
+        xlsx
+          ? {
+            sheet: first.location.sheet,
+            row: null,
+            column: null,
+            date: null,
+            raw: first.brand,
+            message: `Worksheet ${
+              quote(first.brand)
+            } matches no brand: name each worksheet after its brand, as in the template`,
+          }
+          : {
+            sheet: null,
+            row: first.location.row,
+            column: CSV_BRAND_COLUMN,
+            date: null,
+            raw: first.brand,
+            message: `Unknown brand ${quote(first.brand)}: ${rows}`,
+          });
+      continue;
+    }
+
+    const matches = stores.get(storeKey(brand, row.storeName)) ?? [];
+    if (matches.length !== 1) {
+      const kind = matches.length === 0 ? "STORE" : "AMBIGUOUS";
+      note(kind, `${sheetKey}\u0000${brand}\u0000${row.storeName}`, row, (first, rows) => ({
+        sheet: first.location.sheet,
+        row: first.location.row,
+        column: xlsx ? XLSX_STORE_COLUMN : CSV_STORE_COLUMN,
+        date: null,
+        raw: first.storeName,
+        message: matches.length === 0
+          ? `Unknown store ${quote(first.storeName)} of brand ${quote(brand)}: ${
+            where(first, rows)
+          }`
+          : `Store name ${quote(first.storeName)} matches ${matches.length} stores of brand ${
+            quote(brand)
+          } (rename them apart first): ${where(first, rows)}`,
+      }));
+      continue;
+    }
+    if (!ok) continue;
+
+    const store = matches[0];
+    const dayKey = `${store.storeId}\u0000${row.date}`;
+    const earlier = seen.get(dayKey);
+    if (earlier !== undefined) {
+      note("DUPLICATE", `${row.rowNumber}`, row, (first) => ({
+        sheet: first.location.sheet,
+        row: first.location.row,
+        column: first.location.column,
+        date: first.date,
+        raw: first.rawEnergy,
+        message: `Store ${quote(first.storeName)} of brand ${
+          quote(brand)
+        } has two values for ${first.date}: ${cellText(earlier)} and ${cellText(first)}`,
+      }));
+      continue;
+    }
+    seen.set(dayKey, row);
+    resolved.push({ ...row, storeId: store.storeId, scopeId: store.scopeId });
+  }
+
+  const problems = [...groups.values()]
+    .sort((a, b) =>
+      a.first.rowNumber - b.first.rowNumber || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]
+    )
+    .map((g) => g.build(g.first, rowsText(g.fileRows)));
+  return { rows: resolved, problems };
+};

@@ -1,0 +1,343 @@
+// XLSX wide-table reader: one worksheet per brand, A1 门店名称, B1.. day headers, one row per store.
+import ExcelJS from "exceljs";
+import { inflateRawSync } from "node:zlib";
+import { Duration, Effect } from "effect";
+import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
+import {
+  BLANK,
+  Collector,
+  energyFromXlsxNumber,
+  isProblem,
+  parseEnergyText,
+  problem,
+  reject,
+  resolveHeaderDate,
+  utcDateText,
+} from "./cell_values.ts";
+
+export const STORE_NAME_HEADER = "门店名称";
+
+// A workbook of 10,000 values is a few MB of XML; more than this is refused before exceljs
+// inflates it (a 4 MiB upload can otherwise expand to gigabytes).
+const MAX_UNCOMPRESSED_BYTES = 48 * 1024 * 1024;
+// exceljs works on promises and streams; a workbook it cannot finish is refused, not awaited.
+const LOAD_TIMEOUT = Duration.seconds(20);
+
+const NOT_READABLE = "not a readable XLSX workbook";
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300);
+
+// Checks the ZIP's central directory and the real inflated size of every entry, so JSZip (inside
+// exceljs) never inflates more than MAX_UNCOMPRESSED_BYTES. Returns a problem message or undefined.
+const zipProblem = (bytes: Uint8Array): string | undefined => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let eocd = -1;
+  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
+    if (view.getUint32(i, true) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) return `${NOT_READABLE}: the ZIP directory is missing (the file is damaged)`;
+  const entries = view.getUint16(eocd + 10, true);
+  let at = view.getUint32(eocd + 16, true);
+  if (entries === 0xffff || at === 0xffffffff) return `${NOT_READABLE}: ZIP64 is not supported`;
+  let total = 0;
+  for (let n = 0; n < entries; n++) {
+    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) {
+      return `${NOT_READABLE}: the ZIP directory is damaged`;
+    }
+    const method = view.getUint16(at + 10, true);
+    const compressed = view.getUint32(at + 20, true);
+    const size = view.getUint32(at + 24, true);
+    const local = view.getUint32(at + 42, true);
+    at += 46 + view.getUint16(at + 28, true) + view.getUint16(at + 30, true) +
+      view.getUint16(at + 32, true);
+    total += size;
+    if (total > MAX_UNCOMPRESSED_BYTES) return `${NOT_READABLE}: it is too large once unpacked`;
+    if (local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) {
+      return `${NOT_READABLE}: the ZIP entries are damaged`;
+    }
+    const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
+    if (start + compressed > bytes.length) return `${NOT_READABLE}: the file is truncated`;
+    if (method === 8) {
+      try {
+        // Throws when the entry inflates to more than it declares.
+        inflateRawSync(bytes.subarray(start, start + compressed), { maxOutputLength: size || 1 });
+      } catch {
+        return `${NOT_READABLE}: a ZIP entry is damaged or larger than it declares`;
+      }
+    } else if (method !== 0 || compressed !== size) {
+      return `${NOT_READABLE}: unsupported ZIP compression`;
+    }
+  }
+  return undefined;
+};
+
+// One cell as the readers see it. `text` is trimmed and non-empty.
+type Cell =
+  | { readonly kind: "blank" }
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "number"; readonly n: number }
+  | { readonly kind: "date"; readonly ymd: string }
+  | { readonly kind: "bad"; readonly raw: string | null; readonly message: string };
+
+const BLANK_CELL: Cell = { kind: "blank" };
+
+const textCell = (s: string): Cell => {
+  const text = s.trim();
+  return text === "" ? BLANK_CELL : { kind: "text", text };
+};
+
+const rawOf = (cell: Cell): string | null =>
+  cell.kind === "text"
+    ? cell.text
+    : cell.kind === "number"
+    ? String(cell.n)
+    : cell.kind === "date"
+    ? cell.ymd
+    : cell.kind === "bad"
+    ? cell.raw
+    : null;
+
+// exceljs cell values: null, number, string, boolean, Date, {formula|sharedFormula, result},
+// {richText}, {text, hyperlink}, {error}. A formula counts as its cached result.
+const classifyValue = (v: unknown, depth = 0): Cell => {
+  if (v === null || v === undefined) return BLANK_CELL;
+  if (typeof v === "number") {
+    return Number.isFinite(v) ? { kind: "number", n: v } : {
+      kind: "bad",
+      raw: String(v),
+      message: "not a finite number",
+    };
+  }
+  if (typeof v === "string") return textCell(v);
+  if (typeof v === "boolean") {
+    return { kind: "bad", raw: v ? "TRUE" : "FALSE", message: "a TRUE/FALSE value is not allowed" };
+  }
+  if (v instanceof Date) {
+    return Number.isNaN(v.getTime())
+      ? { kind: "bad", raw: null, message: "an invalid date" }
+      : { kind: "date", ymd: utcDateText(v) };
+  }
+  if (typeof v !== "object" || depth > 3) {
+    return { kind: "bad", raw: null, message: "unsupported cell content" };
+  }
+  const o = v as Record<string, unknown>;
+  if ("error" in o) {
+    return { kind: "bad", raw: String(o.error), message: "the cell holds an error value" };
+  }
+  if ("formula" in o || "sharedFormula" in o) {
+    if (o.result === undefined || o.result === null) {
+      return {
+        kind: "bad",
+        raw: `=${String(o.formula ?? o.sharedFormula)}`,
+        message: "a formula without a saved result: open the file in Excel and save it again",
+      };
+    }
+    return classifyValue(o.result, depth + 1);
+  }
+  if (Array.isArray(o.richText)) {
+    return textCell(o.richText.map((r) => String((r as { text?: unknown })?.text ?? "")).join(""));
+  }
+  if ("text" in o) return classifyValue(o.text, depth + 1);
+  return { kind: "bad", raw: null, message: "unsupported cell content" };
+};
+
+const classifyCell = (cell: ExcelJS.Cell): Cell => {
+  if (cell.type === ExcelJS.ValueType.Merge && cell.master !== cell) {
+    const master = classifyValue(cell.master.value);
+    return master.kind === "blank" ? BLANK_CELL : {
+      kind: "bad",
+      raw: rawOf(master),
+      message: `part of the merged cell ${cell.master.address}: give each cell its own value`,
+    };
+  }
+  return classifyValue(cell.value);
+};
+
+const columnLetter = (col: number): string => {
+  let s = "";
+  for (let n = col; n > 0; n = Math.floor((n - 1) / 26)) {
+    s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
+  }
+  return s;
+};
+
+interface DayColumn {
+  readonly col: number;
+  readonly letter: string;
+  readonly date: string;
+  readonly rawDate: string;
+}
+
+const HEADER_NOT_A_DATE = "the column header is not a date: write 2026-07-09 or 7月9日 " +
+  "(an XLSX wide table has only 门店名称 and day columns, no note column)";
+
+// Reads one worksheet into the collector; false when the sheet holds no cell at all.
+const readSheet = (ws: ExcelJS.Worksheet, datasetEnd: string, c: Collector): boolean => {
+  const sheet = ws.name;
+  const rows: Array<{ readonly rn: number; readonly cells: Map<number, Cell> }> = [];
+  ws.eachRow((row, rn) => {
+    const cells = new Map<number, Cell>();
+    row.eachCell((cell, col) => {
+      const k = classifyCell(cell);
+      if (k.kind !== "blank") cells.set(col, k);
+    });
+    if (cells.size > 0) rows.push({ rn, cells });
+  });
+  if (rows.length === 0) return false;
+
+  const header = rows[0].rn === 1 ? rows[0].cells : new Map<number, Cell>();
+  const a1 = header.get(1);
+  if (a1?.kind !== "text" || a1.text !== STORE_NAME_HEADER) {
+    c.add(problem(`cell A1 must be "${STORE_NAME_HEADER}"`, {
+      sheet,
+      row: 1,
+      column: "A",
+      raw: a1 === undefined ? null : rawOf(a1),
+    }));
+    return true;
+  }
+
+  const days: Array<DayColumn> = [];
+  // Columns with a header that is not a usable date: already reported, their cells are not.
+  const refused = new Set<number>();
+  const byDate = new Map<string, string>();
+  for (const [col, k] of header) {
+    if (col === 1) continue;
+    const letter = columnLetter(col);
+    const date = k.kind === "date"
+      ? k.ymd
+      : k.kind === "text"
+      ? resolveHeaderDate(k.text, datasetEnd)
+      : undefined;
+    const at = { sheet, row: 1, column: letter, raw: rawOf(k), date: date ?? null };
+    if (date === undefined) {
+      refused.add(col);
+      c.add(problem(k.kind === "bad" ? k.message : HEADER_NOT_A_DATE, at));
+    } else if (byDate.has(date)) {
+      refused.add(col);
+      c.add(problem(`a second column for ${date}: column ${byDate.get(date)} is the first`, at));
+    } else {
+      byDate.set(date, letter);
+      days.push({ col, letter, date, rawDate: k.kind === "date" ? k.ymd : rawOf(k)! });
+    }
+  }
+  if (days.length === 0 && refused.size === 0) {
+    c.add(problem("row 1 has no date columns", { sheet, row: 1 }));
+    return true;
+  }
+  const dayColumns = new Set(days.map((d) => d.col));
+
+  const stores = new Map<string, number>();
+  for (const { rn, cells } of rows) {
+    if (rn === 1) continue;
+    const a = cells.get(1);
+    if (a === undefined || a.kind === "bad" || a.kind === "date") {
+      c.add(problem(
+        a === undefined
+          ? "the store name is blank but the row has values"
+          : a.kind === "bad"
+          ? a.message
+          : "a store name must be text, not a date",
+        { sheet, row: rn, column: "A", raw: a === undefined ? null : rawOf(a) },
+      ));
+      continue;
+    }
+    const storeName = rawOf(a)!;
+    const first = stores.get(storeName);
+    if (first !== undefined) {
+      c.add(problem(`store "${storeName}" is already in row ${first}`, {
+        sheet,
+        row: rn,
+        column: "A",
+        raw: storeName,
+      }));
+      continue;
+    }
+    stores.set(storeName, rn);
+    for (const [col, k] of cells) {
+      if (col !== 1 && !dayColumns.has(col) && !refused.has(col)) {
+        c.add(problem("a value in a column without a date header", {
+          sheet,
+          row: rn,
+          column: columnLetter(col),
+          raw: rawOf(k),
+        }));
+      }
+    }
+    for (const day of days) {
+      const location = { sheet, row: rn, column: day.letter };
+      if (!c.count(location)) return true;
+      const k = cells.get(day.col) ?? BLANK_CELL;
+      const raw = rawOf(k);
+      const value = k.kind === "blank"
+        ? BLANK
+        : k.kind === "number"
+        ? energyFromXlsxNumber(k.n)
+        : k.kind === "text"
+        ? parseEnergyText(k.text)
+        : { problem: k.kind === "date" ? "a date is not an energy value" : k.message };
+      if (isProblem(value)) {
+        c.add(problem(value.problem, { ...location, date: day.date, raw }));
+        continue;
+      }
+      c.addRow({
+        brand: sheet,
+        storeName,
+        date: day.date,
+        rawDate: day.rawDate,
+        rawEnergy: raw,
+        value,
+        note: undefined,
+        location,
+      });
+    }
+  }
+  return true;
+};
+
+export const readXlsx = (
+  bytes: Uint8Array,
+  context: ReadContext,
+): Effect.Effect<ReadFile, FileRejected> =>
+  Effect.gen(function* () {
+    const damaged = zipProblem(bytes);
+    if (damaged !== undefined) return yield* reject(damaged);
+    const workbook = yield* Effect.tryPromise({
+      // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
+      try: () => new ExcelJS.Workbook().xlsx.load(bytes as unknown as ExcelJS.Buffer),
+      catch: (e) => new FileRejected({ problems: [problem(`${NOT_READABLE}: ${message(e)}`)] }),
+    }).pipe(
+      Effect.timeoutFail({
+        duration: LOAD_TIMEOUT,
+        onTimeout: () =>
+          new FileRejected({ problems: [problem(`${NOT_READABLE}: reading it did not finish`)] }),
+      }),
+    );
+    const c = new Collector();
+    let used = false;
+    let sheets: Array<ExcelJS.Worksheet> = [];
+    try {
+      sheets = workbook.worksheets;
+    } catch (e) {
+      c.add(problem(`${NOT_READABLE}: ${message(e)}`));
+    }
+    for (const ws of sheets) {
+      if (c.stopped) break;
+      let sheet: string | null = null;
+      try {
+        sheet = ws.name;
+        if (readSheet(ws, context.datasetEnd, c)) used = true;
+      } catch (e) {
+        // exceljs builds its objects lazily; an odd workbook can throw while it is walked.
+        c.add(problem(`the worksheet could not be read: ${message(e)}`, { sheet }));
+        used = true;
+      }
+    }
+    if (!used && c.problems.length === 0) {
+      c.add(problem("the workbook has no worksheet with data"));
+    }
+    return yield* c.finish("XLSX", "ABSENT_WIDE_TABLE");
+  });
