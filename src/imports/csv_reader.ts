@@ -1,9 +1,6 @@
 // CSV long-table reader: UTF-8 text with columns 品牌, 门店, 日期, 日能耗 and optional 备注.
-// csv-parse's own .d.ts references types="node", which this lockfile resolves to @types/node
-// 14.18.63 (pulled in by exceljs -> fast-csv): loaded, it replaces Deno's node types for the whole
-// program and breaks `node:assert/strict` in every test that reaches this module. The two
-// declarations used here are therefore given inline; the runtime module is csv-parse's own.
-// @ts-types="data:application/typescript,export declare class CsvError extends Error { readonly code: string; readonly lines?: number } export declare function parse(input: string, options: { relax_column_count?: boolean; on_record?: (record: Array<string>, info: { lines: number }) => unknown }): unknown;"
+// Types from csv_parse_sync.d.ts (why: see there); the runtime module is csv-parse's own.
+// @ts-types="./csv_parse_sync.d.ts"
 import { CsvError, parse } from "csv-parse/sync";
 import { Effect } from "effect";
 import type { FileRejected, ReadContext, ReadFile } from "./model.ts";
