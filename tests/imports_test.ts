@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { SqlClient } from "@effect/sql";
 import ExcelJS from "exceljs";
-import { Effect } from "effect";
+import { Effect, FastCheck as fc } from "effect";
 import { addDays } from "../src/domain/range.ts";
 import { EnergyResponse, EnergyVersions } from "../src/domain/energy.ts";
 import { Import, Lineage, Template } from "../src/domain/imports.ts";
@@ -578,6 +578,65 @@ Deno.test("permissions: write for template, preview and commit; raw for batch an
     await app.call("GET", `/api/v1/imports/${batch.id}`, { key: limited.key }),
     403,
     "STORE_FORBIDDEN",
+  );
+});
+
+Deno.test("lineage of the snapshot's platform rows leads to their sealed legacy records", async () => {
+  const store = stores[stores.length - 1];
+  const row = (await energyOf(store, addDays(end, -365), addDays(end, -1)))
+    .find((day) => day.source_kind === "LEGACY_DIRECT") as Day & { import_row_id: number };
+  const lineage = await app.call("GET", `/api/v1/import-rows/${row.import_row_id}/lineage`, {
+    key: reader.key,
+  });
+  assert.equal(lineage.status, 200);
+  const l = assertSchema(Lineage, lineage.body);
+  assert.equal(l.resolved_store_id, store.id);
+  assert.equal(l.source_kind, "LEGACY_DIRECT");
+  assert.equal(l.raw_energy !== null && Number(l.raw_energy) === Number(row.energy_kwh), true);
+  assert.equal(l.sources.length, 1);
+  assert.match(l.sources[0].file_sha256, /^[0-9a-f]{64}$/);
+});
+
+// Random damage to valid files: the answer is 200 or a 400 with the Error body, never a 500, and a
+// refused file stores nothing.
+Deno.test("randomly damaged files never give a 500 and a refused file stores nothing", async () => {
+  const store = stores[0];
+  const lines = [["品牌", "门店", "日期", "日能耗", "备注"]];
+  for (let i = 1; i <= 5; i++) {
+    lines.push([store.brand_name, store.name, addDays(end, -i), `${i}.5`, "ok"]);
+  }
+  const csv = new TextEncoder().encode(csvFile(lines));
+  const workbook = new ExcelJS.Workbook();
+  const sheet = workbook.addWorksheet(store.brand_name);
+  sheet.addRow(["门店名称", addDays(end, -2), addDays(end, -1)]);
+  sheet.addRow([store.name, 1.25, "VOID"]);
+  const xlsx = new Uint8Array(await workbook.xlsx.writeBuffer());
+  const damage = fc.tuple(
+    fc.constantFrom(csv, xlsx),
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom("set", "cut")), {
+      minLength: 1,
+      maxLength: 6,
+    }),
+  ).map(([file, edits]) => {
+    let bytes = file.slice();
+    for (const [at, value, kind] of edits) {
+      const i = at % Math.max(1, bytes.length);
+      if (kind === "set") bytes[i] = value;
+      else bytes = bytes.slice(0, i);
+    }
+    return bytes;
+  });
+  await fc.assert(
+    fc.asyncProperty(damage, async (bytes) => {
+      const before = await counts();
+      const answer = await preview(bytes, { filename: "damaged.bin" });
+      assert.ok(answer.status === 200 || answer.status === 400, `status ${answer.status}`);
+      if (answer.status === 400) {
+        assertErrorBody(answer, 400);
+        assert.deepEqual(await counts(), before);
+      }
+    }),
+    { numRuns: 40 },
   );
 });
 
