@@ -181,6 +181,9 @@ Deno.test("every action of rules.md §8 is previewed, then committed as revision
   assert.equal(batch.rows[1].before_energy_kwh, legacyValue);
   assert.equal(batch.rows[1].proposed_energy_kwh, "123.4567");
   assert.ok(batch.rows.every((r) => r.note_field === "ABSENT_NO_COLUMN"));
+  // The preview's answer is exactly what the stored batch reads back as.
+  const stored = await app.call("GET", `/api/v1/imports/${batch.id}`, { key: writer.key });
+  assert.deepEqual(stored.body, answer.body);
   // Preview stores the source and the draft, and changes no effective energy.
   const afterPreview = await counts();
   assert.equal(afterPreview.files, before.files + 1);
@@ -243,6 +246,12 @@ Deno.test("every action of rules.md §8 is previewed, then committed as revision
   assert.equal(l.raw_energy, "123.4567");
   assert.equal(l.raw_store_name, d.legacy.store.name);
   assert.equal(l.sources.length, 1);
+  // The row names its cell: the UPDATE is the second data line of the CSV (line 3).
+  assert.deepEqual(
+    [l.source_reference?.row, l.source_reference?.column, l.source_reference?.sheet],
+    [3, "日能耗", undefined],
+  );
+  assert.equal(l.sources[0].record.format, "CSV");
   assert.equal(
     l.sources[0].file_sha256,
     createHash("sha256").update(new TextEncoder().encode(file)).digest("hex"),
@@ -319,6 +328,8 @@ Deno.test("the template is a workbook per visible brand that previews back as XL
   const previewed = await preview(bytes, { filename: "template.xlsx" });
   assert.equal(previewed.status, 200, JSON.stringify(previewed.body));
   const batch = assertSchema(Import, previewed.body);
+  const readBack = await app.call("GET", `/api/v1/imports/${batch.id}`, { key: writer.key });
+  assert.deepEqual(readBack.body, previewed.body);
   const acting = batch.rows.filter((r) => r.action !== "SKIP_MISSING");
   assert.equal(acting.length, 1);
   assert.equal(acting[0].proposed_energy_kwh, "12.2500");

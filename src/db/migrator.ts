@@ -5,11 +5,13 @@ import { Effect } from "effect";
 import m0001 from "../../migrations/0001_schema.ts";
 import m0002 from "../../migrations/0002_metric_inputs_function.ts";
 import m0003 from "../../migrations/0003_energy_read_functions.ts";
+import m0004 from "../../migrations/0004_import_row_keys.ts";
 
 export const migrations = {
   "0001_schema": m0001,
   "0002_metric_inputs_function": m0002,
   "0003_energy_read_functions": m0003,
+  "0004_import_row_keys": m0004,
 } as const;
 
 export const migrationsTable = "schema_migrations";
