@@ -1,6 +1,8 @@
-// Benchmark orchestrator: seed bench_energy, load the service and a baseline with wrk, check goals.
+// Benchmark orchestrator: seed bench_energy, load the service and a baseline with wrk, time
+// 10,000-value XLSX/CSV imports (import_bench.ts), check goals.
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { type ImportBenchResult, importTable, runImportBench } from "./import_bench.ts";
 
 const USAGE = `Usage: deno task bench [--reseed]
 
@@ -12,9 +14,19 @@ Environment:
   BENCH_DATABASE_URL    local PostgreSQL database to use
                         (default postgres://postgres@127.0.0.1:5432/bench_energy)
   DB_POOL_MAX           connection pool size of both servers (default 10)
+  BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baseline);
+                        imports: only the import benchmark (no wrk, no baseline server), e.g.
+                        BENCH_ONLY=imports deno task bench   (about 1 min)
+                        unset: both, the imports after the read endpoints on the same service
+
+Imports: 3 XLSX then 3 CSV files of 100 stores x 100 days (10,000 values each) are previewed
+and committed over HTTP; each commit writes, so each file uses store-days without cleaned
+values (the window ending at the dataset end first, then earlier ones); when earlier runs have
+used them all up, the run says so and --reseed restores them.
 
 Exit codes: 0 every goal passed and no request failed; 1 a goal failed or the load saw
-non-2xx answers or socket errors; 2 the benchmark could not be set up.`;
+non-2xx answers or socket errors, or an import preview or commit failed; 2 the benchmark could
+not be set up (or the import benchmark could not run; the results file is still written).`;
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
 const OUT_DIR = `${ROOT}/.data/bench`;
@@ -97,6 +109,13 @@ const wholeSeconds = (name: string, fallback: number, min: number) => {
   return value;
 };
 
+const benchOnly = () => {
+  const raw = Deno.env.get("BENCH_ONLY")?.trim() ?? "";
+  if (raw === "") return undefined;
+  if (raw === "reads" || raw === "imports") return raw;
+  throw new SetupError(`BENCH_ONLY must be reads or imports, got "${raw}"`);
+};
+
 const readSettings = () => {
   let args;
   try {
@@ -136,6 +155,7 @@ const readSettings = () => {
     databaseUrl: url,
     database,
     pool,
+    only: benchOnly(),
   };
 };
 type Settings = ReturnType<typeof readSettings>;
@@ -285,18 +305,23 @@ const prepareDatabase = async (settings: Settings) => {
   return { postgresVersion, stores: after.stores };
 };
 
-const issueKey = async (settings: Settings) => {
+const issueKey = async (
+  settings: Settings,
+  member = "bench",
+  name = "Benchmark",
+  permissions = "read",
+) => {
   const out = await capture(DENO, [
     "run",
     "-A",
     "scripts/keys.ts",
     "issue",
     "--member",
-    "bench",
+    member,
     "--name",
-    "Benchmark",
+    name,
     "--permissions",
-    "read",
+    permissions,
     "--expires-in",
     "2h",
   ], { DATABASE_URL: settings.databaseUrl.toString() });
@@ -630,6 +655,15 @@ const table = (rows: ReadonlyArray<Measurement>) => {
   );
 };
 
+// 1, 5 and 15 minute load averages: other work on this shared machine skews the figures.
+const loadAverage = () => {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).map(Number);
+  } catch {
+    return [];
+  }
+};
+
 const machine = () => {
   const read = (file: string) => {
     try {
@@ -650,12 +684,19 @@ const machine = () => {
 const main = async (): Promise<number> => {
   const settings = readSettings();
   const startedAt = new Date();
+  const loadAtStart = loadAverage();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   await Deno.mkdir(OUT_DIR, { recursive: true });
+  const doReads = settings.only !== "imports";
+  const doImports = settings.only !== "reads";
 
-  const wrk = await ensureWrk();
+  const wrk = doReads ? await ensureWrk() : wrkVersion() ?? "not used";
   const { postgresVersion, stores } = await prepareDatabase(settings);
-  const key = await issueKey(settings);
+  // A write key's member is a WRITER; raw lets it read batches and lineage.
+  const importKey = doImports
+    ? await issueKey(settings, "bench-import", "Import benchmark", "read,write,raw")
+    : "";
+  const key = doReads ? await issueKey(settings) : importKey;
 
   const servicePort = freePort(18080);
   const handwrittenPort = freePort(18081, [servicePort]);
@@ -664,7 +705,10 @@ const main = async (): Promise<number> => {
     DB_POOL_MAX: String(settings.pool),
     HOST: "127.0.0.1",
   };
-  log(`starting the service on :${servicePort} and the hand-written server on :${handwrittenPort}`);
+  log(
+    `starting the service on :${servicePort}` +
+      (doReads ? ` and the hand-written server on :${handwrittenPort}` : ""),
+  );
   const service = await startServer(
     "service",
     ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
@@ -673,15 +717,20 @@ const main = async (): Promise<number> => {
     "/health/ready",
     stamp,
   );
-  const handwritten = await startServer(
-    "handwritten",
-    ["run", "-A", "scripts/bench/handwritten_server.ts"],
-    { ...common, PORT: String(handwrittenPort) },
-    handwrittenPort,
-    "/health",
-    stamp,
+  const handwritten = doReads
+    ? await startServer(
+      "handwritten",
+      ["run", "-A", "scripts/bench/handwritten_server.ts"],
+      { ...common, PORT: String(handwrittenPort) },
+      handwrittenPort,
+      "/health",
+      stamp,
+    )
+    : undefined;
+  log(
+    `  service PID ${service.pid}` +
+      (handwritten ? `, hand-written PID ${handwritten.pid}` : "") + `; logs in ${OUT_DIR}`,
   );
-  log(`  service PID ${service.pid}, hand-written PID ${handwritten.pid}; logs in ${OUT_DIR}`);
 
   const list = await fetch(`http://127.0.0.1:${servicePort}/api/v1/stores`, {
     headers: { authorization: `Bearer ${key}` },
@@ -697,7 +746,7 @@ const main = async (): Promise<number> => {
   const targetsFile = `${OUT_DIR}/${stamp}-targets.txt`;
   await Deno.writeTextFile(targetsFile, pairs.join("\n") + "\n");
 
-  const targets: Array<Target> = [
+  const targets: Array<Target> = handwritten === undefined ? [] : [
     {
       key: HANDWRITTEN,
       label: "hand-written energy 366d",
@@ -743,11 +792,13 @@ const main = async (): Promise<number> => {
   ];
 
   const runs = targets.length * CONCURRENCY.length;
-  log(
-    `load: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up per endpoint), ` +
-      `${pairs.length} store/scope pairs, pool ${settings.pool}, about ` +
-      `${Math.ceil((runs * settings.seconds + targets.length * settings.warmup) / 60)} min`,
-  );
+  if (doReads) {
+    log(
+      `load: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up per endpoint), ` +
+        `${pairs.length} store/scope pairs, pool ${settings.pool}, about ` +
+        `${Math.ceil((runs * settings.seconds + targets.length * settings.warmup) / 60)} min`,
+    );
+  }
   const rows: Array<Measurement> = [];
   const probes: Record<string, Probe> = {};
   for (const target of targets) {
@@ -774,12 +825,55 @@ const main = async (): Promise<number> => {
     }
   }
 
+  let imports: ImportBenchResult | undefined;
+  let importError: string | undefined;
+  if (doImports) {
+    log(
+      `imports: 3 XLSX then 3 CSV files of 100 stores x 100 days, preview and commit each ` +
+        `(service PID ${service.pid}, RSS sampled every 20 ms during the preview)`,
+    );
+    try {
+      imports = await runImportBench({
+        baseUrl: `http://127.0.0.1:${servicePort}`,
+        pid: service.pid,
+        key: importKey,
+        databaseUrl: settings.databaseUrl,
+        log,
+      });
+    } catch (error) {
+      if (interrupted) throw error;
+      importError = (error as Error).stack ?? String(error);
+      log(`! the import benchmark could not run: ${importError}`);
+    }
+  }
+
   await stopAll();
 
-  const goals = evaluate(rows);
+  const goals: Array<Goal> = [
+    ...(doReads ? evaluate(rows) : []),
+    ...(imports?.goals ?? []),
+    ...(importError === undefined ? [] : [{
+      goal: "import benchmark",
+      measured: "not measured",
+      pass: false,
+      note: importError.split("\n")[0],
+    }]),
+  ];
   const failed = rows.filter((r) => failures(r) > 0);
+  if (doReads) {
+    log("");
+    log(table(rows));
+  }
+  if (imports !== undefined) {
+    log("");
+    log(importTable(imports));
+  }
+  const loadAtEnd = loadAverage();
   log("");
-  log(table(rows));
+  log(
+    `load average (1/5/15 min, ${machine().cpus} CPUs): ${loadAtStart.join(" ")} before the run, ` +
+      `${loadAtEnd.join(" ")} at its end (counting the benchmark's own processes)`,
+  );
   log("");
   log("Goals:");
   for (const g of goals) {
@@ -797,12 +891,17 @@ const main = async (): Promise<number> => {
       );
     }
   }
+  if (imports?.failed) {
+    log("");
+    log("! FLAGGED: an import preview or commit failed (its error is in the log above)");
+  }
 
   const resultsFile = `${OUT_DIR}/results-${stamp}.json`;
   const results = {
     started_at: startedAt.toISOString(),
     finished_at: new Date().toISOString(),
     machine: machine(),
+    load_average: { start: loadAtStart, end: loadAtEnd },
     deno: Deno.version.deno,
     postgres: postgresVersion,
     wrk,
@@ -815,17 +914,20 @@ const main = async (): Promise<number> => {
       store_scope_pairs: pairs.length,
       range: RANGE,
       as_of: AS_OF,
+      only: settings.only ?? null,
     },
     probes,
     rows,
+    imports: imports ?? (importError === undefined ? null : { error: importError }),
     goals,
-    flagged: failed.length > 0,
-    passed: failed.length === 0 && goals.every((g) => g.pass),
+    flagged: failed.length > 0 || imports?.failed === true || importError !== undefined,
+    passed: failed.length === 0 && imports?.failed !== true && importError === undefined &&
+      goals.every((g) => g.pass),
   };
   await Deno.writeTextFile(resultsFile, JSON.stringify(results, null, 2) + "\n");
   log("");
   log(`results: ${resultsFile.slice(ROOT.length + 1)}`);
-  return results.passed ? 0 : 1;
+  return importError !== undefined ? 2 : results.passed ? 0 : 1;
 };
 
 let code: number;
