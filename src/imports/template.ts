@@ -1,5 +1,5 @@
 // The import template workbook (one worksheet per brand) and the columns and limits it documents.
-import ExcelJS from "exceljs";
+import { loadExcel } from "./excel.ts";
 import { MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import { compareNames, MAX_SHEET_NAME_CHARS, sheetNamesFor } from "./sheet_names.ts";
 
@@ -62,7 +62,7 @@ export const buildTemplate = async (input: TemplateInput): Promise<BuiltTemplate
   const brands = [...input.brands].sort((a, b) => compareNames(a.name, b.name));
   const naming = [...new Set([...(input.namingBrands ?? []), ...brands.map((b) => b.name)])];
   const sheetOf = new Map(sheetNamesFor(naming).map((m) => [m.brand, m.sheet]));
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (await loadExcel()).Workbook();
   const sheets: Array<TemplateSheet> = [];
   for (const brand of brands) {
     const name = sheetOf.get(brand.name)!;

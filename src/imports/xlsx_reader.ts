@@ -1,5 +1,6 @@
 // XLSX wide-table reader: one worksheet per brand, A1 门店名称, B1.. day headers, one row per store.
-import ExcelJS from "exceljs";
+import type ExcelJS from "exceljs";
+import { loadExcel } from "./excel.ts";
 import { inflateRawSync } from "node:zlib";
 import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
@@ -144,8 +145,11 @@ const classifyValue = (v: unknown, depth = 0): Cell => {
   return { kind: "bad", raw: null, message: "unsupported cell content" };
 };
 
+// ExcelJS.ValueType.Merge, without loading exceljs to read an enum.
+const MERGE = 1 as ExcelJS.ValueType.Merge;
+
 const classifyCell = (cell: ExcelJS.Cell): Cell => {
-  if (cell.type === ExcelJS.ValueType.Merge && cell.master !== cell) {
+  if (cell.type === MERGE && cell.master !== cell) {
     const master = classifyValue(cell.master.value);
     return master.kind === "blank" ? BLANK_CELL : {
       kind: "bad",
@@ -307,7 +311,8 @@ export const readXlsx = (
     if (damaged !== undefined) return yield* reject(damaged);
     const workbook = yield* Effect.tryPromise({
       // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
-      try: () => new ExcelJS.Workbook().xlsx.load(bytes as unknown as ExcelJS.Buffer),
+      try: async () =>
+        new (await loadExcel()).Workbook().xlsx.load(bytes as unknown as ExcelJS.Buffer),
       catch: (e) => new FileRejected({ problems: [problem(`${NOT_READABLE}: ${message(e)}`)] }),
     }).pipe(
       Effect.timeoutFail({
