@@ -378,6 +378,20 @@ Deno.test("idempotency: same key and request replays, another request is 409", a
   assertErrorBody(await commit(theirs.body.id, { idem: commitKey }), 409, "IDEMPOTENCY_KEY_REUSED");
   // The preview key cannot be reused for a commit either.
   assertErrorBody(await commit(theirs.body.id, { idem }), 409, "IDEMPOTENCY_KEY_REUSED");
+
+  // After its 48 hours a key is forgotten: the same key may start another request.
+  await sql((s) =>
+    s`UPDATE idempotency_records SET expires_at = now() - interval '1 second'
+      WHERE idem_key = ${idem}`
+  );
+  const reused = await preview(file, { idem, reason: "another month" });
+  assert.equal(reused.status, 200);
+  assert.notEqual(reused.body.id, first.body.id);
+  const left = await sql((s) =>
+    s<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_records
+      WHERE expires_at <= now()`
+  );
+  assert.equal(left[0].n, 1, "only the other member's expired record is left");
 });
 
 Deno.test("a day changed since the preview makes the commit 409, and nothing is written", async () => {

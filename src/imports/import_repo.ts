@@ -159,9 +159,11 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     // concurrent claim waits here until the first transaction ends).
     const claim = (memberId: number, key: string, operation: string, requestHash: string) =>
       Effect.gen(function* () {
+        // Expired keys of this member are forgotten here (the key's primary-key prefix makes it an
+        // index range), so the table holds at most 48 hours of each member's requests.
         yield* sql`
           DELETE FROM idempotency_records
-          WHERE member_id = ${memberId} AND idem_key = ${key} AND expires_at <= now()`;
+          WHERE member_id = ${memberId} AND expires_at <= now()`;
         const inserted = yield* sql`
           INSERT INTO idempotency_records
             (member_id, idem_key, operation, request_hash, expires_at)
