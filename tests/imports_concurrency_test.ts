@@ -3,8 +3,6 @@
 // commits of disjoint days never block each other into a false 409. On PGlite the requests are
 // serialised (one connection), so every expectation holds there too; on PostgreSQL they race.
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
-import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
 import { addDays } from "../src/domain/range.ts";
 import { EnergyResponse } from "../src/domain/energy.ts";
@@ -12,6 +10,7 @@ import { Import } from "../src/domain/imports.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { type Answer, assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
+import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 
 type ImportBody = typeof Import.Type;
 
@@ -24,34 +23,9 @@ const app = await makeTestApp((db) =>
 const writer = await app.key(["read", "write", "raw"], { member: "race-cleaner-1" });
 const end = snapshot.dataset.end;
 
-const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  app.db.run(Effect.flatMap(SqlClient.SqlClient, f));
-
-interface Counts {
-  files: number;
-  batches: number;
-  rows: number;
-  revisions: number;
-  days: number;
-}
-const counts = (): Promise<Counts> =>
-  sql((s) =>
-    s<Counts>`
-      SELECT (SELECT count(*) FROM source_files)::int AS files,
-        (SELECT count(*) FROM import_batches)::int AS batches,
-        (SELECT count(*) FROM import_rows)::int AS rows,
-        (SELECT count(*) FROM energy_revisions)::int AS revisions,
-        (SELECT count(*) FROM energy_days)::int AS days`
-  ).then((rows) => rows[0]);
-
-interface StoreInfo {
-  id: number;
-  name: string;
-  brand_name: string;
-  scope_id: number;
-}
-const stores = (await app.call("GET", "/api/v1/stores", { key: writer.key })).body
-  .stores as StoreInfo[];
+const sql = sqlOf(app);
+const counts = countsOf(app);
+const stores = await storesOf(app, writer.key);
 const datasetStart = (await app.call("GET", "/api/v1/dataset", { key: writer.key })).body
   .start as string;
 
@@ -137,8 +111,6 @@ const csvFile = (rows: ReadonlyArray<readonly [Target, string]>) =>
       [t.store.brand_name, t.store.name, t.day.business_date, value].join(",")
     ),
   ].join("\r\n") + "\r\n";
-
-const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 
 let keys = 0;
 const newKey = () => `race-key-${++keys}-${crypto.randomUUID()}`;

@@ -2,7 +2,6 @@
 // staleness, limits and permissions (contract parts 2-4 and 8, rules.md §8-9).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { SqlClient } from "@effect/sql";
 import ExcelJS from "exceljs";
 import { Effect, FastCheck as fc } from "effect";
 import { addDays } from "../src/domain/range.ts";
@@ -11,6 +10,7 @@ import { Import, Lineage, Template } from "../src/domain/imports.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
+import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 6 });
 const app = await makeTestApp((db) =>
@@ -20,27 +20,9 @@ const writer = await app.key(["read", "write", "raw"], { member: "cleaner-1" });
 const reader = await app.key(["read", "raw"]);
 const end = snapshot.dataset.end;
 
-const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  app.db.run(Effect.flatMap(SqlClient.SqlClient, f));
-
-const counts = () =>
-  sql((s) =>
-    s<{ files: number; batches: number; rows: number; revisions: number; days: number }>`
-      SELECT (SELECT count(*) FROM source_files)::int AS files,
-        (SELECT count(*) FROM import_batches)::int AS batches,
-        (SELECT count(*) FROM import_rows)::int AS rows,
-        (SELECT count(*) FROM energy_revisions)::int AS revisions,
-        (SELECT count(*) FROM energy_days)::int AS days`
-  ).then((rows) => rows[0]);
-
-interface StoreInfo {
-  id: number;
-  name: string;
-  brand_name: string;
-  scope_id: number;
-}
-const stores = (await app.call("GET", "/api/v1/stores", { key: writer.key })).body
-  .stores as StoreInfo[];
+const sql = sqlOf(app);
+const counts = countsOf(app);
+const stores = await storesOf(app, writer.key);
 
 type Day = {
   business_date: string;
@@ -99,11 +81,6 @@ const findDays = async (taken: Set<string>) => {
 
 const csvFile = (lines: ReadonlyArray<ReadonlyArray<string>>, bom = false) =>
   (bom ? "\uFEFF" : "") + lines.map((l) => l.join(",")).join("\r\n") + "\r\n";
-
-const b64 = (text: string | Uint8Array) =>
-  typeof text === "string"
-    ? Buffer.from(text, "utf8").toString("base64")
-    : Buffer.from(text).toString("base64");
 
 let keys = 0;
 const newKey = () => `test-key-${++keys}-${crypto.randomUUID()}`;
