@@ -8,12 +8,19 @@ import { jsonResponse } from "../api/json_response.ts";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import { type CallerShape } from "../domain/auth.ts";
 import { badRequest, conflict, forbidden, notFound, notReady } from "../domain/errors.ts";
-import { MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
+import { ImportAction, MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import { addDays } from "../domain/range.ts";
 import { inScope, requirePermission } from "../stores/access.ts";
-import { ImportRepo, LINEAGE_SEALED, PREVIEW_HOURS, type SavedPreview } from "./import_repo.ts";
+import {
+  type ImportHead,
+  ImportRepo,
+  type ImportRowOut,
+  LINEAGE_SEALED,
+  PREVIEW_HOURS,
+  type SavedPreview,
+} from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
-import { countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import { formatProblems, readImportFile } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
@@ -72,47 +79,45 @@ const fixed4 = (value: string | null) => {
     : new Decimal(value).toFixed(4, Decimal.ROUND_HALF_UP);
 };
 
-// The Import body of a batch just saved, from what the preview holds in memory: the same fields as
-// ImportRepo.importBody (a test keeps the two equal), without reading 10,000 rows back.
-const renderPreview = (
-  saved: SavedPreview,
-  request: PreviewRequest,
-  planned: ReadonlyArray<PlannedRow>,
-) => {
-  const counts = countActions(planned);
-  return JSON.stringify({
-    id: saved.batchId,
-    batch_no: saved.batchNo,
-    filename: request.filename,
-    status: "PREVIEWED",
-    total_rows: planned.length,
+// Every Import answer (contract part 2), from the batch's head and its rows in file order; the
+// counters and action_counts are counted from the rows.
+export const renderImport = (head: ImportHead, rows: ReadonlyArray<ImportRowOut>) => {
+  const counts = Object.fromEntries(ImportAction.literals.map((a) => [a, 0])) as Record<
+    ImportAction,
+    number
+  >;
+  for (const row of rows) counts[row.action]++;
+  const top = JSON.stringify({
+    ...head,
+    total_rows: rows.length,
     insert_rows: counts.INSERT,
     update_rows: counts.UPDATE,
     relink_rows: counts.RELINK,
     unchanged_rows: counts.UNCHANGED,
     missing_rows: counts.SKIP_MISSING,
     kept_cleaned_rows: counts.KEEP_CLEANED,
-    uploaded_at: saved.uploadedAt,
-    committed_at: null,
-    change_reason: request.reason,
-    rows: planned.map((p, i) => ({
-      id: saved.rowIds[i],
-      row_number: p.row.rowNumber,
-      resolved_store_id: p.row.storeId,
-      business_date: p.row.date,
-      raw_energy: p.row.rawEnergy,
-      proposed_energy_kwh: fixed4(p.proposedKwh),
-      before_energy_kwh: fixed4(p.beforeKwh),
-      action: p.action,
-      source_kind: SOURCE_KIND_UPLOAD,
-      quality_status: p.qualityStatus,
-      quality_note: p.qualityNote,
-      lineage_status: LINEAGE_SEALED,
-      note_field: p.noteField,
-    })),
     action_counts: counts,
   });
+  return `${top.slice(0, -1)},"rows":${JSON.stringify(rows)}}`;
 };
+
+// The rows of a batch just saved, from the plan in memory (no read back).
+const plannedRows = (saved: SavedPreview, planned: ReadonlyArray<PlannedRow>) =>
+  planned.map((p, i): ImportRowOut => ({
+    id: saved.rowIds[i],
+    row_number: p.row.rowNumber,
+    resolved_store_id: p.row.storeId,
+    business_date: p.row.date,
+    raw_energy: p.row.rawEnergy,
+    proposed_energy_kwh: fixed4(p.proposedKwh),
+    before_energy_kwh: fixed4(p.beforeKwh),
+    action: p.action,
+    source_kind: SOURCE_KIND_UPLOAD,
+    quality_status: p.qualityStatus,
+    quality_note: p.qualityNote,
+    lineage_status: LINEAGE_SEALED,
+    note_field: p.noteField,
+  }));
 
 export interface PreviewRequest {
   readonly filename: string;
@@ -134,13 +139,11 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     );
 
     const body = (batchId: number) =>
-      Effect.flatMap(
-        dbBoundary(repo.importBody(batchId)),
-        (text) =>
-          text === undefined
-            ? Effect.fail(notFound(`Import batch ${batchId} does not exist`))
-            : Effect.succeed(jsonResponse(text)),
-      );
+      Effect.gen(function* () {
+        const head = yield* dbBoundary(repo.importHead(batchId));
+        if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        return jsonResponse(renderImport(head, yield* dbBoundary(repo.importRows(batchId))));
+      });
 
     const template = (caller: CallerShape) =>
       Effect.gen(function* () {
@@ -244,7 +247,18 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         })));
         return outcome.saved === undefined
           ? yield* body(outcome.replay)
-          : jsonResponse(renderPreview(outcome.saved, request, planned));
+          : jsonResponse(renderImport(
+            {
+              id: outcome.saved.batchId,
+              batch_no: outcome.saved.batchNo,
+              filename: request.filename,
+              status: "PREVIEWED",
+              uploaded_at: outcome.saved.uploadedAt,
+              committed_at: null,
+              change_reason: request.reason,
+            },
+            plannedRows(outcome.saved, planned),
+          ));
       }).pipe(Effect.withSpan("ImportService.preview"));
 
     // One transaction: claim the key, lock the batch, check it, lock and check its days, apply.
