@@ -391,6 +391,20 @@ Deno.test("a day changed since the preview makes the commit 409, and nothing is 
     (await app.call("GET", `/api/v1/imports/${a.id}`, { key: writer.key })).body,
   );
   assert.equal(read.status, "PREVIEWED");
+
+  // A plan without effect is stale too: VOID on a void day (UNCHANGED), then the day is restored
+  // by another batch; committing the first must not report success for a day that is not void.
+  const voidFile = (value: string) =>
+    csvFile([
+      ["品牌", "门店", "日期", "日能耗"],
+      [d.void.store.brand_name, d.void.store.name, d.void.day.business_date, value],
+    ]);
+  const keepVoid = assertSchema(Import, (await preview(voidFile("VOID"))).body);
+  assert.equal(keepVoid.rows[0].action, "UNCHANGED");
+  const restore = assertSchema(Import, (await preview(voidFile("42"))).body);
+  assert.equal(restore.rows[0].action, "RESTORE");
+  assert.equal((await commit(restore.id)).status, 200);
+  assertErrorBody(await commit(keepVoid.id), 409, "STALE_PREVIEW");
 });
 
 Deno.test("an expired preview cannot be committed", async () => {

@@ -45,7 +45,9 @@ export const contractMiddleware = <E, R>(
         if (tag === "HttpApiDecodeError") {
           const decode = error as { issues?: ReadonlyArray<DecodeIssue>; message?: string };
           const text = decodeMessage(decode.issues ?? [], decode.message ?? "Invalid request");
-          return errorBody(400, "INVALID_REQUEST", text, requestId);
+          // A message quotes the offending value; a 5 MB upload is not sent back.
+          const short = text.length > 2000 ? `${text.slice(0, 2000)}... (truncated)` : text;
+          return errorBody(400, "INVALID_REQUEST", short, requestId);
         }
         if (tag === "RouteNotFound") {
           const request = yield* HttpServerRequest.HttpServerRequest;

@@ -194,7 +194,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
              change_reason, expires_at)
           OVERRIDING SYSTEM VALUE
           SELECT next.id,
-            'UP-' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD') || '-' || lpad(next.id::text, 6, '0'),
+            'UP-' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD') || '-' || lpad(next.id::text, greatest(6, length(next.id::text)), '0'),
             'UPLOAD', ${input.filename}, 'PREVIEWED', ${file.id}, ${input.memberId},
             ${input.reason}, now() + make_interval(hours => ${PREVIEW_HOURS})
           FROM next
@@ -280,16 +280,17 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         FROM import_batches b WHERE b.id = ${batchId}
         FOR UPDATE OF b`.pipe(Effect.map((rows) => rows[0] as BatchHead | undefined));
 
-    // Locks the existing days the batch changes (in id order, so that concurrent commits never
-    // deadlock) and counts the changing rows whose day is no longer the one of the preview. Rows
-    // without effect (SKIP_MISSING, UNCHANGED, KEEP_CLEANED) write nothing and are not checked.
+    // Locks the days the batch planned against (in id order, so that concurrent commits never
+    // deadlock) and counts the rows whose day is no longer the one of the preview: a plan of
+    // UNCHANGED or KEEP_CLEANED made against another state would be wrong too. Only blank cells
+    // (SKIP_MISSING) are not checked: they never act, whatever the day.
     const staleRows = (batchId: number) =>
       sql<{ stale: number; first: string | null }>`
         WITH locked AS (
           SELECT e.revision_no, r.before_revision_no, r.business_date, r.resolved_store_id
           FROM import_rows r
           JOIN energy_days e ON e.scope_id = r.scope_id AND e.business_date = r.business_date
-          WHERE r.batch_id = ${batchId} AND r.action IN (${sql.literal(CHANGING)})
+          WHERE r.batch_id = ${batchId} AND r.action <> 'SKIP_MISSING'
           ORDER BY e.id
           FOR UPDATE OF e
         )

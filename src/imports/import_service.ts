@@ -145,6 +145,18 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         return jsonResponse(renderImport(head, yield* dbBoundary(repo.importRows(batchId))));
       });
 
+    // A replayed answer is still subject to the caller's stores: keys are remembered per member,
+    // and a member's keys may cover different stores.
+    const replay = (caller: CallerShape, batchId: number) =>
+      Effect.gen(function* () {
+        if (caller.storeIds !== null) {
+          const stores = (yield* dbBoundary(repo.batchStores(batchId))) ?? [];
+          const outside = outsideStores(caller, stores);
+          if (outside.length > 0) return yield* storeForbidden(outside);
+        }
+        return yield* body(batchId);
+      });
+
     const template = (caller: CallerShape) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
@@ -196,7 +208,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         const earlier = yield* dbBoundary(repo.idempotencyRecord(caller.memberId, key));
         if (earlier !== undefined) {
           if (earlier.request_hash !== requestHash) return yield* keyReused;
-          if (earlier.batch_id !== null) return yield* body(earlier.batch_id);
+          if (earlier.batch_id !== null) return yield* replay(caller, earlier.batch_id);
         }
 
         const facts = yield* dataset;
@@ -246,7 +258,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return { replay: undefined, saved } as const;
         })));
         return outcome.saved === undefined
-          ? yield* body(outcome.replay)
+          ? yield* replay(caller, outcome.replay)
           : jsonResponse(renderImport(
             {
               id: outcome.saved.batchId,
@@ -330,7 +342,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
               ),
           ),
         );
-        return yield* body(committed);
+        return yield* replay(caller, committed);
       }).pipe(Effect.withSpan("ImportService.commit"));
 
     const batch = (caller: CallerShape, batchId: number) =>
