@@ -79,7 +79,14 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           return rows[0].value;
         }),
     });
-    const secret = yield* Effect.cached(dbBoundary(loadSecret));
+    // Kept once read; a failed read (database briefly away) is not kept, so the next request
+    // tries again instead of failing until a restart.
+    let known: string | undefined;
+    const secret = Effect.suspend(() =>
+      known !== undefined
+        ? Effect.succeed(known)
+        : Effect.tap(dbBoundary(loadSecret), (value) => Effect.sync(() => (known = value)))
+    );
 
     const sign = (id: string) =>
       Effect.map(secret, (s) => createHmac("sha256", s).update(id).digest("base64url"));

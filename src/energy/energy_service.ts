@@ -5,7 +5,7 @@ import { Auth } from "../auth/auth_service.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
 import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/range.ts";
-import { StoreAccess } from "../stores/access.ts";
+import { requirePermission, StoreAccess } from "../stores/access.ts";
 import type { ScopeFacts } from "../stores/store_repo.ts";
 import { type EnergyDaysJson, EnergyRepo } from "./energy_repo.ts";
 
@@ -80,6 +80,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
 
     const history = (caller: CallerShape, energyId: number) =>
       Effect.gen(function* () {
+        yield* requirePermission(caller, "raw");
         const owner = yield* repo.factOwner(energyId);
         if (owner.length === 0) return yield* notFound(`Energy fact ${energyId} does not exist`);
         yield* access.store(caller, owner[0].store_id, "raw");
