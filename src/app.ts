@@ -6,7 +6,10 @@ import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
-import type { AppConfig } from "./config.ts";
+import { type AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
+import { makeFront } from "./http/front.ts";
+import { apiRoutes } from "./http/routes.ts";
+import { effectLoggerLayer, type Log, processLog } from "./log.ts";
 import { EnergyHttpLive } from "./energy/energy_http.ts";
 import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
@@ -55,14 +58,35 @@ const DocsLive = Layer.mergeAll(
 // The whole service over a given database and configuration.
 export const makeAppLayer = <E>(
   infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>,
+  log: Log,
 ) => {
   return Layer.mergeAll(
     ApiLive,
     HttpApiBuilder.middleware(contractMiddleware),
     Layer.provide(DocsLive, ApiLive),
     HttpServer.layerContext,
+    effectLoggerLayer(log),
   ).pipe(Layer.provide(infrastructure));
 };
 
-export const makeHandler = <E>(infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>) =>
-  HttpApiBuilder.toWebHandler(makeAppLayer(infrastructure));
+export interface HandlerOptions {
+  readonly limits?: ServiceLimits;
+  readonly log?: Log;
+}
+
+// The service's web handler: the front door over the HttpApi.
+export const makeHandler = <E>(
+  infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>,
+  options: HandlerOptions = {},
+) => {
+  const log = options.log ?? processLog();
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const api = HttpApiBuilder.toWebHandler(makeAppLayer(infrastructure, log));
+  const handler = makeFront(api.handler, {
+    routes: apiRoutes(),
+    requestMs: limits.requestMs,
+    bodyMs: limits.bodyMs,
+    log,
+  });
+  return { handler, dispose: api.dispose };
+};

@@ -4,71 +4,88 @@ import { makeHandler } from "./app.ts";
 import { bootstrap, type DemoKey } from "./bootstrap.ts";
 import { AppConfig } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
+import { serve } from "./http/serve.ts";
+import { effectLoggerLayer, processLog } from "./log.ts";
 
 const started = performance.now();
-const config = await Effect.runPromise(Effect.provide(AppConfig, AppConfig.layer));
+const log = processLog();
+const config = await Effect.runPromise(Effect.provide(AppConfig, AppConfig.layer)).catch(
+  (error) => {
+    log.error("start-up failed: bad configuration", { cause: String(error) });
+    Deno.exit(1);
+  },
+);
 const embedded = Option.isNone(config.databaseUrl);
 
 const Infrastructure = Layer.provideMerge(
   embedded
     ? Layer.merge(DatabaseLive, Layer.scopedDiscard(holdDataDir(config.dataDir)))
     : DatabaseLive,
-  AppConfig.layer,
+  Layer.merge(AppConfig.layer, effectLoggerLayer(log)),
 );
 const runtime = ManagedRuntime.make(Infrastructure);
 
-const announceKeys = async (keys: ReadonlyArray<DemoKey>) => {
+const keysFile = `${config.dataDir}/demo-keys.json`;
+
+// Written before the demo's transaction commits (see bootstrap): keys are never lost.
+const keepKeys = (keys: ReadonlyArray<DemoKey>) =>
+  Effect.promise(async () => {
+    await Deno.mkdir(config.dataDir, { recursive: true });
+    await Deno.writeTextFile(keysFile, JSON.stringify(keys, null, 2) + "\n", { mode: 0o600 });
+  });
+
+// The keys themselves stay in the file (mode 600): a log line may travel where a key must not.
+const announceKeys = (keys: ReadonlyArray<DemoKey>) => {
   if (keys.length === 0) return;
-  const file = `${config.dataDir}/demo-keys.json`;
-  await Deno.writeTextFile(file, JSON.stringify(keys, null, 2) + "\n", { mode: 0o600 });
-  console.log(`Demo snapshot loaded. Demo access keys (also in ${file}):`);
-  for (const k of keys) {
-    console.log(`  ${k.member.padEnd(14)} ${k.permissions.join(",").padEnd(15)} ${k.key}`);
-  }
-  console.log(
-    `Try: curl -H "Authorization: Bearer ${
-      keys[0].key
-    }" http://localhost:${config.port}/api/v1/stores`,
-  );
+  log.info(`demo snapshot loaded; ${keys.length} demo access keys are in ${keysFile}`, {
+    members: keys.map((k) => k.member).join(","),
+  });
 };
 
 try {
-  await announceKeys(await runtime.runPromise(bootstrap));
+  announceKeys(await runtime.runPromise(bootstrap(keepKeys)));
 } catch (error) {
-  console.error("start-up failed:", error instanceof Error ? error.message : error);
+  log.error("start-up failed", { cause: error instanceof Error ? error.message : String(error) });
   await runtime.dispose();
   Deno.exit(1);
 }
 
 const context = await runtime.runtime();
-const { handler, dispose } = makeHandler(Layer.succeedContext(context.context));
+const { handler, dispose } = makeHandler(Layer.succeedContext(context.context), {
+  limits: config.limits,
+  log,
+});
 
 // Layers are built on the first request: build them, and touch the database, before listening.
 const warm = await handler(new Request("http://localhost/health/ready"));
 if (warm.status !== 200) {
-  console.error(`start-up failed: readiness answered ${warm.status}: ${await warm.text()}`);
+  log.error("start-up failed: readiness check", { status: warm.status, body: await warm.text() });
   await dispose();
   await runtime.dispose();
   Deno.exit(1);
 }
 
-const server = Deno.serve({
+const server = await serve(handler, {
   port: config.port,
   hostname: config.host,
-  onListen: (addr: Deno.NetAddr) =>
-    console.log(
-      `ready on http://${addr.hostname}:${addr.port} (${
-        embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
-      }; ` +
-        `started in ${Math.round(performance.now() - started)} ms); docs at /api-docs`,
-    ),
-}, (request) => handler(request));
+  headersMs: config.limits.headersMs,
+  requestMs: config.limits.requestMs,
+  idleMs: config.limits.idleMs,
+}).catch((error) => {
+  log.error("start-up failed: cannot listen", { port: config.port, cause: String(error) });
+  Deno.exit(1);
+});
+log.info(
+  `ready on http://${config.host}:${server.port} (${
+    embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
+  }; started in ${Math.round(performance.now() - started)} ms); docs at /api-docs`,
+);
 
 let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
-  console.log(`${signal}: finishing requests in flight and stopping`);
+  log.info(`${signal}: finishing requests in flight and stopping`);
   await server.shutdown();
   await dispose();
   await runtime.dispose();

@@ -29,13 +29,11 @@ Deno.test("every answer carries X-Request-ID", async () => {
   }
 });
 
-Deno.test("an unknown path is 404 with the Error body", async () => {
+Deno.test("an unknown path is 404 and a wrong method 405 with Allow, both with the Error body", async () => {
   assertErrorBody(await app.call("GET", "/api/v1/nowhere", { key: reader.key }), 404, "NOT_FOUND");
-  assertErrorBody(
-    await app.call("DELETE", "/api/v1/stores", { key: reader.key }),
-    404,
-    "NOT_FOUND",
-  );
+  const wrong = await app.call("DELETE", "/api/v1/stores", { key: reader.key });
+  assertErrorBody(wrong, 405, "METHOD_NOT_ALLOWED");
+  assert.equal(wrong.headers.get("allow"), "GET, HEAD");
 });
 
 Deno.test("bad ids, dates and parameters are 400 with the Error body", async () => {

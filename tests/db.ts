@@ -1,9 +1,9 @@
 // A fresh, migrated database per test file: in-memory PGlite, or a new database on TEST_DATABASE_URL.
 import { SqlClient } from "@effect/sql";
-import { PgClient } from "@effect/sql-pg";
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect";
+import { DEFAULT_LIMITS } from "../src/config.ts";
 import pg from "pg";
-import { openPglite } from "../src/db/database.ts";
+import { openPglite, pgLayer } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrator.ts";
 import { layerPglite } from "../src/db/pglite_client.ts";
 
@@ -35,7 +35,7 @@ const withDatabase = (url: string, name: string) => {
 
 // Creates the database (migrated unless told otherwise); close() disposes and drops it.
 export const makeTestDatabase = async (
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; lockMs?: number; statementMs?: number } = {},
 ): Promise<TestDatabase> => {
   let layer: Layer.Layer<SqlClient.SqlClient>;
   let drop = async () => {};
@@ -44,7 +44,12 @@ export const makeTestDatabase = async (
     const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
     await adminQuery(testDatabaseUrl, `CREATE DATABASE ${name}`);
     url = withDatabase(testDatabaseUrl, name);
-    layer = PgClient.layer({ url: Redacted.make(url), maxConnections: 30 }).pipe(Layer.orDie);
+    layer = pgLayer({
+      url: Redacted.make(url),
+      maxConnections: 30,
+      statementMs: options.statementMs ?? DEFAULT_LIMITS.statementMs,
+      lockMs: options.lockMs ?? DEFAULT_LIMITS.lockMs,
+    });
     drop = () => adminQuery(testDatabaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   } else {
     layer = Layer.unwrapScoped(Effect.map(openPglite(undefined), layerPglite));

@@ -1,10 +1,11 @@
 // Builds the service's web handler in process over a fresh test database, with helpers to call it.
 import { SqlClient } from "@effect/sql";
 import { Effect, Layer, Schema } from "effect";
-import { makeHandler } from "../src/app.ts";
+import { type HandlerOptions, makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
 import type { Permission } from "../src/domain/auth.ts";
+import { makeLog } from "../src/log.ts";
 import { makeTestDatabase, type TestDatabase } from "./db.ts";
 
 export interface CallOptions {
@@ -35,12 +36,24 @@ export const BASE = "http://service.test";
 
 let members = 0;
 
+// Tests see warnings and errors (5xx answers among them), not one access line per request.
+export const quietLog = makeLog({ level: "warn", format: "text" });
+
+export interface TestAppOptions extends HandlerOptions {
+  readonly config?: Parameters<typeof AppConfig.make>[0];
+  readonly lockMs?: number;
+}
+
 export const makeTestApp = async (
   prepare?: (db: TestDatabase) => Promise<void>,
+  options: TestAppOptions = {},
 ): Promise<TestApp> => {
-  const db = await makeTestDatabase();
+  const db = await makeTestDatabase({ lockMs: options.lockMs });
   if (prepare) await prepare(db);
-  const { handler, dispose } = makeHandler(Layer.merge(db.layer, AppConfig.make({})));
+  const { handler, dispose } = makeHandler(
+    Layer.merge(db.layer, AppConfig.make(options.config ?? {})),
+    { log: options.log ?? quietLog, limits: options.limits },
+  );
   const call = async (method: string, path: string, options: CallOptions = {}) => {
     const headers = new Headers(options.headers);
     if (options.key !== undefined) headers.set("authorization", `Bearer ${options.key}`);

@@ -2,7 +2,8 @@
 // and defects all leave as {error: {code, message}}; every answer carries X-Request-ID.
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform";
 import type { HttpApp } from "@effect/platform";
-import { Cause, Effect } from "effect";
+import { Cause, Effect, Option } from "effect";
+import { RequestNote } from "../domain/request.ts";
 
 const errorBody = (status: number, code: string, message: string, requestId: string) =>
   HttpServerResponse.unsafeJson(
@@ -15,10 +16,34 @@ interface DecodeIssue {
   readonly message?: string;
 }
 
-const decodeMessage = (issues: ReadonlyArray<DecodeIssue>, fallback: string) =>
-  issues.length === 0 ? fallback : issues
-    .map((i) => `${(i.path ?? []).join(".") || "request"}: ${i.message ?? "invalid"}`)
-    .join("; ");
+const MAX_ISSUES = 5;
+const MAX_ISSUE_CHARS = 160;
+
+// A decode message names the field and the problem, never the value: the library's messages end
+// in ", actual <value>", and a value may be a credential (an access key sent as ["esk_..."]) or
+// megabytes long. A field name is shown only when it is short and plain: an unknown field's name is
+// the client's text, and may be a key.
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/;
+
+const issueText = (issue: DecodeIssue) => {
+  const field = (issue.path ?? [])
+    .map((p) => {
+      const name = String(p);
+      return typeof p === "number" || PLAIN_NAME.test(name) ? name : "(field)";
+    })
+    .join(".") || "request";
+  const raw = issue.message ?? "invalid";
+  const actual = raw.indexOf(", actual ");
+  const what = (actual >= 0 ? raw.slice(0, actual) : raw).split("\n")[0];
+  const text = `${field}: ${what}`;
+  return text.length > MAX_ISSUE_CHARS ? `${text.slice(0, MAX_ISSUE_CHARS)}…` : text;
+};
+
+export const decodeMessage = (issues: ReadonlyArray<DecodeIssue>) =>
+  issues.length === 0
+    ? "The request is not valid"
+    : issues.slice(0, MAX_ISSUES).map(issueText).join("; ") +
+      (issues.length > MAX_ISSUES ? `; and ${issues.length - MAX_ISSUES} more` : "");
 
 const statusOf: Record<string, number> = {
   BadRequest: 400,
@@ -33,7 +58,8 @@ export const contractMiddleware = <E, R>(
   app: HttpApp.Default<E, R>,
 ): HttpApp.Default<never, R | HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function* () {
-    const requestId = crypto.randomUUID();
+    const note = yield* Effect.serviceOption(RequestNote);
+    const requestId = Option.isSome(note) ? note.value.requestId : crypto.randomUUID();
     const response = yield* Effect.catchAllCause(app, (cause) =>
       Effect.gen(function* () {
         const error = Cause.squash(cause) as { _tag?: string } | undefined;
@@ -43,20 +69,11 @@ export const contractMiddleware = <E, R>(
           return errorBody(statusOf[tag], code, message, requestId);
         }
         if (tag === "HttpApiDecodeError") {
-          const decode = error as { issues?: ReadonlyArray<DecodeIssue>; message?: string };
-          const text = decodeMessage(decode.issues ?? [], decode.message ?? "Invalid request");
-          // A message quotes the offending value; a 5 MB upload is not sent back.
-          const short = text.length > 2000 ? `${text.slice(0, 2000)}... (truncated)` : text;
-          return errorBody(400, "INVALID_REQUEST", short, requestId);
+          const decode = error as { issues?: ReadonlyArray<DecodeIssue> };
+          return errorBody(400, "INVALID_REQUEST", decodeMessage(decode.issues ?? []), requestId);
         }
         if (tag === "RouteNotFound") {
-          const request = yield* HttpServerRequest.HttpServerRequest;
-          return errorBody(
-            404,
-            "NOT_FOUND",
-            `No endpoint ${request.method} ${request.url}`,
-            requestId,
-          );
+          return errorBody(404, "NOT_FOUND", "No endpoint at this path", requestId);
         }
         if (tag === "RequestError") {
           return errorBody(400, "INVALID_REQUEST", "The request body could not be read", requestId);
@@ -69,5 +86,13 @@ export const contractMiddleware = <E, R>(
         );
         return errorBody(500, "INTERNAL", `The operation failed (request ${requestId})`, requestId);
       }));
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId);
+    // A body of known size says so, so that the access log (and the wire) carry its length.
+    const sized = response.body._tag === "Uint8Array"
+      ? HttpServerResponse.setHeader(
+        response,
+        "content-length",
+        String(response.body.contentLength),
+      )
+      : response;
+    return HttpServerResponse.setHeader(sized, "x-request-id", requestId);
   });

@@ -2,7 +2,9 @@
 import { SqlClient } from "@effect/sql";
 import { PgClient } from "@effect/sql-pg";
 import { PGlite } from "@electric-sql/pglite";
-import { Data, Duration, Effect, Layer, Option } from "effect";
+import { SqlError } from "@effect/sql/SqlError";
+import { Data, Effect, Layer, Option, Redacted } from "effect";
+import pg from "pg";
 import { AppConfig } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
 
@@ -17,16 +19,52 @@ export const openPglite = (dataDir: string | undefined) =>
     (db) => Effect.promise(() => db.close()),
   );
 
+export interface PoolOptions {
+  readonly url: Redacted.Redacted<string>;
+  readonly maxConnections: number;
+  // statement_timeout and lock_timeout of every connection: a held lock or a runaway statement
+  // fails (503 BUSY) instead of holding a pooled connection, and so every other request, hostage.
+  readonly statementMs: number;
+  readonly lockMs: number;
+}
+
+export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> =>
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.try({
+        try: () =>
+          new pg.Pool({
+            connectionString: Redacted.value(options.url),
+            max: options.maxConnections,
+            connectionTimeoutMillis: 5_000,
+            statement_timeout: options.statementMs,
+            lock_timeout: options.lockMs,
+            // A transaction left open by a client that went away is ended by the server.
+            idle_in_transaction_session_timeout: Math.max(options.statementMs, 60_000),
+            application_name: "energy-saving-service",
+          }).on("error", () => {}),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
+      }).pipe(Effect.tap((pool) =>
+        Effect.tryPromise({
+          try: () => pool.query("SELECT 1"),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
+        })
+      )),
+      (pool) => Effect.promise(() => pool.end()),
+    ),
+    applicationName: "energy-saving-service",
+  }).pipe(Layer.orDie);
+
 export const DatabaseLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = Layer.unwrapScoped(
   Effect.gen(function* () {
     const config = yield* AppConfig;
     if (Option.isSome(config.databaseUrl)) {
-      return PgClient.layer({
+      return pgLayer({
         url: config.databaseUrl.value,
         maxConnections: config.dbPoolMax,
-        connectTimeout: Duration.seconds(5),
-        applicationName: "energy-saving-service",
-      }).pipe(Layer.orDie);
+        statementMs: config.limits.statementMs,
+        lockMs: config.limits.lockMs,
+      });
     }
     const db = yield* openPglite(config.dataDir);
     return layerPglite(db);

@@ -1,7 +1,7 @@
 // The repository boundary: a lost database becomes 503, any other SQL failure a defect (500).
 import type { SqlError } from "@effect/sql/SqlError";
 import { Effect } from "effect";
-import { notReady, type ServiceUnavailable } from "../domain/errors.ts";
+import { busy, notReady, type ServiceUnavailable } from "../domain/errors.ts";
 
 const connectionCodes = new Set([
   "ECONNREFUSED",
@@ -14,6 +14,9 @@ const connectionCodes = new Set([
   "57P03", // cannot_connect_now
   "53300", // too_many_connections
 ]);
+
+// statement_timeout or lock_timeout fired: the database is busy, not broken.
+const busyCodes = new Set(["57014", "55P03"]);
 
 export const isConnectionError = (error: SqlError): boolean => {
   if (/acquire connection|Connection error|Failed to connect|timed out/i.test(error.message)) {
@@ -36,7 +39,12 @@ export const dbBoundary = <A, E, R>(
   Effect.catchIf(
     Effect.uninterruptible(effect),
     (e): e is SqlError => (e as { _tag?: string })?._tag === "SqlError",
-    (error) => isConnectionError(error) ? Effect.fail(notReady()) : Effect.die(error),
+    (error) =>
+      isConnectionError(error)
+        ? Effect.fail(notReady())
+        : busyCodes.has(sqlStateOf(error) ?? "")
+        ? Effect.fail(busy())
+        : Effect.die(error),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;
 
 // The SQLSTATE of a failed statement ("23505" unique_violation, ...), when the driver gives one.

@@ -53,3 +53,8 @@ export const unauthorized = (message: string, code = "UNAUTHORIZED") =>
   new Unauthorized({ code, message });
 export const notReady = (message = "The database is not reachable") =>
   new ServiceUnavailable({ code: "NOT_READY", message });
+export const busy = () =>
+  new ServiceUnavailable({
+    code: "BUSY",
+    message: "The data is busy (a lock or a long statement held it); try again shortly",
+  });

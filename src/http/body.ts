@@ -1,0 +1,86 @@
+// Request bodies read under a byte cap and a deadline, and JSON checked for nesting before parsing.
+
+export type BodyOutcome =
+  | { readonly kind: "ok"; readonly bytes: Uint8Array<ArrayBuffer> }
+  | { readonly kind: "too-large" }
+  | { readonly kind: "timeout" }
+  | { readonly kind: "failed" };
+
+// Reads at most maxBytes; stops (and cancels the stream) as soon as more arrive or the deadline passes.
+export const readBody = async (
+  request: Request,
+  maxBytes: number,
+  deadlineMs: number,
+): Promise<BodyOutcome> => {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && (!/^\d{1,15}$/.test(declared) || Number(declared) > maxBytes)) {
+    return { kind: "too-large" };
+  }
+  if (request.body === null) return { kind: "ok", bytes: new Uint8Array(0) };
+  const reader = request.body.getReader();
+  const chunks: Array<Uint8Array<ArrayBuffer>> = [];
+  let total = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), deadlineMs);
+  });
+  try {
+    while (true) {
+      const next = await Promise.race([reader.read(), expired]);
+      if (next === "timeout") {
+        reader.cancel().catch(() => {});
+        return { kind: "timeout" };
+      }
+      if (next.done) break;
+      total += next.value.byteLength;
+      if (total > maxBytes) {
+        reader.cancel().catch(() => {});
+        return { kind: "too-large" };
+      }
+      chunks.push(next.value);
+    }
+  } catch {
+    return { kind: "failed" };
+  } finally {
+    clearTimeout(timer);
+  }
+  if (chunks.length === 1) return { kind: "ok", bytes: chunks[0] };
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { kind: "ok", bytes };
+};
+
+export const MAX_JSON_DEPTH = 32;
+
+// The deepest nesting of arrays and objects in a JSON text, counted without parsing it (strings
+// and their escapes are skipped); stops counting once past `limit`.
+export const jsonDepthExceeds = (bytes: Uint8Array, limit = MAX_JSON_DEPTH): boolean => {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+};
+
+// "application/json" with at most a UTF-8 charset parameter.
+export const isJsonMediaType = (contentType: string | null): boolean => {
+  if (contentType === null) return false;
+  const [type, ...params] = contentType.split(";").map((p) => p.trim().toLowerCase());
+  if (type !== "application/json") return false;
+  return params.every((p) => p === "" || p === "charset=utf-8" || p === 'charset="utf-8"');
+};

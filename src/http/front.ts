@@ -1,0 +1,251 @@
+// The front door of every request, before the HttpApi sees it: exact routes (404, 405), media types
+// (415), bodies read under a cap and a deadline (413, 408) and checked for nesting (400), a time
+// limit on the whole request (503), compressed and cached documents, X-Request-ID and the access log.
+import { Context } from "effect";
+import { gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
+import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
+import type { Log } from "../log.ts";
+import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
+import { makeRouter, type Route } from "./routes.ts";
+
+export type InnerHandler = (
+  request: Request,
+  context?: Context.Context<never>,
+) => Promise<Response>;
+
+export interface FrontOptions {
+  readonly routes: ReadonlyArray<Route>;
+  readonly requestMs: number;
+  readonly bodyMs: number;
+  readonly log: Log;
+}
+
+// Paths whose answers are the same for everyone until a restart: compressed once, with an ETag.
+const DOCUMENTS = new Set(["/openapi.json", "/api-docs"]);
+
+const MAX_LOGGED_PATH = 200;
+
+export const errorResponse = (
+  status: number,
+  code: string,
+  message: string,
+  extra?: HeadersInit,
+) => {
+  const headers = new Headers(extra);
+  headers.set("content-type", "application/json");
+  return new Response(JSON.stringify({ error: { code, message } }), { status, headers });
+};
+
+interface Document {
+  readonly status: number;
+  readonly contentType: string;
+  readonly plain: Uint8Array<ArrayBuffer>;
+  readonly gzip: Uint8Array<ArrayBuffer>;
+  readonly etag: string;
+}
+
+const acceptsGzip = (request: Request) =>
+  (request.headers.get("accept-encoding") ?? "").split(",").some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(";").map((p) => p.trim());
+    return (coding === "gzip" || coding === "*") && !params.includes("q=0");
+  });
+
+const etagMatches = (header: string | null, etag: string) =>
+  header !== null && header.split(",").some((t) => t.trim() === etag || t.trim() === "*");
+
+const announcesBody = (request: Request) => {
+  const length = request.headers.get("content-length");
+  return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
+};
+
+const FORM_TYPES = ["multipart/form-data", "application/x-www-form-urlencoded"];
+
+// The front door over the HttpApi's web handler.
+export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
+  const route = makeRouter(options.routes);
+  const documents = new Map<string, Promise<Document>>();
+
+  const loadDocument = (url: URL, note: RequestNoteShape) => {
+    let doc = documents.get(url.pathname);
+    if (doc === undefined) {
+      doc = (async () => {
+        const response = await inner(
+          new Request(new URL(url.pathname, url), { method: "GET" }),
+          Context.make(RequestNote, note),
+        );
+        const plain = new Uint8Array(await response.arrayBuffer());
+        return {
+          status: response.status,
+          contentType: response.headers.get("content-type") ?? "application/octet-stream",
+          plain,
+          gzip: new Uint8Array(gzipSync(plain)),
+          etag: `"${createHash("sha256").update(plain).digest("base64url").slice(0, 27)}"`,
+        };
+      })();
+      documents.set(url.pathname, doc);
+      // A failed build is not kept: the next request tries again.
+      doc.then(
+        (d) => d.status !== 200 && documents.delete(url.pathname),
+        () => documents.delete(url.pathname),
+      );
+    }
+    return doc;
+  };
+
+  const serveDocument = async (request: Request, url: URL, note: RequestNoteShape) => {
+    const doc = await loadDocument(url, note);
+    if (doc.status !== 200) {
+      return new Response(doc.plain, {
+        status: doc.status,
+        headers: { "content-type": doc.contentType },
+      });
+    }
+    const headers = new Headers({
+      "content-type": doc.contentType,
+      etag: doc.etag,
+      "cache-control": "no-cache",
+      vary: "accept-encoding",
+    });
+    if (etagMatches(request.headers.get("if-none-match"), doc.etag)) {
+      return new Response(null, { status: 304, headers });
+    }
+    const gzip = acceptsGzip(request);
+    if (gzip) headers.set("content-encoding", "gzip");
+    const body = gzip ? doc.gzip : doc.plain;
+    headers.set("content-length", String(body.byteLength));
+    return new Response(body, { status: 200, headers });
+  };
+
+  // The answer to one request, before X-Request-ID and logging.
+  const answer = async (request: Request, url: URL, note: RequestNoteShape): Promise<Response> => {
+    const match = route(request.method, url.pathname);
+    if (match.kind === "none") {
+      return errorResponse(404, "NOT_FOUND", "No endpoint at this path");
+    }
+    if (match.kind === "method") {
+      return errorResponse(
+        405,
+        "METHOD_NOT_ALLOWED",
+        `This path answers ${match.allow.join(", ")}`,
+        { allow: match.allow.join(", ") },
+      );
+    }
+    if (request.method === "GET" && DOCUMENTS.has(url.pathname)) {
+      return serveDocument(request, url, note);
+    }
+
+    const contentType = request.headers.get("content-type");
+    const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
+    const policy = match.route.body;
+    let body: Uint8Array<ArrayBuffer> | undefined;
+    if (policy.kind === "none") {
+      if (announcesBody(request)) {
+        return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
+      }
+    } else {
+      if (FORM_TYPES.includes(media)) {
+        return errorResponse(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
+      }
+      const read = await readBody(request, policy.maxBytes, options.bodyMs);
+      switch (read.kind) {
+        case "too-large":
+          return errorResponse(
+            413,
+            "PAYLOAD_TOO_LARGE",
+            `The request body is larger than ${policy.maxBytes} bytes`,
+          );
+        case "timeout":
+          return errorResponse(
+            408,
+            "REQUEST_TIMEOUT",
+            `The request body did not arrive within ${options.bodyMs} ms`,
+            { connection: "close" },
+          );
+        case "failed":
+          return errorResponse(400, "INVALID_REQUEST", "The request body could not be read");
+      }
+      if (read.bytes.byteLength > 0 && !isJsonMediaType(contentType)) {
+        return errorResponse(
+          415,
+          "UNSUPPORTED_MEDIA_TYPE",
+          "Send the body as application/json (UTF-8)",
+        );
+      }
+      if (jsonDepthExceeds(read.bytes)) {
+        return errorResponse(
+          400,
+          "INVALID_JSON",
+          `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+        );
+      }
+      body = read.bytes;
+    }
+
+    const controller = new AbortController();
+    const forward = new Request(request.url, {
+      method: request.method === "HEAD" ? "GET" : request.method,
+      headers: request.headers,
+      body,
+      signal: AbortSignal.any([request.signal, controller.signal]),
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<Response>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve(errorResponse(
+          503,
+          "TIMEOUT",
+          `The request took longer than ${options.requestMs} ms; try again later`,
+        ));
+      }, options.requestMs);
+    });
+    try {
+      const response = await Promise.race([inner(forward, Context.make(RequestNote, note)), late]);
+      if (request.method !== "HEAD") return response;
+      response.body?.cancel().catch(() => {});
+      return new Response(null, { status: response.status, headers: response.headers });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return async (request: Request): Promise<Response> => {
+    const started = performance.now();
+    const note: RequestNoteShape = { requestId: crypto.randomUUID(), memberId: null };
+    let url: URL | undefined;
+    let response: Response;
+    try {
+      url = new URL(request.url);
+      response = await answer(request, url, note);
+    } catch (error) {
+      options.log.error("request failed before the handler", {
+        request_id: note.requestId,
+        cause: error instanceof Error ? error.message : String(error),
+      });
+      response = errorResponse(500, "INTERNAL", `The operation failed (request ${note.requestId})`);
+    }
+    try {
+      response.headers.set("x-request-id", note.requestId);
+    } catch {
+      // An immutable Response (none of ours is): answer with a copy.
+      response = new Response(response.body, response);
+      response.headers.set("x-request-id", note.requestId);
+    }
+    const length = response.headers.get("content-length");
+    options.log.write(response.status >= 500 ? "warn" : "info", "request", {
+      method: request.method.slice(0, 10),
+      path: url === undefined ? null : url.pathname.slice(0, MAX_LOGGED_PATH),
+      // Query parameter names only: a value may hold anything.
+      query: url === undefined || url.search === ""
+        ? undefined
+        : [...new Set(url.searchParams.keys())].map((k) => k.slice(0, 40)).join(",").slice(0, 200),
+      status: response.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      bytes: length === null ? null : Number(length),
+      request_id: note.requestId,
+      member: note.memberId,
+    });
+    return response;
+  };
+};

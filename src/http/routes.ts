@@ -1,0 +1,110 @@
+// The table of every path the service answers, matched exactly (case, slashes), with each route's
+// body policy: the front door refuses what no route takes before any of it is read.
+import { HttpApi } from "@effect/platform";
+import { Option } from "effect";
+import { Api } from "../api/api.ts";
+import { MAX_FILE_BYTES } from "../domain/imports.ts";
+
+export type BodyPolicy =
+  // No body is read; one that is announced is refused (413).
+  | { readonly kind: "none" }
+  // A JSON body of at most maxBytes; another media type is 415.
+  | { readonly kind: "json"; readonly maxBytes: number };
+
+export interface Route {
+  readonly method: string;
+  readonly path: string;
+  readonly body: BodyPolicy;
+}
+
+// Small JSON bodies: a session request, a profile edit, an empty commit.
+export const SMALL_JSON_BYTES = 16 * 1024;
+// A preview: the file as base64 (4/3 of 4 MiB, line breaks allowed) plus filename and reason.
+export const PREVIEW_JSON_BYTES = Math.ceil(MAX_FILE_BYTES * 4 / 3 * 1.04) + 64 * 1024;
+
+const bodyLimits: Record<string, number> = {
+  "imports.preview": PREVIEW_JSON_BYTES,
+};
+
+const NONE: BodyPolicy = { kind: "none" };
+
+// Every endpoint of the contract, from the Api itself, plus the documents outside it.
+export const apiRoutes = (): ReadonlyArray<Route> => {
+  const routes: Array<Route> = [];
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ group, endpoint }) {
+      const takesBody = Option.isSome(endpoint.payloadSchema) && endpoint.method !== "GET";
+      routes.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        body: takesBody
+          ? {
+            kind: "json",
+            maxBytes: bodyLimits[`${group.identifier}.${endpoint.name}`] ?? SMALL_JSON_BYTES,
+          }
+          : endpoint.method === "POST"
+          ? { kind: "json", maxBytes: SMALL_JSON_BYTES }
+          : NONE,
+      });
+    },
+  });
+  routes.push(
+    { method: "GET", path: "/openapi.json", body: NONE },
+    { method: "GET", path: "/api-docs", body: NONE },
+  );
+  return routes;
+};
+
+type Segment = { readonly literal: string } | { readonly param: string };
+
+interface Compiled {
+  readonly segments: ReadonlyArray<Segment>;
+  readonly methods: Map<string, Route>;
+}
+
+export type Match =
+  | { readonly kind: "route"; readonly route: Route }
+  | { readonly kind: "method"; readonly allow: ReadonlyArray<string> }
+  | { readonly kind: "none" };
+
+// Exact matching: "/api/v1/stores" only; not "/API/V1/STORES", "//api/v1/stores", "/api/v1/stores/".
+export const makeRouter = (routes: ReadonlyArray<Route>) => {
+  const byShape = new Map<string, Compiled>();
+  for (const route of routes) {
+    const segments = route.path.split("/").slice(1).map((s): Segment =>
+      s.startsWith(":") ? { param: s.slice(1) } : { literal: s }
+    );
+    const shape = segments.map((s) => ("param" in s ? ":" : s.literal)).join("/");
+    const entry = byShape.get(shape) ?? { segments, methods: new Map() };
+    entry.methods.set(route.method, route);
+    byShape.set(shape, entry);
+  }
+  const compiled = [...byShape.values()];
+
+  const matches = (entry: Compiled, parts: ReadonlyArray<string>) =>
+    entry.segments.length === parts.length &&
+    entry.segments.every((s, i) => ("param" in s ? parts[i] !== "" : s.literal === parts[i]));
+
+  return (method: string, pathname: string): Match => {
+    if (!pathname.startsWith("/")) return { kind: "none" };
+    const parts = pathname.split("/").slice(1);
+    // A literal segment beats a parameter ("/imports/template" before "/imports/:batch_id").
+    let found: Compiled | undefined;
+    for (const entry of compiled) {
+      if (!matches(entry, parts)) continue;
+      if (
+        found === undefined ||
+        entry.segments.filter((s) => "literal" in s).length >
+          found.segments.filter((s) => "literal" in s).length
+      ) found = entry;
+    }
+    if (found === undefined) return { kind: "none" };
+    const route = found.methods.get(method) ??
+      (method === "HEAD" ? found.methods.get("GET") : undefined);
+    if (route !== undefined) return { kind: "route", route };
+    const allow = [...found.methods.keys()];
+    if (allow.includes("GET")) allow.push("HEAD");
+    return { kind: "method", allow: allow.sort() };
+  };
+};

@@ -1,0 +1,133 @@
+// Serves a web handler over node:http, whose server closes slow or idle connections (Deno.serve has
+// no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
+import http from "node:http";
+import { Readable } from "node:stream";
+
+export interface ServeOptions {
+  readonly port: number;
+  readonly hostname: string;
+  // The request line and headers must arrive within this.
+  readonly headersMs: number;
+  // The whole request (headers and body) must arrive within this.
+  readonly requestMs: number;
+  // A connection with no traffic for this long is closed.
+  readonly idleMs: number;
+  readonly onListen?: (address: { hostname: string; port: number }) => void;
+}
+
+export interface Served {
+  readonly port: number;
+  // Stops accepting, lets requests in flight finish, then closes idle connections.
+  readonly shutdown: () => Promise<void>;
+}
+
+const KEEP_ALIVE_MS = 5_000;
+const MAX_HEADER_BYTES = 16 * 1024;
+
+const toWebRequest = (req: http.IncomingMessage, signal: AbortSignal): Request => {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  }
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  // The path is kept as sent ("//api" stays "//api"): the front door matches it exactly.
+  const target = (req.url ?? "/").startsWith("/") ? req.url ?? "/" : "/";
+  return new Request(`http://${safeHost(req.headers.host)}${target}`, {
+    method,
+    headers,
+    body: hasBody ? Readable.toWeb(req) as ReadableStream<Uint8Array> : undefined,
+    signal,
+    // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
+    duplex: "half",
+  });
+};
+
+// A Host header that cannot be a URL's host is replaced: the URL is only used for its path.
+const safeHost = (host: string | undefined) =>
+  host !== undefined && /^[A-Za-z0-9.\-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/
+      .test(host)
+    ? host
+    : "localhost";
+
+const writeResponse = async (response: Response, res: http.ServerResponse) => {
+  const headers: Record<string, string | Array<string>> = {};
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie") continue;
+    headers[name] = value;
+  }
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
+  res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) {
+        await reader.cancel();
+        return;
+      }
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          res.once("drain", resolve);
+          res.once("close", resolve);
+        });
+      }
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
+};
+
+export const serve = (
+  handler: (request: Request) => Promise<Response>,
+  options: ServeOptions,
+): Promise<Served> => {
+  const server = http.createServer({
+    headersTimeout: options.headersMs,
+    requestTimeout: options.requestMs,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    connectionsCheckingInterval: Math.min(1_000, options.headersMs),
+    maxHeaderSize: MAX_HEADER_BYTES,
+  }, (req, res) => {
+    const controller = new AbortController();
+    // A client that goes away before its answer is written interrupts the work.
+    res.once("close", () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    handler(toWebRequest(req, controller.signal))
+      .then((response) => writeResponse(response, res))
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+  });
+  // Socket inactivity: a connection with no traffic either way is closed.
+  server.setTimeout(options.idleMs, (socket) => socket.destroy());
+  server.headersTimeout = options.headersMs;
+  server.requestTimeout = options.requestMs;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : options.port;
+      options.onListen?.({ hostname: options.hostname, port });
+      resolve({
+        port,
+        shutdown: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+};

@@ -1,0 +1,117 @@
+// The service's one logger: access lines, start-up messages and Effect's own logs, as text or JSON.
+import { Cause, HashMap, Layer, Logger, LogLevel as EffectLevel } from "effect";
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = typeof LOG_LEVELS[number];
+export type LogFormat = "text" | "json";
+
+export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+export interface Log {
+  readonly level: LogLevel;
+  readonly write: (level: LogLevel, message: string, fields?: LogFields) => void;
+  readonly debug: (message: string, fields?: LogFields) => void;
+  readonly info: (message: string, fields?: LogFields) => void;
+  readonly warn: (message: string, fields?: LogFields) => void;
+  readonly error: (message: string, fields?: LogFields) => void;
+}
+
+const rank: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+// A field value in a text line: bare when it is one plain word, else JSON-quoted.
+const textValue = (value: string | number | boolean | null) =>
+  typeof value === "string" && /^[\w./:@+-]{1,200}$/.test(value) ? value : JSON.stringify(value);
+
+export const formatLine = (
+  format: LogFormat,
+  level: LogLevel,
+  message: string,
+  fields: LogFields = {},
+  time = new Date(),
+): string => {
+  const present = Object.entries(fields).filter(([, v]) => v !== undefined) as Array<
+    [string, string | number | boolean | null]
+  >;
+  if (format === "json") {
+    return JSON.stringify({
+      time: time.toISOString(),
+      level,
+      msg: message,
+      ...Object.fromEntries(present),
+    });
+  }
+  const tail = present.map(([k, v]) => `${k}=${textValue(v)}`).join(" ");
+  return `${time.toISOString()} ${level.toUpperCase().padEnd(5)} ${message}${
+    tail ? ` ${tail}` : ""
+  }`;
+};
+
+export const makeLog = (options: {
+  readonly level: LogLevel;
+  readonly format: LogFormat;
+  readonly sink?: (line: string, level: LogLevel) => void;
+}): Log => {
+  const sink = options.sink ??
+    ((line, level) => (rank[level] >= rank.warn ? console.error(line) : console.log(line)));
+  const write = (level: LogLevel, message: string, fields?: LogFields) => {
+    if (rank[level] >= rank[options.level]) {
+      sink(formatLine(options.format, level, message, fields), level);
+    }
+  };
+  return {
+    level: options.level,
+    write,
+    debug: (m, f) => write("debug", m, f),
+    info: (m, f) => write("info", m, f),
+    warn: (m, f) => write("warn", m, f),
+    error: (m, f) => write("error", m, f),
+  };
+};
+
+export const parseLogLevel = (text: string | undefined): LogLevel => {
+  const value = (text ?? "info").trim().toLowerCase();
+  return (LOG_LEVELS as ReadonlyArray<string>).includes(value) ? value as LogLevel : "info";
+};
+
+export const parseLogFormat = (text: string | undefined): LogFormat =>
+  (text ?? "").trim().toLowerCase() === "json" ? "json" : "text";
+
+// The logger of the process, configured from LOG_LEVEL and LOG_FORMAT.
+export const processLog = (): Log =>
+  makeLog({
+    level: parseLogLevel(Deno.env.get("LOG_LEVEL")),
+    format: parseLogFormat(Deno.env.get("LOG_FORMAT")),
+  });
+
+const levelOf = (level: EffectLevel.LogLevel): LogLevel =>
+  level._tag === "Debug" || level._tag === "Trace" || level._tag === "All"
+    ? "debug"
+    : level._tag === "Info"
+    ? "info"
+    : level._tag === "Warning"
+    ? "warn"
+    : "error";
+
+const effectLevel: Record<LogLevel, EffectLevel.LogLevel> = {
+  debug: EffectLevel.Debug,
+  info: EffectLevel.Info,
+  warn: EffectLevel.Warning,
+  error: EffectLevel.Error,
+};
+
+// Effect.log* calls go to the same log: message, annotations as fields, a failure's cause.
+export const effectLoggerLayer = (log: Log) =>
+  Layer.merge(
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ logLevel, message, annotations, cause }) => {
+        const parts = Array.isArray(message) ? message : [message];
+        const text = parts.map((p) => (typeof p === "string" ? p : String(p))).join(" ");
+        const fields: Record<string, string> = {};
+        for (const [k, v] of HashMap.toEntries(annotations)) fields[k] = String(v);
+        if (!Cause.isEmpty(cause)) fields.cause = Cause.pretty(cause);
+        log.write(levelOf(logLevel), text, fields);
+      }),
+    ),
+    Logger.minimumLogLevel(effectLevel[log.level]),
+  );

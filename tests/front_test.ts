@@ -1,0 +1,443 @@
+// The front door against hostile and careless requests: body caps, media types, nesting, exact
+// paths, 405, time limits, messages that echo nothing, compressed documents and the access log.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import { SqlClient } from "@effect/sql";
+import { Effect } from "effect";
+import pg from "pg";
+import { DEFAULT_LIMITS } from "../src/config.ts";
+import { PREVIEW_JSON_BYTES, SMALL_JSON_BYTES } from "../src/http/routes.ts";
+import { makeLog } from "../src/log.ts";
+import { generateSnapshot } from "../src/seed/generate.ts";
+import { loadSnapshot } from "../src/seed/load.ts";
+import { databaseKind } from "./db.ts";
+import { assertErrorBody, BASE, makeTestApp } from "./helpers.ts";
+
+const logLines: Array<string> = [];
+const app = await makeTestApp(
+  (db) => db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 3 }), { reset: false }))),
+  {
+    limits: { ...DEFAULT_LIMITS, bodyMs: 300, requestMs: 1_500 },
+    log: makeLog({ level: "info", format: "json", sink: (line) => logLines.push(line) }),
+  },
+);
+const reader = await app.key(["read"]);
+const writer = await app.key(["read", "write", "raw"]);
+const store = (await app.call("GET", "/api/v1/stores", { key: reader.key })).body.stores[0];
+
+const send = async (request: Request) => {
+  const response = await app.handler(request);
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, headers: response.headers, body };
+};
+
+// A body stream of `total` bytes made on demand, counting what the service pulled from it.
+const lazyBody = (total: number, chunk = 64 * 1024, fill = 0x20) => {
+  let made = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (made >= total) return controller.close();
+      const n = Math.min(chunk, total - made);
+      made += n;
+      controller.enqueue(new Uint8Array(n).fill(fill));
+    },
+  });
+  return { stream, pulled: () => made };
+};
+
+const post = (path: string, body: BodyInit | null, headers: Record<string, string> = {}) =>
+  new Request(BASE + path, {
+    method: "POST",
+    headers: { origin: BASE, ...headers },
+    body,
+  });
+
+Deno.test("an announced oversized body is refused with 413 before any of it is read", async () => {
+  const body = lazyBody(300 * 1024 * 1024);
+  const answer = await send(
+    new Request(BASE + "/auth/session", {
+      method: "POST",
+      headers: {
+        origin: BASE,
+        "content-type": "application/json",
+        "content-length": String(300 * 1024 * 1024),
+      },
+      body: body.stream,
+    }),
+  );
+  assertErrorBody(answer, 413, "PAYLOAD_TOO_LARGE");
+  assert.equal(body.pulled() <= 64 * 1024, true, `read ${body.pulled()} bytes`);
+});
+
+Deno.test("an unannounced oversized body stops being read at the cap (413)", async () => {
+  for (
+    const [path, cap] of [["/auth/session", SMALL_JSON_BYTES], [
+      "/api/v1/imports/preview",
+      PREVIEW_JSON_BYTES,
+    ]] as const
+  ) {
+    const body = lazyBody(200 * 1024 * 1024);
+    const answer = await send(
+      post(path, body.stream, {
+        "content-type": "application/json",
+        authorization: `Bearer ${writer.key}`,
+        "idempotency-key": "k1",
+      }),
+    );
+    assertErrorBody(answer, 413, "PAYLOAD_TOO_LARGE");
+    // The stream may run a chunk or two ahead of the reader.
+    assert.ok(body.pulled() <= cap + 3 * 64 * 1024, `${path}: read ${body.pulled()} bytes`);
+  }
+});
+
+Deno.test("a body on an endpoint that takes none is refused", async () => {
+  const answer = await send(
+    new Request(BASE + "/api/v1/stores", {
+      method: "GET",
+      headers: { authorization: `Bearer ${reader.key}`, "content-length": "5" },
+    }),
+  );
+  assertErrorBody(answer, 413, "PAYLOAD_TOO_LARGE");
+});
+
+Deno.test("a body that does not arrive in time is 408", async () => {
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"access_key": "'));
+    },
+  });
+  const started = Date.now();
+  const answer = await send(post("/auth/session", stream, { "content-type": "application/json" }));
+  assertErrorBody(answer, 408, "REQUEST_TIMEOUT");
+  assert.ok(Date.now() - started < 5_000);
+});
+
+Deno.test("form and multipart bodies are 415, with or without a credential", async () => {
+  const form = new FormData();
+  form.set("access_key", "x");
+  const credentials: Array<Record<string, string>> = [{}, {
+    authorization: `Bearer ${writer.key}`,
+  }];
+  for (const headers of credentials) {
+    assertErrorBody(
+      await send(post("/auth/session", form, headers)),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
+    assertErrorBody(
+      await send(post("/auth/session", "access_key=x", {
+        ...headers,
+        "content-type": "application/x-www-form-urlencoded",
+      })),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
+    assertErrorBody(
+      await send(post("/api/v1/imports/preview", form, { ...headers, "idempotency-key": "k2" })),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
+  }
+});
+
+Deno.test("a JSON body sent as another media type is 415", async () => {
+  for (const type of ["text/plain", "application/xml", "application/json; charset=latin1"]) {
+    const answer = await send(
+      post("/auth/session", JSON.stringify({ access_key: "esk_x" }), { "content-type": type }),
+    );
+    assertErrorBody(answer, 415, "UNSUPPORTED_MEDIA_TYPE");
+  }
+  const patch = await send(
+    new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${writer.key}`, "content-type": "text/plain" },
+      body: JSON.stringify({ name: "a", address: "b", expected_version: 1 }),
+    }),
+  );
+  assertErrorBody(patch, 415, "UNSUPPORTED_MEDIA_TYPE");
+});
+
+Deno.test("deeply nested JSON is 400 (or 413 past a small cap), never 500", async () => {
+  const nested = "[".repeat(100_000) + "]".repeat(100_000);
+  const preview = await send(
+    post("/api/v1/imports/preview", nested, {
+      "content-type": "application/json",
+      authorization: `Bearer ${writer.key}`,
+      "idempotency-key": "k3",
+    }),
+  );
+  assertErrorBody(preview, 400, "INVALID_JSON");
+  const session = await send(post("/auth/session", nested, { "content-type": "application/json" }));
+  assertErrorBody(session, 413, "PAYLOAD_TOO_LARGE");
+  const inObject = `{"access_key": ${"[".repeat(5_000)}${"]".repeat(5_000)}}`;
+  assertErrorBody(
+    await send(post("/auth/session", inObject, { "content-type": "application/json" })),
+    400,
+    "INVALID_JSON",
+  );
+  // Brackets inside strings are text, not nesting.
+  const quoted = JSON.stringify({ access_key: "[".repeat(100) });
+  const answer = await send(post("/auth/session", quoted, { "content-type": "application/json" }));
+  assert.notEqual(answer.status, 400);
+});
+
+Deno.test("paths are matched exactly; a wrong method is 405 with Allow", async () => {
+  for (
+    const path of [
+      "/API/V1/STORES",
+      "//api/v1/stores",
+      "/api/v1//stores",
+      "/api/v1/stores/",
+      "/Health/live",
+    ]
+  ) {
+    const answer = await send(
+      new Request(BASE + path, { headers: { authorization: `Bearer ${reader.key}` } }),
+    );
+    assertErrorBody(answer, 404, "NOT_FOUND");
+  }
+  const put = await send(
+    new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${writer.key}` },
+    }),
+  );
+  assertErrorBody(put, 405, "METHOD_NOT_ALLOWED");
+  assert.equal(put.headers.get("allow"), "PATCH");
+  const getPreview = await send(new Request(BASE + "/api/v1/imports/preview"));
+  assertErrorBody(getPreview, 405, "METHOD_NOT_ALLOWED");
+  assert.equal(getPreview.headers.get("allow"), "POST");
+  const head = await app.handler(new Request(BASE + "/health/live", { method: "HEAD" }));
+  assert.equal(head.status, 200);
+  assert.equal(await head.text(), "");
+});
+
+Deno.test("no message echoes a credential, a long value or the query string", async () => {
+  const secret = "esk_" + "S3cr3t".repeat(8);
+  const bodies = [
+    JSON.stringify({ access_key: [secret] }),
+    JSON.stringify({ access_key: secret + " ".repeat(300) }),
+    JSON.stringify({ access_key: { nested: secret } }),
+    JSON.stringify({ access_key: "x", [secret]: 1 }),
+    JSON.stringify({ [secret.repeat(20)]: secret }),
+  ];
+  for (const body of bodies) {
+    const answer = await send(post("/auth/session", body, { "content-type": "application/json" }));
+    assertErrorBody(answer, 400);
+    const message = (answer.body as { error: { message: string } }).error.message;
+    assert.ok(!message.includes("S3cr3t"), message);
+    assert.ok(message.length < 400, message);
+  }
+  const text = await send(post("/auth/session", secret, { "content-type": "text/plain" }));
+  assert.ok(!JSON.stringify(text.body).includes("S3cr3t"));
+  const notFound = await send(new Request(BASE + `/api/v1/nowhere?access_key=${secret}`));
+  assertErrorBody(notFound, 404, "NOT_FOUND");
+  assert.ok(!JSON.stringify(notFound.body).includes("S3cr3t"));
+  assert.ok(!JSON.stringify(notFound.body).includes("nowhere?"));
+  const badHeader = await send(
+    new Request(BASE + "/api/v1/stores", { headers: { authorization: `Bearer ${secret}` } }),
+  );
+  assertErrorBody(badHeader, 401);
+  assert.ok(!JSON.stringify(badHeader.body).includes("S3cr3t"));
+  const longKey = await send(
+    post(
+      "/api/v1/imports/preview",
+      JSON.stringify({ filename: "a.csv", content_base64: "", reason: "r" }),
+      {
+        "content-type": "application/json",
+        authorization: `Bearer ${writer.key}`,
+        "idempotency-key": secret.repeat(3),
+      },
+    ),
+  );
+  assertErrorBody(longKey, 400);
+  assert.ok(!JSON.stringify(longKey.body).includes("S3cr3t"));
+});
+
+Deno.test("the access log has one line per request, without keys, cookies or query values", async () => {
+  logLines.length = 0;
+  const answer = await send(
+    new Request(
+      BASE +
+        `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=2026-07-01&end=2026-07-02`,
+      { headers: { authorization: `Bearer ${reader.key}`, cookie: "svc05_session=abc.def" } },
+    ),
+  );
+  assert.equal(answer.status, 200);
+  await send(new Request(BASE + "/nowhere?token=hunter2"));
+  assert.equal(logLines.length, 2);
+  const [first, second] = logLines.map((l) => JSON.parse(l));
+  assert.equal(first.msg, "request");
+  assert.equal(first.method, "GET");
+  assert.equal(first.path, `/api/v1/stores/${store.id}/energy`);
+  assert.equal(first.query, "scope_id,start,end");
+  assert.equal(first.status, 200);
+  assert.equal(typeof first.ms, "number");
+  assert.ok(first.bytes > 0);
+  assert.equal(first.request_id, answer.headers.get("x-request-id"));
+  assert.equal(typeof first.member, "number");
+  assert.equal(second.status, 404);
+  assert.equal(second.member, null);
+  const all = logLines.join("\n");
+  for (const secret of [reader.key, "abc.def", "hunter2", "2026-07-01"]) {
+    assert.ok(!all.includes(secret), `log holds ${secret}`);
+  }
+});
+
+Deno.test("/openapi.json and /api-docs are gzip-compressed on request and carry an ETag", async () => {
+  for (const path of ["/openapi.json", "/api-docs"]) {
+    const plain = await app.handler(new Request(BASE + path));
+    assert.equal(plain.status, 200);
+    const plainBytes = new Uint8Array(await plain.arrayBuffer());
+    const etag = plain.headers.get("etag");
+    assert.match(etag ?? "", /^"[\w-]+"$/);
+    const zipped = await app.handler(
+      new Request(BASE + path, { headers: { "accept-encoding": "br, gzip;q=0.8" } }),
+    );
+    assert.equal(zipped.headers.get("content-encoding"), "gzip");
+    assert.equal(zipped.headers.get("etag"), etag);
+    const zippedBytes = new Uint8Array(await zipped.arrayBuffer());
+    assert.ok(zippedBytes.length < plainBytes.length / 2);
+    assert.deepEqual(new Uint8Array(gunzipSync(zippedBytes)), plainBytes);
+    const again = await app.handler(
+      new Request(BASE + path, { headers: { "if-none-match": etag! } }),
+    );
+    assert.equal(again.status, 304);
+    assert.equal(await again.text(), "");
+  }
+});
+
+Deno.test("session ids are stored only as their hash", async () => {
+  const answer = await app.handler(
+    post("/auth/session", JSON.stringify({ access_key: reader.key }), {
+      "content-type": "application/json",
+    }),
+  );
+  assert.equal(answer.status, 200);
+  const cookie = answer.headers.get("set-cookie") ?? "";
+  const id = /svc05_session=([^.;]+)\./.exec(cookie)?.[1];
+  assert.ok(id);
+  const rows = await app.db.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: string }>`SELECT id FROM sessions`),
+  );
+  assert.ok(rows.length > 0);
+  assert.ok(rows.every((r) => r.id !== id));
+  const hash = createHash("sha256").update(id).digest("hex");
+  assert.ok(rows.some((r) => r.id === hash));
+});
+
+Deno.test("the Origin check compares scheme, host and port", async () => {
+  const tryOrigin = (origin: string) =>
+    send(post("/auth/session", JSON.stringify({ access_key: reader.key }), {
+      "content-type": "application/json",
+      origin,
+    }));
+  assert.equal((await tryOrigin("http://service.test")).status, 200);
+  assert.equal((await tryOrigin("http://service.test:80")).status, 200);
+  for (
+    const origin of ["https://service.test", "http://service.test:8080", "http://evil.test", "null"]
+  ) {
+    assertErrorBody(await tryOrigin(origin), 403, "ORIGIN_REQUIRED");
+  }
+});
+
+// A held lock: an open transaction holding an exclusive lock on the stores table, from outside
+// the service's pool (PostgreSQL), or the embedded database's one connection held (PGlite).
+const holdStores = async (ms: number) => {
+  if (databaseKind === "postgres") {
+    const client = new pg.Client({ connectionString: app.db.url });
+    await client.connect();
+    await client.query("BEGIN");
+    await client.query("LOCK TABLE stores IN ACCESS EXCLUSIVE MODE");
+    const release = new Promise<void>((resolve) =>
+      setTimeout(async () => {
+        await client.query("ROLLBACK");
+        await client.end();
+        resolve();
+      }, ms)
+    );
+    return { release };
+  }
+  let held!: () => void;
+  const taken = new Promise<void>((r) => (held = r));
+  const release = app.db.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(Effect.zipRight(
+        Effect.sync(held),
+        Effect.sleep(ms),
+      ))),
+  );
+  await taken;
+  return { release };
+};
+
+Deno.test("a request held past the time limit is answered 503 TIMEOUT with the Error body", async () => {
+  const held = await holdStores(2_500);
+  const started = Date.now();
+  const answer = await send(
+    new Request(BASE + "/api/v1/stores", { headers: { authorization: `Bearer ${reader.key}` } }),
+  );
+  const took = Date.now() - started;
+  await held.release;
+  // On PostgreSQL the lock wait may end first (503 BUSY); either way the client is not held.
+  assert.equal(answer.status, 503);
+  assert.ok(["TIMEOUT", "BUSY"].includes((answer.body as { error: { code: string } }).error.code));
+  assert.ok(took < 2_400, `answered after ${took} ms`);
+});
+
+Deno.test({
+  name: "a held row lock makes a write fail with 503 BUSY, and does not starve other requests",
+  ignore: databaseKind !== "postgres",
+  fn: async () => {
+    const busy = await makeTestApp(
+      (db) =>
+        db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 2 }), { reset: false }))),
+      { lockMs: 300 },
+    );
+    try {
+      const key = await busy.key(["read", "write"]);
+      const target = (await busy.call("GET", "/api/v1/stores", { key: key.key })).body.stores[0];
+      const version =
+        (await busy.call("GET", `/api/v1/stores/${target.id}/reference`, { key: key.key }))
+          .body.profile.version;
+      const client = new pg.Client({ connectionString: busy.db.url });
+      await client.connect();
+      await client.query("BEGIN");
+      await client.query("SELECT 1 FROM stores WHERE id = $1 FOR UPDATE", [target.id]);
+      try {
+        const edits = await Promise.all(
+          Array.from(
+            { length: 40 },
+            (_, i) =>
+              busy.call("PATCH", `/api/v1/stores/${target.id}/profile`, {
+                key: key.key,
+                body: { name: `Name ${i}`, address: "Somewhere", expected_version: version },
+              }),
+          ),
+        );
+        for (const edit of edits) assertErrorBody(edit, 503, "BUSY");
+        const list = await busy.call("GET", "/api/v1/stores", { key: key.key });
+        assert.equal(list.status, 200);
+      } finally {
+        await client.query("ROLLBACK");
+        await client.end();
+      }
+    } finally {
+      await busy.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "close the test app",
+  fn: () => app.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});
