@@ -1,32 +1,43 @@
 // The Authentication middleware and the session endpoints.
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
-import { Effect, Layer } from "effect";
+import { Effect, Layer, Option } from "effect";
+import { AppConfig } from "../config.ts";
 import { Api } from "../api/api.ts";
 import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/security.ts";
 import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
 
-const hostOf = (url: string) => {
+// The origin a browser shows for this service: PUBLIC_ORIGIN when set (behind a TLS proxy the
+// request reaches us as plain HTTP), else the request's own scheme with its Host header.
+const ownOrigin = (
+  request: HttpServerRequest.HttpServerRequest,
+  configured: Option.Option<string>,
+) => {
+  if (Option.isSome(configured)) return configured.value;
   try {
-    return new URL(url).host;
+    const url = new URL(request.originalUrl);
+    const host = request.headers["host"] ?? url.host;
+    return `${url.protocol}//${host}`;
   } catch {
     return undefined;
   }
 };
 
-const requestFacts = Effect.map(HttpServerRequest.HttpServerRequest, (request): RequestFacts => ({
-  method: request.method,
-  authorization: request.headers["authorization"],
-  cookie: request.cookies[SESSION_COOKIE],
-  origin: request.headers["origin"],
-  host: request.headers["host"] ?? hostOf(request.originalUrl),
-}));
+const requestFacts = (publicOrigin: Option.Option<string>) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => ({
+    method: request.method,
+    authorization: request.headers["authorization"],
+    cookie: request.cookies[SESSION_COOKIE],
+    origin: request.headers["origin"],
+    expectedOrigin: ownOrigin(request, publicOrigin),
+  } satisfies RequestFacts));
 
 // Both schemes lead to the same decision, so whichever runs gives the same answer.
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
     const auth = yield* Auth;
-    const decide = () => Effect.flatMap(requestFacts, auth.authenticate);
+    const facts = requestFacts((yield* AppConfig).publicOrigin);
+    const decide = () => Effect.flatMap(facts, auth.authenticate);
     return { bearer: decide, session: decide };
   }),
 );
@@ -35,7 +46,8 @@ export const PendingAuthenticationLive = Layer.effect(
   PendingAuthentication,
   Effect.gen(function* () {
     const auth = yield* Auth;
-    const pending = () => Effect.flatMap(requestFacts, auth.pendingOf);
+    const facts = requestFacts((yield* AppConfig).publicOrigin);
+    const pending = () => Effect.flatMap(facts, auth.pendingOf);
     return { bearer: pending, session: pending };
   }),
 );
@@ -48,10 +60,11 @@ export const AuthHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const auth = yield* Auth;
+      const requestFactsNow = requestFacts((yield* AppConfig).publicOrigin);
       return handlers
         .handle("session", ({ payload }) =>
           Effect.gen(function* () {
-            const facts = yield* requestFacts;
+            const facts = yield* requestFactsNow;
             const session = yield* auth.createSession(payload.access_key, facts);
             yield* HttpApiBuilder.securitySetCookie(sessionCookie, session.cookie, {
               httpOnly: true,
@@ -68,7 +81,7 @@ export const AuthHttpLive = HttpApiBuilder.group(
           }))
         .handle("logout", () =>
           Effect.gen(function* () {
-            yield* auth.endSession(yield* requestFacts);
+            yield* auth.endSession(yield* requestFactsNow);
             yield* HttpApiBuilder.securitySetCookie(sessionCookie, "", {
               httpOnly: true,
               secure: true,

@@ -6,6 +6,7 @@ import { AppConfig } from "../config.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { CallerShape, PendingCallerShape, Permission } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
+import { RequestNote } from "../domain/request.ts";
 import { hashKey } from "./keys.ts";
 
 export const SESSION_HOURS = 8;
@@ -41,25 +42,40 @@ export interface RequestFacts {
   readonly authorization: string | undefined;
   readonly cookie: string | undefined;
   readonly origin: string | undefined;
-  readonly host: string | undefined;
+  // The service's own origin for this request (PUBLIC_ORIGIN, else the request's scheme and Host).
+  readonly expectedOrigin: string | undefined;
 }
 
-// Same-origin: the Origin header names the host the request was sent to.
-export const isSameOrigin = (origin: string | undefined, host: string | undefined) => {
-  if (origin === undefined || host === undefined || origin === "null") return false;
+const originOf = (text: string) => {
   try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") && url.host === host;
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 };
+
+// Same-origin: the Origin header names the service's scheme, host and port (default ports folded).
+export const isSameOrigin = (origin: string | undefined, expected: string | undefined) => {
+  if (origin === undefined || expected === undefined || origin === "null") return false;
+  const given = originOf(origin);
+  return given !== undefined && given === originOf(expected);
+};
+
+// A session id is kept only as its hash, like a key.
+const sessionHash = hashKey;
 
 const bearerToken = (authorization: string | undefined) => {
   if (authorization === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   return m === null ? "" : m[1];
 };
+
+// The access log names the member behind a verified credential.
+const noteMember = (memberId: number) =>
+  Effect.map(Effect.serviceOption(RequestNote), (note) => {
+    if (Option.isSome(note)) note.value.memberId = memberId;
+  });
 
 export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
   effect: Effect.gen(function* () {
@@ -112,7 +128,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         FROM access_keys k JOIN members m ON m.id = k.member_id
         WHERE k.key_hash = ${keyHash}`);
 
-    const bySession = (sessionId: string) =>
+    const bySession = (sessionHash: string) =>
       dbBoundary(sql<CredentialRow>`
         SELECT k.id::int AS key_id, m.id::int AS member_id, m.login_name, m.display_name, m.db_role,
           k.permissions, k.store_ids,
@@ -121,7 +137,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         FROM sessions s
         JOIN access_keys k ON k.id = s.key_id
         JOIN members m ON m.id = k.member_id
-        WHERE s.id = ${sessionId}`);
+        WHERE s.id = ${sessionHash}`);
 
     const live = (row: CredentialRow | undefined) =>
       row !== undefined && row.key_live && row.session_live ? row : undefined;
@@ -143,7 +159,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         }
         const sessionId = yield* verifyCookie(facts.cookie);
         if (sessionId === undefined) return yield* invalid;
-        return { kind: "session", sessionId } as const;
+        return { kind: "session", sessionHash: sessionHash(sessionId) } as const;
       });
 
     // The decision on a credential's row, however it was fetched: 401 unless the key (and the
@@ -152,10 +168,12 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       Effect.gen(function* () {
         const row = live(fetched);
         if (row === undefined) return yield* invalid;
+        yield* noteMember(row.member_id);
         if (pending.credential.kind === "key") return toCaller(row, false);
         const method = pending.method.toUpperCase();
         if (
-          method !== "GET" && method !== "HEAD" && !isSameOrigin(pending.origin, pending.host)
+          method !== "GET" && method !== "HEAD" &&
+          !isSameOrigin(pending.origin, pending.expectedOrigin)
         ) {
           return yield* forbidden(
             "A write through a session cookie needs a same-origin Origin header",
@@ -170,7 +188,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         credential,
         method: facts.method,
         origin: facts.origin,
-        host: facts.host,
+        expectedOrigin: facts.expectedOrigin,
       }));
 
     // The credential's row from the database, then the decision.
@@ -178,7 +196,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       Effect.gen(function* () {
         const rows = pending.credential.kind === "key"
           ? yield* byKeyHash(pending.credential.keyHash)
-          : yield* bySession(pending.credential.sessionId);
+          : yield* bySession(pending.credential.sessionHash);
         return yield* accept(pending, rows.length === 1 ? rows[0] : undefined);
       }).pipe(Effect.withSpan("Auth.verify"));
 
@@ -186,7 +204,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     const authenticate = (facts: RequestFacts) => Effect.flatMap(pendingOf(facts), verify);
 
     const requireOrigin = (facts: RequestFacts) =>
-      isSameOrigin(facts.origin, facts.host) ? Effect.void : Effect.fail(
+      isSameOrigin(facts.origin, facts.expectedOrigin) ? Effect.void : Effect.fail(
         forbidden("A valid same-origin Origin header is required", "ORIGIN_REQUIRED"),
       );
 
@@ -199,7 +217,9 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         const id = randomBytes(24).toString("base64url");
         const [created] = yield* dbBoundary(sql<{ expires_at: string }>`
           INSERT INTO sessions (id, key_id, expires_at)
-          VALUES (${id}, ${row.key_id}, now() + make_interval(hours => ${SESSION_HOURS}))
+          VALUES (${
+          sessionHash(id)
+        }, ${row.key_id}, now() + make_interval(hours => ${SESSION_HOURS}))
           RETURNING to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expires_at`);
         return {
           cookie: `${id}.${yield* sign(id)}`,
@@ -215,7 +235,8 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         const sessionId = yield* verifyCookie(facts.cookie);
         if (sessionId === undefined) return;
         yield* dbBoundary(sql`
-          UPDATE sessions SET ended_at = now() WHERE id = ${sessionId} AND ended_at IS NULL`);
+          UPDATE sessions SET ended_at = now()
+          WHERE id = ${sessionHash(sessionId)} AND ended_at IS NULL`);
       }).pipe(Effect.withSpan("Auth.endSession"));
 
     return {

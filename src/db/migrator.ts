@@ -6,12 +6,16 @@ import m0001 from "../../migrations/0001_schema.ts";
 import m0002 from "../../migrations/0002_metric_inputs_function.ts";
 import m0003 from "../../migrations/0003_energy_read_functions.ts";
 import m0004 from "../../migrations/0004_import_row_keys.ts";
+import m0005 from "../../migrations/0005_hashed_sessions.ts";
+import m0006 from "../../migrations/0006_key_store_status.ts";
 
 export const migrations = {
   "0001_schema": m0001,
   "0002_metric_inputs_function": m0002,
   "0003_energy_read_functions": m0003,
   "0004_import_row_keys": m0004,
+  "0005_hashed_sessions": m0005,
+  "0006_key_store_status": m0006,
 } as const;
 
 export const migrationsTable = "schema_migrations";

@@ -21,7 +21,8 @@ export class Caller extends Context.Tag("Auth/Caller")<Caller, CallerShape>() {}
 // The credential a request presents, not yet checked against the database.
 export type Credential =
   | { readonly kind: "key"; readonly keyHash: string }
-  | { readonly kind: "session"; readonly sessionId: string };
+  // The hash of the cookie's session id: the id itself is never kept or sent to the database.
+  | { readonly kind: "session"; readonly sessionHash: string };
 
 // A request whose credential is well formed but not yet verified. It carries no permissions: a
 // handler gets a CallerShape from it only through Auth.verify or Auth.accept on the credential's
@@ -30,7 +31,7 @@ export interface PendingCallerShape {
   readonly credential: Credential;
   readonly method: string;
   readonly origin: string | undefined;
-  readonly host: string | undefined;
+  readonly expectedOrigin: string | undefined;
 }
 
 export class PendingCaller extends Context.Tag("Auth/PendingCaller")<

@@ -54,7 +54,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       dbBoundary(sql<{ credential: CredentialRow; summary: string | null; days: string | null }>`
         SELECT credential, summary, days FROM energy_read(
           ${credential.kind === "key" ? credential.keyHash : null}::text,
-          ${credential.kind === "session" ? credential.sessionId : null}::text,
+          ${credential.kind === "session" ? credential.sessionHash : null}::text,
           ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date)`).pipe(
         Effect.map((rows): EnergyRead => {
           const row = rows[0];
