@@ -576,7 +576,7 @@ export const generateSnapshot = (options: GenerateOptions = {}): Snapshot => {
         null,
       ]),
       is_key_store: isKey,
-      key_store_status: isKey && chance(rng, 0.8) ? "MARKED" : "UNCONFIRMED",
+      key_store_status: isKey ? "MARKED" : "UNCONFIRMED",
       tags,
       equipment_profile: chance(rng, 0.85)
         ? {

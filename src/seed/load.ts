@@ -253,7 +253,6 @@ const loadValid = (s: Snapshot, options: LoadOptions) =>
       ["business_mode", "text"],
       ["settlement_mode", "text"],
       ["is_key_store", "boolean"],
-      ["key_store_status", "text"],
       ["tags", "jsonb"],
       ["equipment_profile", "jsonb"],
       ["profile_editable", "boolean"],

@@ -359,10 +359,13 @@ const crossCheck = (s: Snapshot): Array<string> => {
     if (scopeOwner.has(st.scope.id)) {
       add(`stores[${i}].scope.id`, `duplicate scope id ${st.scope.id}`);
     } else scopeOwner.set(st.scope.id, st.id);
-    if (st.key_store_status === "MARKED" && !st.is_key_store) {
+    // rules.md §8: the status is derived from the legacy flag, never stated on its own.
+    if (st.key_store_status !== (st.is_key_store ? "MARKED" : "UNCONFIRMED")) {
       add(
         `stores[${i}].key_store_status`,
-        "MARKED requires is_key_store true",
+        `must be ${
+          st.is_key_store ? "MARKED" : "UNCONFIRMED"
+        }, as is_key_store is ${st.is_key_store}`,
       );
     }
   });
