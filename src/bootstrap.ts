@@ -1,4 +1,4 @@
-// First start of an embedded database: migrate, load the demo snapshot, issue demo keys.
+// First start: migrate, and on a database without stores load the demo snapshot and issue demo keys.
 import { SqlClient } from "@effect/sql";
 import { Duration, Effect } from "effect";
 import { issueKey } from "./auth/keys.ts";
@@ -35,33 +35,39 @@ const demoMembers = (firstStores: ReadonlyArray<number>) =>
 export const DEMO_KEY_LIFETIME_DAYS = 90;
 export const DEMO_STORES = 60;
 
-// Returns the demo keys when this start loaded the demo, else an empty list.
-export const bootstrap = Effect.gen(function* () {
-  const config = yield* AppConfig;
-  const sql = yield* SqlClient.SqlClient;
-  const applied = yield* migrate;
-  if (applied.length > 0) yield* Effect.logInfo(`applied ${applied.length} migration(s)`);
-  if (!config.seedDemo) return [];
-  const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
-  if (stores > 0) return [];
-  yield* Effect.logInfo("empty database: loading the demo snapshot");
-  yield* seedDatabase({ stores: DEMO_STORES });
-  const first = yield* sql<{ id: number }>`SELECT id FROM stores ORDER BY id LIMIT 3`;
-  const keys: Array<DemoKey> = [];
-  for (const demo of demoMembers(first.map((row) => row.id))) {
-    const issued = yield* issueKey({
-      member: demo.member,
-      displayName: demo.name,
-      permissions: demo.permissions,
-      stores: demo.stores,
-      lifetime: Duration.days(DEMO_KEY_LIFETIME_DAYS),
-    });
-    keys.push({
-      member: issued.member,
-      permissions: issued.permissions,
-      stores: issued.stores,
-      key: issued.key,
-    });
-  }
-  return keys;
-});
+// Returns the demo keys when this start loaded the demo, else an empty list. The snapshot, the keys
+// and `keep` (which writes the keys where a person finds them) happen in one transaction, so a
+// start that fails between them leaves no demo whose keys are lost: the next start loads it again.
+export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effect<void, E>) =>
+  Effect.gen(function* () {
+    const config = yield* AppConfig;
+    const sql = yield* SqlClient.SqlClient;
+    const applied = yield* migrate;
+    if (applied.length > 0) yield* Effect.logInfo(`applied ${applied.length} migration(s)`);
+    if (!config.seedDemo) return [];
+    const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
+    if (stores > 0) return [];
+    yield* Effect.logInfo("empty database: loading the demo snapshot");
+    return yield* sql.withTransaction(Effect.gen(function* () {
+      yield* seedDatabase({ stores: DEMO_STORES });
+      const first = yield* sql<{ id: number }>`SELECT id FROM stores ORDER BY id LIMIT 3`;
+      const keys: Array<DemoKey> = [];
+      for (const demo of demoMembers(first.map((row) => row.id))) {
+        const issued = yield* issueKey({
+          member: demo.member,
+          displayName: demo.name,
+          permissions: demo.permissions,
+          stores: demo.stores,
+          lifetime: Duration.days(DEMO_KEY_LIFETIME_DAYS),
+        });
+        keys.push({
+          member: issued.member,
+          permissions: issued.permissions,
+          stores: issued.stores,
+          key: issued.key,
+        });
+      }
+      yield* keep(keys);
+      return keys;
+    }));
+  });
