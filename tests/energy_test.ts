@@ -176,6 +176,37 @@ Deno.test("ranges: 366 days is the limit, start after end is refused", async () 
   assert.equal(single.body.days.length, 1);
 });
 
+Deno.test("a day reads the same in energy and in versions.current (void, cleaned, legacy days)", async () => {
+  const voided = snapshot.energy.find((e) => e.void_days.length > 0);
+  assert.ok(voided, "the snapshot has a void day");
+  const days = [voided, busiest].flatMap((e) => [
+    ...e.void_days.slice(0, 4).map((date) => ({ e, date })),
+    ...e.cleaned.slice(0, 3).map((c) => ({ e, date: c.date })),
+    ...e.legacy.flatMap((v, i) => (v === null ? [] : [{ e, date: addDays(e.start, i) }])).slice(
+      0,
+      3,
+    ),
+  ]);
+  for (const { e, date } of days) {
+    const energy = await app.call("GET", path(e.store_id, e.scope_id, date, date), {
+      key: reader.key,
+    });
+    const day = assertSchema(EnergyResponse, energy.body).days[0];
+    const versions = await app.call(
+      "GET",
+      `/api/v1/stores/${e.store_id}/energy/${date}/versions`,
+      { key: auditor.key },
+    );
+    const current = assertSchema(EnergyVersions, versions.body).current;
+    assert.ok(current, date);
+    assert.equal(current.energy_id, day.energy_id, date);
+    assert.equal(current.energy_kwh, day.energy_kwh, date);
+    assert.equal(current.source_kind, day.source_kind, `${date} (${day.status})`);
+    assert.equal(current.source_label, day.source_label, `${date} (${day.status})`);
+    assert.equal(current.is_void, day.status === "VOID" ? 1 : 0, date);
+  }
+});
+
 Deno.test("versions: legacy and cleaned revisions told apart, ascending, with batch and actor", async () => {
   const cleaned = busiest.cleaned.find((c) => {
     const i = (Date.parse(c.date) - Date.parse(busiest.start)) / 86_400_000;

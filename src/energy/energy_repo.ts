@@ -109,10 +109,13 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
               'energy_id', f.id, 'scope_id', f.scope_id,
               'energy_kwh', CASE WHEN f.is_void THEN NULL
                                  ELSE round(coalesce(f.cleaned_kwh, f.legacy_kwh), 4)::text END,
-              'source_kind', CASE WHEN f.cleaned_kwh IS NOT NULL THEN f.cleaned_source_kind
-                                  WHEN f.legacy_kwh IS NOT NULL THEN 'LEGACY_DIRECT' END,
-              'source_label', (SELECT source_label FROM energy_revisions x
-                               WHERE x.energy_id = f.id AND x.revision_no = f.revision_no),
+              'source_kind', k.source_kind,
+              'source_label', CASE
+                WHEN f.is_void THEN 'Voided day'
+                WHEN coalesce(f.cleaned_kwh, f.legacy_kwh) IS NULL THEN 'No data'
+                WHEN k.source_kind = 'CLEANED' THEN 'Cleaned value'
+                WHEN k.source_kind = 'MANUAL_UPLOAD' THEN 'Cleaned value (manual upload)'
+                ELSE 'Sealed legacy value' END,
               'quality_status', f.quality_status, 'quality_note', f.quality_note,
               'provisional', f.provisional, 'is_void', CASE WHEN f.is_void THEN 1 ELSE 0 END,
               'revision_no', f.revision_no,
@@ -121,7 +124,18 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
                 (SELECT count(*) FROM revs WHERE source_kind IN ('CLEANED', 'MANUAL_UPLOAD')),
               'cleaned_ever',
                 EXISTS (SELECT 1 FROM revs WHERE source_kind IN ('CLEANED', 'MANUAL_UPLOAD'))
-            ) FROM fact f) AS current,
+            ) FROM fact f,
+              -- The day's source as the energy read states it (energy_sql.ts): the same fact
+              -- reads the same in both answers.
+              LATERAL (SELECT CASE
+                WHEN f.is_void THEN (
+                  SELECT CASE WHEN v.source_kind IN ('CLEANED', 'LEGACY_DIRECT', 'MANUAL_UPLOAD')
+                              THEN v.source_kind END
+                  FROM energy_revisions v
+                  WHERE v.energy_id = f.id AND v.revision_no = f.revision_no)
+                WHEN f.cleaned_source_kind IS NOT NULL THEN f.cleaned_source_kind
+                WHEN f.legacy_kwh IS NOT NULL THEN 'LEGACY_DIRECT' END AS source_kind) k
+           ) AS current,
            coalesce((SELECT json_agg(json_build_object(
               'revision_no', revision_no, 'operation', operation,
               'before_kwh', before_kwh, 'after_kwh', after_kwh,
