@@ -11,7 +11,7 @@ import {
 } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
 import type { SqlClient } from "@effect/sql";
-import { DatabaseLive, refuseWhileServing } from "../src/db/database.ts";
+import { AdminDatabaseLive } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrator.ts";
 
 const usage = `usage:
@@ -105,12 +105,10 @@ const command = (): Effect.Effect<void, unknown, never> => {
 
 const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
   Effect.gen(function* () {
-    const config = yield* AppConfig;
-    if (Option.isNone(config.databaseUrl)) yield* refuseWhileServing(config.dataDir);
     yield* migrate;
     return yield* effect;
   }).pipe(
-    Effect.provide(DatabaseLive.pipe(Layer.provideMerge(AppConfig.layer))),
+    Effect.provide(AdminDatabaseLive.pipe(Layer.provideMerge(AppConfig.layer))),
     Effect.asVoid,
   );
 

@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect";
 import { AppConfig } from "../src/config.ts";
-import { DatabaseLive } from "../src/db/database.ts";
+import { AdminDatabaseLive } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrator.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot, type LoadSummary } from "../src/seed/load.ts";
@@ -116,7 +116,7 @@ const main = async () => {
     const summary = yield* loadSnapshot(input, { reset: args.reset });
     return { summary, openMs: loadStart - openStart, loadMs: performance.now() - loadStart };
   }).pipe(
-    Effect.provide(Layer.provideMerge(DatabaseLive, AppConfig.layer)),
+    Effect.provide(Layer.provideMerge(AdminDatabaseLive, AppConfig.layer)),
   );
 
   const exit = await Effect.runPromiseExit(program);
@@ -126,6 +126,7 @@ const main = async () => {
       const error = failure.value;
       if (error instanceof SnapshotInvalid) return printInvalid(error);
       if (error._tag === "SnapshotAlreadyLoaded") return fail(1, `Not loaded: ${error.message}`);
+      if (error._tag === "DataDirBusy") return fail(1, `Not loaded: ${error.message}`);
       const cause = "cause" in error && error.cause !== undefined ? `: ${String(error.cause)}` : "";
       return fail(1, `Load failed, nothing was loaded: ${error.message}${cause}`);
     }

@@ -628,3 +628,20 @@ Deno.test("seed CLI: an invalid file prints its problems and exits 1", async () 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("seed CLI: refuses, before opening it, an embedded database the service holds", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/data`);
+    // This test process stands in for a running service holding the folder.
+    await Deno.writeTextFile(`${dir}/data/service.pid`, String(Deno.pid));
+    const result = await runSeed(["--stores", "3"], { DATA_DIR: `${dir}/data` });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, new RegExp(`the service \\(pid ${Deno.pid}\\) is using`));
+    const entries = [];
+    for await (const entry of Deno.readDir(`${dir}/data`)) entries.push(entry.name);
+    assert.deepEqual(entries, ["service.pid"], "nothing was opened or created");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

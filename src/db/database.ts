@@ -103,6 +103,17 @@ export const refuseWhileServing = (dataDir: string) => {
   );
 };
 
+// The database of an admin command: refused, before anything is opened, while the service holds
+// the embedded database.
+export const AdminDatabaseLive: Layer.Layer<SqlClient.SqlClient, DataDirBusy, AppConfig> = Layer
+  .unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* AppConfig;
+      if (Option.isNone(config.databaseUrl)) yield* refuseWhileServing(config.dataDir);
+      return DatabaseLive;
+    }),
+  );
+
 // Held by the running service: written at start, removed at shutdown.
 export const holdDataDir = (dataDir: string) =>
   Effect.acquireRelease(
