@@ -50,7 +50,11 @@ const safeHost = (host: string | undefined) =>
     ? host
     : "localhost";
 
-const writeResponse = async (response: Response, res: http.ServerResponse) => {
+const writeResponse = async (
+  response: Response,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+) => {
   const headers: Record<string, string | Array<string>> = {};
   for (const [name, value] of response.headers) {
     if (name === "set-cookie") continue;
@@ -58,7 +62,19 @@ const writeResponse = async (response: Response, res: http.ServerResponse) => {
   }
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
+  // An answer given before the body was read (413, 408): the rest is not read, the connection ends.
+  const unread = !req.complete;
+  if (unread) headers["connection"] = "close";
   res.writeHead(response.status, headers);
+  if (unread) {
+    // Half-close first, so the answer is read before the socket goes (a close with unread data
+    // resets the connection); the rest is not waited for.
+    const socket = req.socket;
+    res.once("finish", () => {
+      socket?.end();
+      setTimeout(() => socket?.destroy(), 1_000).unref?.();
+    });
+  }
   if (response.body === null) {
     res.end();
     return;
@@ -102,7 +118,7 @@ export const serve = (
       if (!res.writableFinished) controller.abort();
     });
     handler(toWebRequest(req, controller.signal))
-      .then((response) => writeResponse(response, res))
+      .then((response) => writeResponse(response, req, res))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();

@@ -1,0 +1,136 @@
+// The listening server against slow and idle clients, over real loopback connections: half-sent
+// headers, dripping bodies and idle connections are closed; others are served meanwhile.
+import assert from "node:assert/strict";
+import { DEFAULT_LIMITS } from "../src/config.ts";
+import { serve } from "../src/http/serve.ts";
+import { makeTestApp } from "./helpers.ts";
+
+const app = await makeTestApp(undefined, {
+  limits: { ...DEFAULT_LIMITS, bodyMs: 600, requestMs: 5_000 },
+});
+const server = await serve(app.handler, {
+  port: 0,
+  hostname: "127.0.0.1",
+  headersMs: 600,
+  requestMs: 5_000,
+  idleMs: 1_500,
+});
+const base = `http://127.0.0.1:${server.port}`;
+const encoder = new TextEncoder();
+
+// Resolves with what the server sent once it closes the connection (or after `limitMs`).
+const readUntilClosed = async (conn: Deno.Conn, limitMs: number) => {
+  const chunks: Array<string> = [];
+  const buffer = new Uint8Array(4096);
+  const started = Date.now();
+  const timer = setTimeout(() => conn.close(), limitMs);
+  let closedByServer = false;
+  try {
+    while (true) {
+      const n = await conn.read(buffer);
+      if (n === null) {
+        closedByServer = true;
+        break;
+      }
+      chunks.push(new TextDecoder().decode(buffer.subarray(0, n)));
+    }
+  } catch {
+    // closed by our own timer, or reset by the server
+    closedByServer = Date.now() - started < limitMs;
+  } finally {
+    clearTimeout(timer);
+  }
+  try {
+    conn.close();
+  } catch {
+    // already closed
+  }
+  return { text: chunks.join(""), closedByServer, ms: Date.now() - started };
+};
+
+const connect = () => Deno.connect({ hostname: "127.0.0.1", port: server.port });
+
+Deno.test("the server answers whole requests, bodies included", async () => {
+  const live = await fetch(`${base}/health/live`);
+  assert.equal(live.status, 200);
+  assert.match(live.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+  await live.body?.cancel();
+  const session = await fetch(`${base}/auth/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: base },
+    body: JSON.stringify({ access_key: "esk_unknown" }),
+  });
+  assert.equal(session.status, 401);
+  assert.equal((await session.json()).error.code, "INVALID_CREDENTIAL");
+});
+
+Deno.test("half-sent headers are closed after the header timeout", async () => {
+  const conn = await connect();
+  await conn.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n"));
+  const result = await readUntilClosed(conn, 10_000);
+  assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
+});
+
+Deno.test("a connection that sends nothing is closed", async () => {
+  const conn = await connect();
+  const result = await readUntilClosed(conn, 10_000);
+  assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
+});
+
+Deno.test("a body dripping one byte at a time is answered 408 and closed", async () => {
+  const conn = await connect();
+  await conn.write(encoder.encode(
+    "POST /auth/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+      "Content-Length: 100\r\n\r\n{",
+  ));
+  let stop = false;
+  const drip = (async () => {
+    for (let i = 0; i < 40 && !stop; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        await conn.write(encoder.encode(" "));
+      } catch {
+        return;
+      }
+    }
+  })();
+  const result = await readUntilClosed(conn, 10_000);
+  stop = true;
+  await drip;
+  assert.match(result.text, /^HTTP\/1\.1 408/);
+  assert.match(result.text, /REQUEST_TIMEOUT/);
+  assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
+});
+
+Deno.test("an announced oversized body is refused at once, not read", async () => {
+  const conn = await connect();
+  await conn.write(encoder.encode(
+    "POST /auth/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+      `Content-Length: ${300 * 1024 * 1024}\r\n\r\n{"access_key": "`,
+  ));
+  const result = await readUntilClosed(conn, 10_000);
+  assert.match(result.text, /^HTTP\/1\.1 413/);
+  assert.match(result.text, /PAYLOAD_TOO_LARGE/);
+});
+
+Deno.test("200 half-sent requests do not keep others from being served, and are all closed", async () => {
+  const conns = await Promise.all(Array.from({ length: 200 }, () => connect()));
+  await Promise.all(
+    conns.map((c) => c.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n"))),
+  );
+  const live = await fetch(`${base}/health/live`);
+  assert.equal(live.status, 200);
+  await live.body?.cancel();
+  const results = await Promise.all(conns.map((c) => readUntilClosed(c, 10_000)));
+  assert.equal(results.filter((r) => !r.closedByServer).length, 0);
+});
+
+Deno.test({
+  name: "stop the server and close the test app",
+  fn: async () => {
+    await server.shutdown();
+    await app.close();
+  },
+  sanitizeOps: false,
+  sanitizeResources: false,
+});
