@@ -1,0 +1,109 @@
+// The service's first start as a process: on an empty database (PostgreSQL when the suite runs on
+// it, else the embedded one) it loads the demo, writes the demo keys into a data folder it creates,
+// logs every start-up message through the one logger (JSON here), and stops cleanly on SIGTERM.
+import assert from "node:assert/strict";
+import pg from "pg";
+import { testDatabaseUrl } from "./db.ts";
+
+const adminQuery = async (text: string) => {
+  const client = new pg.Client({ connectionString: testDatabaseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+};
+
+Deno.test({
+  name: "first start: demo keys written to a new data folder, JSON start-up log, clean stop",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    const dataDir = `${dir}/not/yet/there`;
+    let databaseUrl = "";
+    let dropDatabase = async () => {};
+    if (testDatabaseUrl) {
+      const name = `start_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+      await adminQuery(`CREATE DATABASE ${name}`);
+      const url = new URL(testDatabaseUrl);
+      url.pathname = `/${name}`;
+      databaseUrl = url.toString();
+      dropDatabase = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "src/main.ts"],
+      cwd: new URL("..", import.meta.url),
+      env: {
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "info",
+        NO_COLOR: "1",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const lines: Array<string> = [];
+    const collect = async (stream: ReadableStream<Uint8Array>) => {
+      let rest = "";
+      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+        const parts = (rest + chunk).split("\n");
+        rest = parts.pop() ?? "";
+        lines.push(...parts.filter((l) => l.trim() !== ""));
+      }
+      if (rest.trim() !== "") lines.push(rest);
+    };
+    const reading = Promise.all([collect(child.stdout), collect(child.stderr)]);
+    try {
+      const deadline = Date.now() + 90_000;
+      let ready: { msg: string } | undefined;
+      while (ready === undefined && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        ready = lines.map((l) => {
+          try {
+            return JSON.parse(l);
+          } catch {
+            return undefined;
+          }
+        }).find((l) => typeof l?.msg === "string" && l.msg.startsWith("ready on"));
+      }
+      assert.ok(ready, `not ready:\n${lines.join("\n")}`);
+      const port = Number(/:(\d+) /.exec(ready.msg)?.[1]);
+
+      const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`));
+      assert.equal(keys.length, 4);
+      const mode = (await Deno.stat(`${dataDir}/demo-keys.json`)).mode;
+      assert.equal((mode ?? 0) & 0o077, 0, "the keys file is private to its owner");
+      const stores = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
+        headers: { authorization: `Bearer ${keys[0].key}` },
+      });
+      assert.equal(stores.status, 200);
+      assert.equal((await stores.json()).stores.length, 60);
+
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await reading;
+      assert.equal(status.code, 0);
+      for (const line of lines) {
+        const parsed = JSON.parse(line);
+        assert.equal(typeof parsed.time, "string", line);
+        assert.equal(typeof parsed.level, "string", line);
+      }
+      const text = lines.join("\n");
+      for (const k of keys) assert.ok(!text.includes(k.key), "no key is logged");
+      assert.ok(lines.some((l) => JSON.parse(l).msg === "request"), "the access log is on");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already stopped
+      }
+      await dropDatabase();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
