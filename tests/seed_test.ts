@@ -88,7 +88,9 @@ Deno.test("the generator is deterministic, realistic and its output validates", 
     const names = a.stores.filter((s) => s.brand_id === brand.id).map((s) => s.name);
     assert.equal(new Set(names).size, names.length, `names unique within ${brand.name}`);
   }
-  assert.ok(a.stores.every((s) => s.key_store_status !== "MARKED" || s.is_key_store));
+  assert.ok(
+    a.stores.every((s) => s.key_store_status === (s.is_key_store ? "MARKED" : "UNCONFIRMED")),
+  );
   assert.ok(a.stores.some((s) => s.key_store_status === "MARKED"));
   assert.ok(a.stores.some((s) => s.business_hours?.some((h) => h.next_day)));
 
@@ -201,6 +203,16 @@ Deno.test("validation names the path and the problem", () => {
   const unknownBrand = clone(base);
   unknownBrand.stores[3].brand_id = 9;
   assertProblem(unknownBrand, "stores[3].brand_id: unknown brand 9");
+
+  // key_store_status is derived from is_key_store (rules.md §8): both disagreements are invalid.
+  const unconfirmedKey = clone(base);
+  unconfirmedKey.stores[1].is_key_store = true;
+  unconfirmedKey.stores[1].key_store_status = "UNCONFIRMED";
+  assertProblem(unconfirmedKey, "stores[1].key_store_status", "must be MARKED");
+  const markedPlain = clone(base);
+  markedPlain.stores[1].is_key_store = false;
+  markedPlain.stores[1].key_store_status = "MARKED";
+  assertProblem(markedPlain, "stores[1].key_store_status", "must be UNCONFIRMED");
 
   const duplicate = clone(base);
   duplicate.stores[2].id = duplicate.stores[0].id;
