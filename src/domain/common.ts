@@ -23,11 +23,12 @@ export const Id = Schema.Int.pipe(Schema.between(1, MAX_ID)).annotations({
   identifier: "Id",
 });
 
+// A path or query id: decoded from text, shown in the OpenAPI document as the integer it is.
 export const IdFromString = Schema.String.pipe(
   Schema.pattern(/^[1-9]\d{0,9}$/, { message: () => "expected an integer id >= 1" }),
   Schema.compose(Schema.NumberFromString),
   Schema.compose(Id),
-);
+).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: MAX_ID } });
 
 export const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(0));
 
