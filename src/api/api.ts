@@ -12,10 +12,23 @@ import { AuthApi } from "./auth_api.ts";
 import { EnergyApi } from "./energy_api.ts";
 import { ImportsApi } from "./imports_api.ts";
 import { MetricsApi } from "./metrics_api.ts";
+import { finishDocument } from "./openapi.ts";
 import { StoresApi } from "./stores_api.ts";
 import { SystemApi } from "./system_api.ts";
 
 export const API_VERSION = "0.5.007-service.1";
+
+const DESCRIPTION = `Per-store daily air-conditioning energy (kWh per Beijing calendar day), \
+energy-saving targets and metrics, store reference data, and a controlled import path.
+
+Business endpoints take \`Authorization: Bearer <ACCESS_KEY>\` or the \`svc05_session\` cookie.
+
+Every answer carries an \`X-Request-ID\` header. Every error answer has the body \
+\`{"error": {"code": "...", "message": "..."}}\`; \`code\` is one of the \`ErrorCode\` values, \
+and each operation lists the statuses and codes it can answer with. Two answers belong to no \
+operation and are not listed under any: a path the service does not have is 404 \`NOT_FOUND\`, \
+and a known path called with a method it does not answer is 405 \`METHOD_NOT_ALLOWED\` with an \
+\`Allow\` header naming the methods it answers.`;
 
 export class Api extends HttpApi.make("energy-saving-analytics")
   .add(SystemApi)
@@ -31,4 +44,7 @@ export class Api extends HttpApi.make("energy-saving-analytics")
   .addError(ConflictWire)
   .addError(ServiceUnavailableWire)
   .annotate(OpenApi.Title, "Energy-Saving Analytics Service")
-  .annotate(OpenApi.Version, API_VERSION) {}
+  .annotate(OpenApi.Version, API_VERSION)
+  .annotate(OpenApi.Description, DESCRIPTION)
+  .annotate(OpenApi.Servers, [{ url: "/", description: "This service" }])
+  .annotate(OpenApi.Transform, finishDocument) {}

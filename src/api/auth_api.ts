@@ -1,11 +1,32 @@
 // Session cookie creation and logout (contract part 5).
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform";
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
 import { LogoutResult, SessionRequest, SessionResult } from "../domain/auth.ts";
+import { DATABASE, JSON_BODY, operation } from "./openapi.ts";
 
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("session", "/auth/session")
       .setPayload(SessionRequest)
-      .addSuccess(SessionResult),
+      .addSuccess(SessionResult)
+      .annotateContext(operation({
+        summary: "Start a browser session",
+        description: "Exchanges an access key for the signed, HttpOnly `svc05_session` cookie " +
+          "(8 hours, bound to the key: revoking or expiring the key ends it). Needs a " +
+          "same-origin `Origin` header. Programs use the bearer key instead.",
+        errors: [...JSON_BODY, "INVALID_CREDENTIAL", "ORIGIN_REQUIRED", ...DATABASE],
+      })),
   )
-  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(LogoutResult)) {}
+  .add(
+    HttpApiEndpoint.post("logout", "/auth/logout")
+      .addSuccess(LogoutResult)
+      .annotateContext(operation({
+        summary: "End the browser session",
+        description: "Ends the session of the cookie sent, if any, and clears the cookie. " +
+          "Needs a same-origin `Origin` header; takes no fields.",
+        errors: [...JSON_BODY, "ORIGIN_REQUIRED", ...DATABASE],
+      })),
+  )
+  .annotate(
+    OpenApi.Description,
+    "Browser sessions: a session cookie made from an access key, and logout",
+  ) {}

@@ -1,8 +1,9 @@
 // Daily energy, per-day versions and revision history.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform";
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
 import { Schema } from "effect";
 import { DateString, IdFromString } from "../domain/common.ts";
 import { EnergyResponse, EnergyVersions, HistoryResponse } from "../domain/energy.ts";
+import { CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
 import { RangeParams, StorePath } from "./params.ts";
 import { Authentication, PendingAuthentication } from "./security.ts";
 
@@ -12,12 +13,25 @@ export class EnergyApi extends HttpApiGroup.make("energy")
   .add(
     HttpApiEndpoint.get("versions", "/stores/:store_id/energy/:business_date/versions")
       .setPath(Schema.Struct({ store_id: IdFromString, business_date: DateString }))
-      .addSuccess(EnergyVersions),
+      .addSuccess(EnergyVersions)
+      .annotateContext(operation({
+        summary: "One day's current value and all its versions",
+        description: "The current fact of one store and Beijing calendar day, and every " +
+          "revision of it in ascending `revision_no`, with the actor and the import batch " +
+          "behind each. Needs the raw permission.",
+        errors: [...CALLER, ...STORE_OBJECT],
+      })),
   )
   .add(
     HttpApiEndpoint.get("history", "/energy/:energy_id/history")
       .setPath(Schema.Struct({ energy_id: IdFromString }))
-      .addSuccess(HistoryResponse),
+      .addSuccess(HistoryResponse)
+      .annotateContext(operation({
+        summary: "Revision history of an energy fact",
+        description: "The immutable revisions of one daily energy fact (`energy_id` from the " +
+          "energy days), oldest first. Needs the raw permission.",
+        errors: [...CALLER, ...STORE_OBJECT],
+      })),
   )
   .middleware(Authentication)
   .add(
@@ -25,6 +39,15 @@ export class EnergyApi extends HttpApiGroup.make("energy")
       .setPath(StorePath)
       .setUrlParams(RangeParams)
       .addSuccess(EnergyResponse)
-      .middleware(PendingAuthentication),
+      .middleware(PendingAuthentication)
+      .annotateContext(operation({
+        summary: "Daily energy of a store",
+        description: "One row per Beijing calendar day from `start` to `end` (inclusive, at " +
+          "most 366 days) in kWh as exact decimal strings: a cleaned value, else the sealed " +
+          "legacy value, else null (`NO_DATA`); never zero-filled. The summary counts " +
+          "available, missing and void days. Needs the read permission.",
+        errors: [...CALLER, ...STORE_OBJECT, ...SCOPE_RANGE],
+      })),
   )
-  .prefix("/api/v1") {}
+  .prefix("/api/v1")
+  .annotate(OpenApi.Description, "Daily energy, its versions and revision history") {}

@@ -1,35 +1,97 @@
 // The import path: template, preview, commit, batch detail and row lineage.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform";
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
 import { Schema } from "effect";
 import { IdFromString } from "../domain/common.ts";
 import { CommitInput, Import, Lineage, PreviewInput, Template } from "../domain/imports.ts";
+import { CALLER, JSON_BODY, operation, STORE_OBJECT, WRITE } from "./openapi.ts";
 import { IdempotencyHeaders } from "./params.ts";
 import { Authentication } from "./security.ts";
 
 export class ImportsApi extends HttpApiGroup.make("imports")
-  .add(HttpApiEndpoint.get("template", "/imports/template").addSuccess(Template))
+  .add(
+    HttpApiEndpoint.get("template", "/imports/template").addSuccess(Template).annotateContext(
+      operation({
+        summary: "Download the import template",
+        description: "An XLSX workbook (base64) with one worksheet per brand, its store names " +
+          "prefilled from the current profiles, and the limits of an import. Needs the write " +
+          "permission.",
+        errors: [...CALLER, "ROLE_READ_ONLY"],
+      }),
+    ),
+  )
   .add(
     HttpApiEndpoint.post("preview", "/imports/preview")
       .setHeaders(IdempotencyHeaders)
       .setPayload(PreviewInput)
-      .addSuccess(Import),
+      .addSuccess(Import)
+      .annotateContext(operation({
+        summary: "Preview an import file",
+        description: "Stores the file (XLSX or CSV, at most 4 MiB and 10,000 rows) and a draft " +
+          "batch with one planned action per row; effective energy does not change. A retry " +
+          "with the same Idempotency-Key and body answers the same batch. Needs the write " +
+          "permission.",
+        errors: [
+          ...CALLER,
+          ...JSON_BODY,
+          ...WRITE,
+          "INVALID_BASE64",
+          "FILE_TOO_LARGE",
+          "INVALID_FILE",
+          "STORE_FORBIDDEN",
+          "IDEMPOTENCY_KEY_REUSED",
+        ],
+      })),
   )
   .add(
     HttpApiEndpoint.post("commit", "/imports/:batch_id/commit")
       .setPath(Schema.Struct({ batch_id: IdFromString }))
       .setHeaders(IdempotencyHeaders)
       .setPayload(CommitInput)
-      .addSuccess(Import),
+      .addSuccess(Import)
+      .annotateContext(operation({
+        summary: "Commit a previewed batch",
+        description: "Applies the batch's planned actions in one transaction; each changed day " +
+          "gets a new immutable revision. An expired batch, or days changed since the " +
+          "preview, answer 409 and change nothing. A retry with the same Idempotency-Key is " +
+          "idempotent. The body is `{}`. Needs the write permission.",
+        errors: [
+          ...CALLER,
+          ...JSON_BODY,
+          ...WRITE,
+          ...STORE_OBJECT,
+          "IDEMPOTENCY_KEY_REUSED",
+          "NOT_COMMITTABLE",
+          "ALREADY_COMMITTED",
+          "BATCH_EXPIRED",
+          "STALE_PREVIEW",
+        ],
+      })),
   )
   .add(
     HttpApiEndpoint.get("batch", "/imports/:batch_id")
       .setPath(Schema.Struct({ batch_id: IdFromString }))
-      .addSuccess(Import),
+      .addSuccess(Import)
+      .annotateContext(operation({
+        summary: "An import batch",
+        description: "A batch with its counts, rows and planned or applied actions. Needs the " +
+          "raw permission.",
+        errors: [...CALLER, ...STORE_OBJECT],
+      })),
   )
   .add(
     HttpApiEndpoint.get("lineage", "/import-rows/:import_row_id/lineage")
       .setPath(Schema.Struct({ import_row_id: IdFromString }))
-      .addSuccess(Lineage),
+      .addSuccess(Lineage)
+      .annotateContext(operation({
+        summary: "Lineage of an import row",
+        description: "The raw values of one import row and the sealed source records behind " +
+          "it. Needs the raw permission.",
+        errors: [...CALLER, ...STORE_OBJECT],
+      })),
   )
   .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .prefix("/api/v1")
+  .annotate(
+    OpenApi.Description,
+    "Importing cleaned energy: template, preview, commit, batch detail and row lineage",
+  ) {}

@@ -1,16 +1,31 @@
 // Process and readiness checks (no authentication).
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform";
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
 import { Schema } from "effect";
 import { ServiceUnavailableWire } from "../domain/errors.ts";
+import { DATABASE, operation } from "./openapi.ts";
 
 export const Health = Schema.Struct({
   status: Schema.Literal("ok", "ready"),
 }).annotations({ identifier: "Health" });
 
 export class SystemApi extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("live", "/health/live").addSuccess(Health))
   .add(
-    HttpApiEndpoint.get("ready", "/health/ready").addSuccess(Health).addError(
-      ServiceUnavailableWire,
-    ),
-  ) {}
+    HttpApiEndpoint.get("live", "/health/live").addSuccess(Health).annotateContext(operation({
+      summary: "Process check",
+      description: 'Answers `{status: "ok"}` while the process serves requests; it does not ' +
+        "touch the database. Needs no credential.",
+      errors: [],
+    })),
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/health/ready")
+      .addSuccess(Health)
+      .addError(ServiceUnavailableWire)
+      .annotateContext(operation({
+        summary: "Readiness check",
+        description: 'Answers `{status: "ready"}` when the database answers and every ' +
+          "migration is applied, else 503 `NOT_READY`. Needs no credential.",
+        errors: DATABASE,
+      })),
+  )
+  .annotate(OpenApi.Description, "Liveness and readiness probes; no credential needed") {}

@@ -1,0 +1,190 @@
+// What the OpenAPI document says beyond the endpoint schemas: each operation's error answers (most
+// come from the request front door, not the HttpApi), the error-code enum, X-Request-ID, and the
+// clean-up validators need. /openapi.json and /api-docs both show the finished document.
+import { OpenApi } from "@effect/platform";
+import { ERROR_CODES, type ErrorCode, errorCodesOf } from "../domain/error_codes.ts";
+
+type Json = Record<string, unknown>;
+type Codes = ReadonlyArray<ErrorCode>;
+
+// Answers any operation can give: a failure, the request time limit, a body it does not take.
+const ANY_OPERATION: Codes = ["INTERNAL", "TIMEOUT", "PAYLOAD_TOO_LARGE"];
+// An operation that reads or writes the database.
+export const DATABASE: Codes = ["NOT_READY", "BUSY"];
+// A business endpoint: a credential checked against the database and a permission.
+export const CALLER: Codes = [
+  "MISSING_CREDENTIAL",
+  "INVALID_CREDENTIAL",
+  "PERMISSION_MISSING",
+  ...DATABASE,
+];
+// An operation that takes a JSON body (read by the front door, then decoded by the contract).
+export const JSON_BODY: Codes = [
+  "INVALID_JSON",
+  "INVALID_REQUEST",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "REQUEST_TIMEOUT",
+];
+// A write: the write permission needs a role that allows writes; a session cookie needs Origin.
+export const WRITE: Codes = ["ROLE_READ_ONLY", "ORIGIN_REQUIRED"];
+// An object named by a path id that belongs to a store.
+export const STORE_OBJECT: Codes = ["INVALID_REQUEST", "NOT_FOUND", "STORE_FORBIDDEN"];
+// A store's metering scope and a date range in the query.
+export const SCOPE_RANGE: Codes = [
+  "INVALID_REQUEST",
+  "INVALID_SCOPE",
+  "INVALID_RANGE",
+  "RANGE_TOO_LONG",
+];
+
+const STATUS: Record<number, { readonly name: string; readonly reason: string }> = {
+  400: { name: "BadRequest", reason: "Bad request" },
+  401: { name: "Unauthorized", reason: "No valid credential" },
+  403: { name: "Forbidden", reason: "Not allowed" },
+  404: { name: "NotFound", reason: "Not found" },
+  405: { name: "MethodNotAllowed", reason: "Method not allowed" },
+  408: { name: "RequestTimeout", reason: "Request body too slow" },
+  409: { name: "Conflict", reason: "Conflict" },
+  413: { name: "PayloadTooLarge", reason: "Request body too large" },
+  415: { name: "UnsupportedMediaType", reason: "Request body not JSON" },
+  500: { name: "InternalError", reason: "Operation failed" },
+  503: { name: "ServiceUnavailable", reason: "Not available now" },
+};
+
+const SCHEMAS = "#/components/schemas/";
+const REQUEST_ID = "X-Request-ID";
+
+// The error answers of one operation: for each status, the Error body and the codes it may carry.
+const withErrorAnswers = (op: Json, codes: Codes): Json => {
+  const all = [...new Set([...codes, ...ANY_OPERATION])];
+  const responses: Record<string, unknown> = {};
+  for (const [status, value] of Object.entries(op.responses as Json)) {
+    if (Number(status) < 400) responses[status] = value;
+  }
+  const statuses = [...new Set(all.map((c) => ERROR_CODES.find((e) => e.code === c)!.status))];
+  for (const status of statuses.sort((a, b) => a - b)) {
+    const here = ERROR_CODES.filter((e) => e.status === status && all.includes(e.code));
+    responses[String(status)] = {
+      description: `${STATUS[status].reason}. error.code is one of:\n\n` +
+        here.map((e) => `- \`${e.code}\`: ${e.meaning}`).join("\n"),
+      content: { "application/json": { schema: { $ref: SCHEMAS + STATUS[status].name } } },
+    };
+  }
+  return { ...op, responses };
+};
+
+// Summary, description and the error codes of one operation.
+export const operation = (doc: {
+  readonly summary: string;
+  readonly description: string;
+  readonly errors: Codes;
+}) =>
+  OpenApi.annotations({
+    summary: doc.summary,
+    description: doc.description,
+    transform: (op) => withErrorAnswers(op, doc.errors),
+  });
+
+const errorBody = (status: number): Json => ({
+  type: "object",
+  description: `The Error body of a ${status} answer`,
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: {
+        code: {
+          type: "string",
+          allOf: [{ $ref: `${SCHEMAS}ErrorCode` }],
+          enum: errorCodesOf(status),
+        },
+        message: { type: "string", description: "For people; the wording may change" },
+      },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+});
+
+const errorCodeSchema = (): Json => ({
+  type: "string",
+  description: "Every error.code the service answers with (HTTP status: meaning):\n\n" +
+    ERROR_CODES.map((e) => `- \`${e.code}\` (${e.status}): ${e.meaning}`).join("\n"),
+  enum: ERROR_CODES.map((e) => e.code),
+});
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+// The schema generator names its built-in schemas with `$id`s such as "/schemas/unknown"; one
+// used in several places repeats the `$id`, which JSON Schema validators reject.
+const dropGeneratedIds = (value: unknown): void => {
+  if (Array.isArray(value)) return value.forEach(dropGeneratedIds);
+  if (!isObject(value)) return;
+  const id = value.$id;
+  if (typeof id === "string" && id.startsWith("/schemas/")) {
+    delete value.$id;
+    if (value.title === id.slice("/schemas/".length)) delete value.title;
+  }
+  Object.values(value).forEach(dropGeneratedIds);
+};
+
+const refsIn = (value: unknown, found: Set<string>): Set<string> => {
+  if (Array.isArray(value)) value.forEach((v) => refsIn(v, found));
+  else if (isObject(value)) {
+    if (typeof value.$ref === "string") found.add(value.$ref);
+    Object.values(value).forEach((v) => refsIn(v, found));
+  }
+  return found;
+};
+
+// Keeps the components something refers to (the error schemas the HttpApi generated are replaced).
+const dropUnusedComponents = (spec: Json) => {
+  const components = spec.components as Record<string, Json>;
+  const used = new Set<string>();
+  let pending = [...refsIn(spec.paths, new Set())];
+  while (pending.length > 0) {
+    const next: Array<string> = [];
+    for (const ref of pending) {
+      if (used.has(ref)) continue;
+      used.add(ref);
+      const [, , kind, name] = ref.split("/");
+      next.push(...refsIn(components[kind]?.[name], new Set()));
+    }
+    pending = next;
+  }
+  for (const kind of ["schemas", "headers"]) {
+    for (const name of Object.keys(components[kind] ?? {})) {
+      if (!used.has(`#/components/${kind}/${name}`)) delete components[kind][name];
+    }
+  }
+};
+
+// The whole document's finishing step (the Api's OpenApi.Transform).
+export const finishDocument = (spec: Json): Json => {
+  dropGeneratedIds(spec);
+  const components = spec.components as Record<string, Json>;
+  const schemas = components.schemas;
+  schemas.ErrorCode = errorCodeSchema();
+  for (const status of new Set(ERROR_CODES.map((e) => e.status))) {
+    schemas[STATUS[status].name] = errorBody(status);
+  }
+  components.headers = {
+    [REQUEST_ID]: {
+      description: "The request's id; the server log records the request, and a failure's " +
+        "cause, under it",
+      required: true,
+      schema: { type: "string", format: "uuid" },
+    },
+  };
+  for (const item of Object.values(spec.paths as Record<string, Json>)) {
+    for (const op of Object.values(item) as Array<Json>) {
+      for (const response of Object.values(op.responses as Record<string, Json>)) {
+        response.headers = { [REQUEST_ID]: { $ref: `#/components/headers/${REQUEST_ID}` } };
+      }
+    }
+  }
+  dropUnusedComponents(spec);
+  return spec;
+};
