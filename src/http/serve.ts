@@ -1,7 +1,6 @@
 // Serves a web handler over node:http, whose server closes slow or idle connections (Deno.serve has
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
-import { Readable } from "node:stream";
 
 export interface ServeOptions {
   readonly port: number;
@@ -24,6 +23,39 @@ export interface Served {
 const KEEP_ALIVE_MS = 5_000;
 const MAX_HEADER_BYTES = 16 * 1024;
 
+// The request body as a web stream that reads from the socket only as fast as it is consumed, and
+// stops reading for good when it is cancelled (a refused body is not read to its end).
+const bodyStream = (req: http.IncomingMessage) => {
+  let done = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (chunk: Uint8Array) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.once("end", () => {
+        if (done) return;
+        done = true;
+        controller.close();
+      });
+      req.once("error", (error) => {
+        if (done) return;
+        done = true;
+        controller.error(error);
+      });
+      req.pause();
+    },
+    pull() {
+      if (!done) req.resume();
+    },
+    cancel() {
+      done = true;
+      req.pause();
+    },
+  }, { highWaterMark: 4 });
+};
+
 const toWebRequest = (req: http.IncomingMessage, signal: AbortSignal): Request => {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -36,7 +68,7 @@ const toWebRequest = (req: http.IncomingMessage, signal: AbortSignal): Request =
   return new Request(`http://${safeHost(req.headers.host)}${target}`, {
     method,
     headers,
-    body: hasBody ? Readable.toWeb(req) as ReadableStream<Uint8Array> : undefined,
+    body: hasBody ? bodyStream(req) : undefined,
     signal,
     // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
     duplex: "half",
