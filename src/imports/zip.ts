@@ -1,0 +1,264 @@
+// ZIP archives checked exactly as JSZip 3.10 (inside exceljs) will read them, then inflated entry by entry.
+import { crc32, inflateRawSync } from "node:zlib";
+
+export interface ZipLimits {
+  readonly maxEntries: number;
+  // The sum of the entries' declared sizes; each entry is inflated to exactly its declared size.
+  readonly maxUnpackedBytes: number;
+}
+
+export interface ZipFile {
+  // The entry's name as its headers spell it (UTF-8 decoded, invalid bytes replaced).
+  readonly name: string;
+  readonly data: Uint8Array;
+}
+
+const SIG_LOCAL = 0x04034b50;
+const SIG_CENTRAL = 0x02014b50;
+// The end-of-central-directory signature (0x06054b50) as bytes.
+const SIG_EOCD_BYTES = [0x50, 0x4b, 0x05, 0x06];
+const SIG_DESCRIPTOR = 0x08074b50;
+
+const EOCD_BYTES = 22;
+const CENTRAL_BYTES = 46;
+const LOCAL_BYTES = 30;
+
+const FLAG_ENCRYPTED = 0x0001;
+const FLAG_DESCRIPTOR = 0x0008;
+const FLAG_STRONG_ENCRYPTION = 0x0040;
+// Deflate speed hints (bits 1-2), a data descriptor (bit 3), UTF-8 names (bit 11): nothing else.
+const FLAGS_ALLOWED = 0x0002 | 0x0004 | FLAG_DESCRIPTOR | 0x0800;
+
+const STORED = 0;
+const DEFLATED = 8;
+
+interface Entry {
+  readonly index: number;
+  readonly name: Uint8Array;
+  readonly flags: number;
+  readonly method: number;
+  readonly crc: number;
+  readonly compressedSize: number;
+  readonly size: number;
+  readonly localOffset: number;
+  // Set once the local header is read: where the stored bytes are, and where the entry ends.
+  dataStart: number;
+  end: number;
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) =>
+  a.length === b.length && a.every((byte, i) => byte === b[i]);
+
+const nameText = (name: Uint8Array) => new TextDecoder().decode(name);
+
+const quoted = (name: Uint8Array) => JSON.stringify(nameText(name).slice(0, 100));
+
+// JSZip's lastIndexOfSignature: the last occurrence of the signature anywhere in the file,
+// scanning back from four bytes before its end (so a signature inside a comment wins).
+const lastEocd = (bytes: Uint8Array): number => {
+  const [a, b, c, d] = SIG_EOCD_BYTES;
+  for (let i = bytes.length - 4; i >= 0; i--) {
+    if (bytes[i] === a && bytes[i + 1] === b && bytes[i + 2] === c && bytes[i + 3] === d) return i;
+  }
+  return -1;
+};
+
+/**
+ * Checks `bytes` as JSZip will read them and passes every entry's inflated bytes to `visit`, in
+ * central directory order, one at a time. Returns the first problem (of the archive, or the one
+ * `visit` returns), else undefined.
+ *
+ * JSZip finds the last end-of-central-directory signature, shifts every offset by the gap between
+ * where the directory is declared to end and where that record starts (`extraBytes`), reads every
+ * consecutive directory header whatever the declared count, and trusts the directory's sizes and
+ * method. So the archive must leave no room for a second reading: the directory ends exactly at
+ * the record, the record and its comment end the file, the headers are exactly the declared
+ * count, the entries tile the bytes from offset 0 to the directory without gaps or overlaps, each
+ * local header agrees with its directory header (name, flags, method, and sizes and CRC unless a
+ * data descriptor carries them, which must then agree too), no ZIP64, no encryption, only stored
+ * or deflated data, and each entry inflates to exactly its declared size and CRC.
+ */
+export const readZipEntries = (
+  bytes: Uint8Array,
+  limits: ZipLimits,
+  visit: (file: ZipFile) => string | undefined,
+): string | undefined => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const u16 = (at: number) => view.getUint16(at, true);
+  const u32 = (at: number) => view.getUint32(at, true);
+
+  const eocd = lastEocd(bytes);
+  if (eocd < 0 || eocd + EOCD_BYTES > bytes.length) {
+    return "the ZIP directory is missing (the file is damaged or truncated)";
+  }
+  const disk = u16(eocd + 4);
+  const directoryDisk = u16(eocd + 6);
+  const countOnDisk = u16(eocd + 8);
+  const count = u16(eocd + 10);
+  const directorySize = u32(eocd + 12);
+  const directoryOffset = u32(eocd + 16);
+  const commentLength = u16(eocd + 20);
+  if (
+    disk === 0xffff || directoryDisk === 0xffff || countOnDisk === 0xffff || count === 0xffff ||
+    directorySize === 0xffffffff || directoryOffset === 0xffffffff
+  ) {
+    return "ZIP64 archives are not supported";
+  }
+  if (disk !== 0 || directoryDisk !== 0 || countOnDisk !== count) {
+    return "multi-part ZIP archives are not supported";
+  }
+  if (eocd + EOCD_BYTES + commentLength !== bytes.length) {
+    return "the file has bytes after the end of the ZIP archive";
+  }
+  if (directoryOffset + directorySize !== eocd) {
+    return "the ZIP directory is not where the archive declares it";
+  }
+  if (count === 0) return "the ZIP archive holds no files";
+  if (count > limits.maxEntries) {
+    return `the ZIP archive holds ${count} files; at most ${limits.maxEntries} are read`;
+  }
+
+  // The directory, header after header, as JSZip reads it: until a header signature is missing.
+  const entries: Array<Entry> = [];
+  let at = directoryOffset;
+  let declaredTotal = 0;
+  while (at + 4 <= eocd && u32(at) === SIG_CENTRAL) {
+    if (entries.length === count) {
+      return "the ZIP directory holds more entries than the archive declares";
+    }
+    if (at + CENTRAL_BYTES > eocd) return "the ZIP directory is damaged";
+    const nameLength = u16(at + 28);
+    const next = at + CENTRAL_BYTES + nameLength + u16(at + 30) + u16(at + 32);
+    if (next > eocd) return "the ZIP directory is damaged";
+    const entry: Entry = {
+      index: entries.length,
+      name: bytes.subarray(at + CENTRAL_BYTES, at + CENTRAL_BYTES + nameLength),
+      flags: u16(at + 8),
+      method: u16(at + 10),
+      crc: u32(at + 16),
+      compressedSize: u32(at + 20),
+      size: u32(at + 24),
+      localOffset: u32(at + 42),
+      dataStart: 0,
+      end: 0,
+    };
+    if (
+      entry.compressedSize === 0xffffffff || entry.size === 0xffffffff ||
+      entry.localOffset === 0xffffffff || u16(at + 34) === 0xffff
+    ) {
+      return "ZIP64 archives are not supported";
+    }
+    if (u16(at + 34) !== 0) return "multi-part ZIP archives are not supported";
+    if ((entry.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) !== 0) {
+      return "encrypted files are not supported: save the workbook without a password";
+    }
+    if ((entry.flags & ~FLAGS_ALLOWED) !== 0) {
+      return `the ZIP entry ${quoted(entry.name)} uses an unsupported feature`;
+    }
+    if (entry.method !== STORED && entry.method !== DEFLATED) {
+      return `the ZIP entry ${quoted(entry.name)} uses an unsupported compression method`;
+    }
+    if (entry.method === STORED && entry.compressedSize !== entry.size) {
+      return `the sizes of the ZIP entry ${quoted(entry.name)} disagree`;
+    }
+    declaredTotal += entry.size;
+    if (declaredTotal > limits.maxUnpackedBytes) {
+      return `it is too large once unpacked (more than ${limits.maxUnpackedBytes} bytes)`;
+    }
+    entries.push(entry);
+    at = next;
+  }
+  if (at !== eocd) return "the ZIP directory is damaged";
+  if (entries.length !== count) {
+    return `the ZIP directory holds ${entries.length} entries, the archive declares ${count}`;
+  }
+  const names = new Set<string>();
+  for (const e of entries) {
+    const key = Array.from(e.name).join(",");
+    if (names.has(key)) return `the ZIP entry ${quoted(e.name)} appears twice`;
+    names.add(key);
+  }
+
+  // Local headers: each must agree with its directory header; with the data and any descriptor
+  // they must tile the bytes before the directory exactly.
+  for (const e of entries) {
+    const local = e.localOffset;
+    if (local + LOCAL_BYTES > directoryOffset || u32(local) !== SIG_LOCAL) {
+      return `the ZIP entry ${quoted(e.name)} is damaged`;
+    }
+    const flags = u16(local + 6);
+    const method = u16(local + 8);
+    const crc = u32(local + 14);
+    const compressedSize = u32(local + 18);
+    const size = u32(local + 22);
+    const nameLength = u16(local + 26);
+    const extraLength = u16(local + 28);
+    const name = bytes.subarray(local + LOCAL_BYTES, local + LOCAL_BYTES + nameLength);
+    const descriptor = (e.flags & FLAG_DESCRIPTOR) !== 0;
+    // With a descriptor, a writer may leave the local CRC and sizes zero.
+    const agrees = (value: number, central: number) =>
+      value === central || (descriptor && value === 0);
+    if (
+      flags !== e.flags || method !== e.method || !sameBytes(name, e.name) ||
+      !agrees(crc, e.crc) || !agrees(compressedSize, e.compressedSize) || !agrees(size, e.size)
+    ) {
+      return `the local header of the ZIP entry ${quoted(e.name)} disagrees with the ZIP directory`;
+    }
+    e.dataStart = local + LOCAL_BYTES + nameLength + extraLength;
+    const dataEnd = e.dataStart + e.compressedSize;
+    if (dataEnd > directoryOffset) return `the ZIP entry ${quoted(e.name)} is truncated`;
+    e.end = dataEnd;
+    if (descriptor) {
+      const matches = (from: number) =>
+        from + 12 <= directoryOffset && u32(from) === e.crc &&
+        u32(from + 4) === e.compressedSize && u32(from + 8) === e.size;
+      if (
+        dataEnd + 4 <= directoryOffset && u32(dataEnd) === SIG_DESCRIPTOR && matches(dataEnd + 4)
+      ) {
+        e.end = dataEnd + 16;
+      } else if (matches(dataEnd)) {
+        e.end = dataEnd + 12;
+      } else {
+        return `the data descriptor of the ZIP entry ${
+          quoted(e.name)
+        } does not match the ZIP directory`;
+      }
+    }
+  }
+  const byOffset = [...entries].sort((a, b) => a.localOffset - b.localOffset);
+  let expected = 0;
+  for (const e of byOffset) {
+    if (e.localOffset < expected) return "ZIP entries overlap";
+    if (e.localOffset > expected) {
+      return expected === 0
+        ? "the file has bytes before the first ZIP entry"
+        : "the file has bytes between ZIP entries";
+    }
+    expected = e.end;
+  }
+  if (expected !== directoryOffset) {
+    return "the file has bytes between the ZIP entries and the directory";
+  }
+
+  for (const e of entries) {
+    const stored = bytes.subarray(e.dataStart, e.dataStart + e.compressedSize);
+    let data: Uint8Array;
+    if (e.method === STORED) {
+      data = stored;
+    } else {
+      try {
+        // Throws when the entry inflates to more than it declares.
+        data = inflateRawSync(stored, { maxOutputLength: Math.max(1, e.size) });
+      } catch {
+        return `the ZIP entry ${quoted(e.name)} is damaged or larger than it declares`;
+      }
+    }
+    if (data.length !== e.size) {
+      return `the ZIP entry ${quoted(e.name)} is smaller than it declares`;
+    }
+    if (crc32(data) !== e.crc) return `the ZIP entry ${quoted(e.name)} is damaged (CRC mismatch)`;
+    const problem = visit({ name: nameText(e.name), data });
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+};
