@@ -13,6 +13,16 @@ import {
   type ReadFile,
 } from "../src/imports/model.ts";
 import {
+  behindDecoy,
+  buildZip,
+  decoyBomb,
+  handXlsx,
+  inlineCell,
+  numberCell,
+  sheetXml,
+  workbookEntries,
+} from "./import_zip_fixtures.ts";
+import {
   CSV_COLUMNS,
   CSV_NOTE_COLUMN,
   energyFromXlsxNumber,
@@ -701,6 +711,101 @@ Deno.test("XLSX row limit: 10,000 values pass, 10,001 stop reading", async () =>
     await xlsx([sheet(100), { name: "B", rows: [["门店名称", "7月9日"], ["S", 1]] }]),
   );
   findProblem(problems, /more than 10000 values/, { sheet: "B", row: 2, column: "B" });
+});
+
+// --- crafted workbooks ------------------------------------------------------------------------------
+
+const header = `<row r="1">${inlineCell("A1", "门店名称")}${inlineCell("B1", "2026-07-09")}</row>`;
+const storeRow = (r: number) =>
+  `<row r="${r}">${inlineCell(`A${r}`, `店${r}`)}${numberCell(`B${r}`, 1)}</row>`;
+
+// Refused with one problem like `pattern`, well within a second.
+const craftedRefused = async (bytes: Uint8Array, pattern: RegExp) => {
+  const started = performance.now();
+  const problems = await readRejected(bytes);
+  assert.ok(performance.now() - started < 1000, `${performance.now() - started} ms`);
+  assert.equal(problems.length, 1, formatProblems(problems));
+  assert.match(problems[0].message, /^not a readable XLSX workbook: /);
+  assert.match(problems[0].message, pattern);
+};
+
+Deno.test("XLSX: a workbook behind a decoy archive is refused (JSZip would read it)", async () => {
+  const hidden = workbookEntries([{ name: "A", xml: sheetXml(header + storeRow(2)) }]);
+  // As a plain archive the hidden workbook reads fine.
+  assert.equal((await readOk(buildZip(hidden))).rows.length, 1);
+  await craftedRefused(behindDecoy(hidden), /ZIP directory is not where the archive declares it/);
+  await craftedRefused(decoyBomb(200 * 1024 * 1024, 8), /not where the archive declares it/);
+});
+
+Deno.test("XLSX: row and column numbers beyond the limits are refused before exceljs", async () => {
+  // 1.7 KB that held the event loop for seconds: exceljs walks its rows array by index.
+  const hugeRow = handXlsx([{
+    name: "A",
+    xml: sheetXml(header + `<row r="1000000000">${inlineCell("A1000000000", "店1")}</row>`),
+  }]);
+  await craftedRefused(hugeRow, /row "1000000000" .* outside rows 1 to 20000/);
+  await craftedRefused(
+    handXlsx([{ name: "A", xml: sheetXml(header + `<row r="2"><c r="XFD2"><v>1</v></c></row>`) }]),
+    /column 16384; a file may use columns 1 to 1024/,
+  );
+  await craftedRefused(
+    handXlsx([{
+      name: "A",
+      xml: sheetXml(
+        header + storeRow(2),
+        `<mergeCells><mergeCell ref="C2:XFD1048576"/></mergeCells>`,
+      ),
+    }]),
+    /merged range/,
+  );
+  await craftedRefused(
+    handXlsx([{
+      name: "A",
+      xml: sheetXml(
+        header + storeRow(2),
+        `<dataValidations count="1"><dataValidation type="decimal" sqref="B2:B1048576"/></dataValidations>`,
+      ),
+    }]),
+    /data validation "B2:B1048576" .* row 1048576/,
+  );
+  await craftedRefused(
+    handXlsx([{ name: "A", xml: sheetXml(header + storeRow(2)) }], {
+      definedNames: `<definedName name="all">A!$A$1:$AMJ$20000</definedName>`,
+    }),
+    /cover more than 100000 cells/,
+  );
+  await craftedRefused(
+    handXlsx(Array.from({ length: 65 }, (_, i) => ({ name: `S${i}`, xml: sheetXml(header) }))),
+    /more than 64 worksheets/,
+  );
+});
+
+Deno.test("XLSX: a dense workbook is refused before exceljs builds it", async () => {
+  const rows: Array<string> = [header];
+  for (let r = 2; r <= 2001; r++) {
+    rows.push(`<row r="${r}"><c r="A${r}"/>${"<c><v>1</v></c>".repeat(29)}</row>`);
+  }
+  await craftedRefused(
+    handXlsx([{ name: "A", xml: sheetXml(rows.join("")) }]),
+    /more than 60000 cells/,
+  );
+});
+
+Deno.test("XLSX: what spreadsheet programs write beyond the data is accepted", async () => {
+  const file = await readOk(handXlsx([{
+    name: "A",
+    xml: sheetXml(
+      header + storeRow(2),
+      `<conditionalFormatting sqref="B:B"><cfRule type="cellIs" priority="1"/></conditionalFormatting>` +
+        `<dataValidations count="1"><dataValidation type="decimal" sqref="B2:AF101"/></dataValidations>`,
+      `<sheetViews><sheetView workbookViewId="0"><selection activeCell="B1" sqref="B1:B1048576"/></sheetView></sheetViews>` +
+        `<cols><col min="1" max="1" width="20"/><col min="3" max="16384" hidden="1"/></cols>`,
+    ),
+  }], {
+    definedNames:
+      `<definedName name="_xlnm.Print_Area" localSheetId="0">A!$A$1:$AF$101</definedName>`,
+  }));
+  assert.equal(file.rows.length, 1);
 });
 
 // --- properties ----------------------------------------------------------------------------------

@@ -11,6 +11,14 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
 import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
+import {
+  behindDecoy,
+  handXlsx,
+  inlineCell,
+  numberCell,
+  sheetXml,
+  workbookEntries,
+} from "./import_zip_fixtures.ts";
 
 const snapshot = generateSnapshot({ stores: 6 });
 const app = await makeTestApp((db) =>
@@ -426,6 +434,9 @@ Deno.test("an expired preview cannot be committed", async () => {
 
 Deno.test("bad files are 400 with every problem located, and nothing is stored", async () => {
   const store = stores[0];
+  const craftedRows = `<row r="1">${inlineCell("A1", "门店名称")}${
+    inlineCell("B1", addDays(end, -3))
+  }</row><row r="2">${inlineCell("A2", store.name)}${numberCell("B2", 1)}</row>`;
   const cases: Array<[string, string | Uint8Array, RegExp]> = [
     [
       "unknown store",
@@ -491,11 +502,24 @@ Deno.test("bad files are 400 with every problem located, and nothing is stored",
     ["not a table", new Uint8Array([0, 159, 146, 150, 1, 2, 3]), /XLSX|CSV/],
     ["empty", "", /XLSX|CSV/],
     ["broken zip", new Uint8Array([0x50, 0x4b, 0x03, 0x04, 1, 2, 3, 4, 5]), /XLSX|workbook/i],
+    [
+      "a workbook behind a decoy archive",
+      behindDecoy(workbookEntries([{ name: store.brand_name, xml: sheetXml(craftedRows) }])),
+      /ZIP directory is not where the archive declares it/,
+    ],
+    [
+      "a row number past the limit",
+      handXlsx([{
+        name: store.brand_name,
+        xml: sheetXml(craftedRows + `<row r="1000000000"><c r="A1000000000"/></row>`),
+      }]),
+      /row "1000000000" .* outside rows 1 to 20000/,
+    ],
   ];
   const before = await counts();
   for (const [label, content, pattern] of cases) {
     const answer = await preview(content);
-    assertErrorBody(answer, 400);
+    assertErrorBody(answer, 400, "INVALID_FILE");
     assert.match(answer.body.error.message, pattern, label);
   }
   // Two problems in one file are both named.

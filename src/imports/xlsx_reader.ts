@@ -1,9 +1,10 @@
 // XLSX wide-table reader: one worksheet per brand, A1 门店名称, B1.. day headers, one row per store.
 import type ExcelJS from "exceljs";
 import { loadExcel } from "./excel.ts";
-import { inflateRawSync } from "node:zlib";
 import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
+import { WorkbookScan } from "./xlsx_scan.ts";
+import { readZipEntries, type ZipLimits } from "./zip.ts";
 import {
   BLANK,
   Collector,
@@ -18,9 +19,9 @@ import {
 
 export const STORE_NAME_HEADER = "门店名称";
 
-// A workbook of 10,000 values is a few MB of XML; more than this is refused before exceljs
-// inflates it (a 4 MiB upload can otherwise expand to gigabytes).
-const MAX_UNCOMPRESSED_BYTES = 48 * 1024 * 1024;
+// A filled template of 10,000 values unpacks to 0.4-1.7 MiB (exceljs's output; Excel's adds some
+// attributes): 16 MiB leaves room for pictures and styles, and bounds what JSZip inflates.
+const ZIP_LIMITS: ZipLimits = { maxEntries: 1_000, maxUnpackedBytes: 16 * 1024 * 1024 };
 // exceljs works on promises and streams; a workbook it cannot finish is refused, not awaited.
 const LOAD_TIMEOUT = Duration.seconds(20);
 
@@ -28,51 +29,11 @@ const NOT_READABLE = "not a readable XLSX workbook";
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300);
 
-// Checks the ZIP's central directory and the real inflated size of every entry, so JSZip (inside
-// exceljs) never inflates more than MAX_UNCOMPRESSED_BYTES. Returns a problem message or undefined.
-const zipProblem = (bytes: Uint8Array): string | undefined => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let eocd = -1;
-  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd < 0) return `${NOT_READABLE}: the ZIP directory is missing (the file is damaged)`;
-  const entries = view.getUint16(eocd + 10, true);
-  let at = view.getUint32(eocd + 16, true);
-  if (entries === 0xffff || at === 0xffffffff) return `${NOT_READABLE}: ZIP64 is not supported`;
-  let total = 0;
-  for (let n = 0; n < entries; n++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) {
-      return `${NOT_READABLE}: the ZIP directory is damaged`;
-    }
-    const method = view.getUint16(at + 10, true);
-    const compressed = view.getUint32(at + 20, true);
-    const size = view.getUint32(at + 24, true);
-    const local = view.getUint32(at + 42, true);
-    at += 46 + view.getUint16(at + 28, true) + view.getUint16(at + 30, true) +
-      view.getUint16(at + 32, true);
-    total += size;
-    if (total > MAX_UNCOMPRESSED_BYTES) return `${NOT_READABLE}: it is too large once unpacked`;
-    if (local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) {
-      return `${NOT_READABLE}: the ZIP entries are damaged`;
-    }
-    const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
-    if (start + compressed > bytes.length) return `${NOT_READABLE}: the file is truncated`;
-    if (method === 8) {
-      try {
-        // Throws when the entry inflates to more than it declares.
-        inflateRawSync(bytes.subarray(start, start + compressed), { maxOutputLength: size || 1 });
-      } catch {
-        return `${NOT_READABLE}: a ZIP entry is damaged or larger than it declares`;
-      }
-    } else if (method !== 0 || compressed !== size) {
-      return `${NOT_READABLE}: unsupported ZIP compression`;
-    }
-  }
-  return undefined;
+// The archive as JSZip will read it, and every entry's XML within the bounds exceljs can build.
+const archiveProblem = (bytes: Uint8Array): string | undefined => {
+  const scan = new WorkbookScan();
+  const problem = readZipEntries(bytes, ZIP_LIMITS, (file) => scan.entry(file.name, file.data));
+  return problem === undefined ? undefined : `${NOT_READABLE}: ${problem}`;
 };
 
 // One cell as the readers see it. `text` is trimmed and non-empty.
@@ -307,7 +268,7 @@ export const readXlsx = (
   context: ReadContext,
 ): Effect.Effect<ReadFile, FileRejected> =>
   Effect.gen(function* () {
-    const damaged = zipProblem(bytes);
+    const damaged = archiveProblem(bytes);
     if (damaged !== undefined) return yield* reject(damaged);
     const workbook = yield* Effect.tryPromise({
       // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
