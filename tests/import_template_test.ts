@@ -335,8 +335,8 @@ Deno.test("resolver: the happy path matches sheets, derived sheet names and CSV 
   const rows = [
     xlsxRow("KFC", 2, "B", "店A", "2026-03-01"),
     xlsxRow("KFC", 3, "B", "店B", "2026-03-01"),
-    xlsxRow(ab, 2, "C", "店A", "2026-07-09"), // after datasetEnd, not after today: new data
-    xlsxRow(aSlashB, 2, "D", "店A", "2026-07-10"),
+    xlsxRow(ab, 2, "C", "店A", "2026-07-07"),
+    xlsxRow(aSlashB, 2, "D", "店A", "2026-07-08"), // the dataset's last day
   ];
   const csv = [csvRow(2, "KFC", "店A", "2026-07-01"), csvRow(3, "A:B", "店A", "2026-07-01")];
   const result = resolveRows(rows, context);
@@ -344,8 +344,8 @@ Deno.test("resolver: the happy path matches sheets, derived sheet names and CSV 
   assert.deepEqual(result.rows.map((r) => [r.storeId, r.scopeId, r.date]), [
     [1, 10, "2026-03-01"],
     [2, 20, "2026-03-01"],
-    [3, 30, "2026-07-09"],
-    [4, 40, "2026-07-10"],
+    [3, 30, "2026-07-07"],
+    [4, 40, "2026-07-08"],
   ]);
   assert.deepEqual(result.rows[0].location, rows[0].location);
   const fromCsv = resolveRows(csv, context);
@@ -407,25 +407,34 @@ Deno.test("resolver: unknown and ambiguous stores, one problem per store row", (
   assert.equal(problems[3].message, 'Unknown store "店X" of brand "KFC": rows 7-8');
 });
 
-Deno.test("resolver: dates before the dataset or after today, per column", () => {
+Deno.test("resolver: dates before or after the dataset, or after today, per column", () => {
   const rows = [
     xlsxRow("KFC", 2, "B", "店A", "2026-02-28"),
     xlsxRow("KFC", 3, "B", "店B", "2026-02-28"),
     xlsxRow("KFC", 2, "C", "店A", "2026-07-11"),
     xlsxRow("KFC", 2, "D", "店A", "2026-07-10"),
+    xlsxRow("KFC", 3, "D", "店B", "2026-07-10"),
+    xlsxRow("KFC", 2, "E", "店A", "2026-07-08"),
     { ...csvRow(9, "KFC", "店A", "2026-07-12"), rawDate: "7月12日" },
+    csvRow(10, "KFC", "店A", "2026-07-09"),
   ];
   const { problems, rows: resolved } = resolveRows(rows, context);
-  assert.deepEqual(resolved.map((r) => r.date), ["2026-07-10"]);
+  assert.deepEqual(resolved.map((r) => r.date), ["2026-07-08"]);
   assert.deepEqual(problems.map((p) => [p.sheet, p.row, p.column, p.date, p.raw]), [
     ["KFC", 2, "B", "2026-02-28", "2026-02-28"],
     ["KFC", 2, "C", "2026-07-11", "2026-07-11"],
+    ["KFC", 2, "D", "2026-07-10", "2026-07-10"],
     [null, 9, "日期", "2026-07-12", "7月12日"],
+    [null, 10, "日期", "2026-07-09", "2026-07-09"],
   ]);
   assert.match(problems[0].message, /outside the dataset, which starts on 2026-03-01/);
   assert.match(problems[0].message, /worksheet "KFC" column B, rows 2-3/);
   assert.match(problems[1].message, /in the future \(today is 2026-07-10\)/);
-  assert.match(problems[2].message, /written "7月12日".*row 9$/);
+  // After the dataset's end but not after today: still outside the dataset (rules.md §8).
+  assert.match(problems[2].message, /outside the dataset, which ends on 2026-07-08/);
+  assert.match(problems[2].message, /worksheet "KFC" column D, rows 2-3/);
+  assert.match(problems[3].message, /written "7月12日".*row 9$/);
+  assert.match(problems[4].message, /ends on 2026-07-08.*: row 10$/);
 });
 
 Deno.test("resolver: a store-day reached twice names both places", () => {

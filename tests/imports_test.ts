@@ -479,6 +479,17 @@ Deno.test("bad files are 400 with every problem located, and nothing is stored",
       /2099-01-01/,
     ],
     [
+      // Not in the future (the snapshot ends before today), but after the dataset's end.
+      "after the dataset's end",
+      csvFile([["品牌", "门店", "日期", "日能耗"], [
+        store.brand_name,
+        store.name,
+        addDays(end, 1),
+        "1",
+      ]]),
+      new RegExp(`Date ${addDays(end, 1)} .* outside the dataset, which ends on ${end}`),
+    ],
+    [
       "duplicate store-day",
       csvFile([
         ["品牌", "门店", "日期", "日能耗"],

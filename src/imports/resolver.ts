@@ -20,14 +20,22 @@ export interface Resolution {
   readonly problems: ReadonlyArray<FileProblem>;
 }
 
-type Kind = "BRAND" | "STORE" | "AMBIGUOUS" | "BEFORE_START" | "FUTURE" | "DUPLICATE";
+type Kind =
+  | "BRAND"
+  | "STORE"
+  | "AMBIGUOUS"
+  | "BEFORE_START"
+  | "AFTER_END"
+  | "FUTURE"
+  | "DUPLICATE";
 const KIND_ORDER: Record<Kind, number> = {
   BRAND: 0,
   STORE: 1,
   AMBIGUOUS: 2,
   BEFORE_START: 3,
-  FUTURE: 4,
-  DUPLICATE: 5,
+  AFTER_END: 4,
+  FUTURE: 5,
+  DUPLICATE: 6,
 };
 
 interface Group {
@@ -91,9 +99,10 @@ const storeKey = (brand: string, storeName: string) => `${brand}\u0000${storeNam
  *   must equal a brand name exactly. One problem per unknown worksheet or CSV brand.
  * - Store: the brand's store with exactly that name. One problem per unknown (or, after profile
  *   renames, ambiguous) store name of a worksheet or CSV brand, naming its rows.
- * - Date: before `datasetStart` is outside the dataset, after `today` is in the future (dates
- *   after `datasetEnd` up to `today` are new data and accepted). One problem per worksheet column
- *   or CSV date, naming its rows. Checked for every row, blank cells included.
+ * - Date: the dataset's dates only (rules.md §8). Before `datasetStart` or after `datasetEnd` is
+ *   outside the dataset, after `today` is in the future; new days arrive with a new snapshot, not
+ *   through an import. One problem per worksheet column or CSV date, naming its rows. Checked for
+ *   every row, blank cells included.
  * - A store-day reached twice (two rows of one sheet or CSV, or two worksheet names leading to one
  *   brand) is one problem per repetition, naming both places.
  */
@@ -145,6 +154,16 @@ export const resolveRows = (
     } else if (row.date > context.today) {
       ok = false;
       note("FUTURE", dateKey, row, dateProblem(`is in the future (today is ${context.today})`));
+    } else if (row.date > context.datasetEnd) {
+      ok = false;
+      note(
+        "AFTER_END",
+        dateKey,
+        row,
+        dateProblem(
+          `is outside the dataset, which ends on ${context.datasetEnd} (new days come with a new snapshot)`,
+        ),
+      );
     }
 
     const brand = xlsx ? brandOfSheet(row.brand) : csvBrands.has(row.brand) ? row.brand : undefined;
