@@ -52,8 +52,10 @@ const energyOf = async (store: StoreInfo, start: string, last: string) => {
 };
 const dayOf = async (store: StoreInfo, date: string) => (await energyOf(store, date, date))[0];
 
-// Finds, across all stores, a day of each kind the §8 table distinguishes.
-const findDays = async (taken: Set<string>) => {
+// Finds, across all stores, a day of each kind the §8 table distinguishes (each test asserts the
+// kinds it uses: the small snapshot has few void days, and tests use them up).
+const ALL_KINDS = ["void", "empty", "legacy", "legacy2", "legacy3", "cleaned"];
+const findDays = async (taken: Set<string>, need: ReadonlyArray<string> = ALL_KINDS) => {
   const found: Record<string, { store: StoreInfo; day: Day }> = {};
   for (const store of stores) {
     for (const day of await energyOf(store, addDays(end, -365), addDays(end, -1))) {
@@ -80,10 +82,10 @@ const findDays = async (taken: Set<string>) => {
       }
     }
   }
-  for (const kind of ["void", "empty", "legacy", "legacy2", "legacy3", "cleaned"]) {
-    assert.ok(found[kind], `the snapshot has a ${kind} day`);
+  for (const kind of need) assert.ok(found[kind], `the snapshot has a ${kind} day`);
+  if (found.legacy3 !== undefined) {
+    taken.add(`${found.legacy3.store.id}|${found.legacy3.day.business_date}`);
   }
-  taken.add(`${found.legacy3.store.id}|${found.legacy3.day.business_date}`);
   return found;
 };
 
@@ -416,7 +418,7 @@ Deno.test("a day changed since the preview makes the commit 409, and nothing is 
 });
 
 Deno.test("an expired preview cannot be committed", async () => {
-  const d = await findDays(taken);
+  const d = await findDays(taken, ["legacy"]);
   const file = csvFile([
     ["品牌", "门店", "日期", "日能耗"],
     [d.legacy.store.brand_name, d.legacy.store.name, d.legacy.day.business_date, "3"],
