@@ -264,7 +264,11 @@ Deno.test("history: every revision of a fact, ascending; raw permission and stor
   assertErrorBody(await app.call("GET", url, { key: reader.key }), 403);
   const other = snapshot.stores.find((s) => s.id !== busiest.store_id)!;
   const scoped = await app.key(["read", "raw"], { stores: [other.id] });
-  assertErrorBody(await app.call("GET", url, { key: scoped.key }), 403, "STORE_FORBIDDEN");
+  const outside = await app.call("GET", url, { key: scoped.key });
+  assertErrorBody(outside, 403, "STORE_FORBIDDEN");
+  assert.doesNotMatch(outside.body.error.message, /\d/, "the message names no store");
+  const rawNoRead = await app.key(["raw"]);
+  assertErrorBody(await app.call("GET", url, { key: rawNoRead.key }), 403, "PERMISSION_MISSING");
   assertErrorBody(
     await app.call("GET", "/api/v1/energy/99999999/history", { key: auditor.key }),
     404,

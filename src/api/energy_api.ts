@@ -18,7 +18,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
         summary: "One day's current value and all its versions",
         description: "The current fact of one store and Beijing calendar day, and every " +
           "revision of it in ascending `revision_no`, with the actor and the import batch " +
-          "behind each. Needs the raw permission.",
+          "behind each. Needs the raw and read permissions.",
         errors: [...CALLER, ...STORE_OBJECT],
       })),
   )
@@ -29,7 +29,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
       .annotateContext(operation({
         summary: "Revision history of an energy fact",
         description: "The immutable revisions of one daily energy fact (`energy_id` from the " +
-          "energy days), oldest first. Needs the raw permission.",
+          "energy days), oldest first. Needs the raw and read permissions.",
         errors: [...CALLER, ...STORE_OBJECT],
       })),
   )

@@ -13,8 +13,8 @@ export class ImportsApi extends HttpApiGroup.make("imports")
       operation({
         summary: "Download the import template",
         description: "An XLSX workbook (base64) with one worksheet per brand, its store names " +
-          "prefilled from the current profiles, and the limits of an import. Needs the write " +
-          "permission.",
+          "prefilled from the current profiles, and the limits of an import. Needs the write and read " +
+          "permissions.",
         errors: [...CALLER, "ROLE_READ_ONLY"],
       }),
     ),
@@ -28,8 +28,8 @@ export class ImportsApi extends HttpApiGroup.make("imports")
         summary: "Preview an import file",
         description: "Stores the file (XLSX or CSV, at most 4 MiB and 10,000 rows) and a draft " +
           "batch with one planned action per row; effective energy does not change. A retry " +
-          "with the same Idempotency-Key and body answers the same batch. Needs the write " +
-          "permission.",
+          "with the same Idempotency-Key and body answers the same batch. Needs the write and read " +
+          "permissions.",
         errors: [
           ...CALLER,
           ...JSON_BODY,
@@ -53,7 +53,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
         description: "Applies the batch's planned actions in one transaction; each changed day " +
           "gets a new immutable revision. An expired batch, or days changed since the " +
           "preview, answer 409 and change nothing. A retry with the same Idempotency-Key is " +
-          "idempotent. The body is `{}`. Needs the write permission.",
+          "idempotent. The body is `{}`. Needs the write and read permissions.",
         errors: [
           ...CALLER,
           ...JSON_BODY,
@@ -74,7 +74,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
       .annotateContext(operation({
         summary: "An import batch",
         description: "A batch with its counts, rows and planned or applied actions. Needs the " +
-          "raw permission.",
+          "raw and read permissions.",
         errors: [...CALLER, ...STORE_OBJECT],
       })),
   )
@@ -85,7 +85,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
       .annotateContext(operation({
         summary: "Lineage of an import row",
         description: "The raw values of one import row and the sealed source records behind " +
-          "it. Needs the raw permission.",
+          "it. Needs the raw and read permissions.",
         errors: [...CALLER, ...STORE_OBJECT],
       })),
   )

@@ -64,7 +64,7 @@ export class StoresApi extends HttpApiGroup.make("stores")
         summary: "Edit a store's name and address",
         description: "Sets name and address when `expected_version` is the profile's current " +
           "version (else 409 `STALE_VERSION`: read the reference again and re-check). Equal " +
-          "values answer `UNCHANGED` and write nothing. Needs the write permission.",
+          "values answer `UNCHANGED` and write nothing. Needs the write and read permissions.",
         errors: [
           ...CALLER,
           ...JSON_BODY,

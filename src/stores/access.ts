@@ -5,7 +5,20 @@ import { badRequest, forbidden, notFound } from "../domain/errors.ts";
 import { checkRange, type RangeRequest } from "../domain/range.ts";
 import { type ScopeFacts, StoreRepo } from "./store_repo.ts";
 
+// write and raw build on read: their answers show store data (a template's store names, a
+// preview's current values and notes, a profile, revisions and versions), which a key without read
+// must not see. A key lacking read is refused with that name whatever else it holds.
 export const requirePermission = (caller: CallerShape, permission: Permission) => {
+  if (
+    permission !== "read" && caller.permissions.has(permission) && !caller.permissions.has("read")
+  ) {
+    return Effect.fail(
+      forbidden(
+        `This key lacks the read permission, which ${permission} operations also need`,
+        "PERMISSION_MISSING",
+      ),
+    );
+  }
   if (!caller.permissions.has(permission)) {
     return Effect.fail(
       forbidden(`This key lacks the ${permission} permission`, "PERMISSION_MISSING"),
