@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import ExcelJS from "exceljs";
 import { FastCheck as fc, Schema } from "effect";
 import { Template } from "../src/domain/imports.ts";
-import type { CatalogStore, FileRow, ResolveContext } from "../src/imports/model.ts";
+import type { CatalogStore, CheckRow, FileRow, ResolveContext } from "../src/imports/model.ts";
 import { resolveRows, rowsText } from "../src/imports/resolver.ts";
 import {
   brandForSheet,
@@ -478,4 +478,45 @@ Deno.test("rowsText: single rows, ranges, long lists", () => {
   assert.equal(rowsText([5, 2, 3, 4, 9]), "rows 2-5, 9");
   const many = Array.from({ length: 30 }, (_, i) => 2 * i + 2);
   assert.equal(rowsText(many), "rows 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, … (30 rows)");
+});
+
+Deno.test("resolver: only the given stores exist; sheet names still follow every brand", () => {
+  // A caller limited to store 4: brand A:B has no store in scope, so its sheet matches no brand,
+  // while A/B's derived sheet name (made over both brands, as the template makes it) still maps.
+  const [ab, aSlashB] = sheetNamesFor(["A:B", "A/B"]).map((s) => s.sheet);
+  const limited: ResolveContext = {
+    ...context,
+    stores: context.stores.filter((s) => s.storeId === 4),
+    namingBrands: [...new Set(context.stores.map((s) => s.brandName))],
+  };
+  const rows = [
+    xlsxRow(aSlashB, 2, "B", "店A", "2026-07-01"),
+    xlsxRow(ab, 2, "B", "店A", "2026-07-01"),
+  ];
+  const { problems, rows: resolved } = resolveRows(rows, limited);
+  assert.deepEqual(resolved.map((r) => r.storeId), [4]);
+  assert.equal(problems.length, 1);
+  assert.match(problems[0].message, new RegExp(`Worksheet "${ab}" matches no brand`));
+  // A CSV brand with no store in scope is unknown like any other.
+  const csv = [csvRow(2, "KFC", "店A", "2026-07-01")];
+  assert.match(resolveRows(csv, limited).problems[0].message, /Unknown brand "KFC"/);
+});
+
+Deno.test("resolver: rows the reader refused get the store and date checks only", () => {
+  const checks: Array<CheckRow> = [
+    { ...xlsxRow("KFC", 4, "B", "无此店", "2026-07-01"), date: "2026-07-01" },
+    { ...csvRow(5, "KFC", "店A", "2026-07-09"), date: "2026-07-09" },
+    { ...csvRow(6, "KFC", "无此店", "x"), date: null, rawDate: "x" },
+    // A refused value of a known store on a good day: nothing more to say.
+    { ...csvRow(7, "KFC", "店A", "2026-07-01"), date: "2026-07-01" },
+  ];
+  const rows = [csvRow(8, "KFC", "店A", "2026-07-01")];
+  const { problems, rows: resolved } = resolveRows(rows, context, checks);
+  assert.deepEqual(resolved.map((r) => r.location.row), [8], "check rows are never resolved");
+  assert.deepEqual(problems.map((p) => [p.sheet, p.row, p.column]), [
+    ["KFC", 4, "A"],
+    [null, 5, "日期"],
+    [null, 6, "门店"],
+  ]);
+  assert.match(problems[1].message, /outside the dataset, which ends on 2026-07-08/);
 });

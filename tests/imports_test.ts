@@ -623,15 +623,133 @@ Deno.test("permissions: write for template, preview and commit; raw for batch an
   );
   assertErrorBody(await commit(999999), 404);
 
-  // A key limited to other stores: the file's store is outside it.
+  // write and raw build on read: a key without read sees no store names or values through them.
+  const writeNoRead = await app.key(["write", "raw"]);
+  for (
+    const answer of [
+      await app.call("GET", "/api/v1/imports/template", { key: writeNoRead.key }),
+      await preview(file, { key: writeNoRead.key }),
+      await commit(batch.id, { key: writeNoRead.key }),
+      await app.call("GET", `/api/v1/imports/${batch.id}`, { key: writeNoRead.key }),
+      await app.call("GET", `/api/v1/import-rows/${batch.rows[0].id}/lineage`, {
+        key: writeNoRead.key,
+      }),
+    ]
+  ) {
+    assertErrorBody(answer, 403, "PERMISSION_MISSING");
+    assert.match(answer.body.error.message, /read permission/);
+  }
+
+  // A key limited to other stores: the batch's store is outside it, and no message names it.
   const limited = await app.key(["read", "write", "raw"], { stores: [stores[1].id] });
-  assertErrorBody(await preview(file, { key: limited.key }), 403, "STORE_FORBIDDEN");
-  assertErrorBody(await commit(batch.id, { key: limited.key }), 403, "STORE_FORBIDDEN");
-  assertErrorBody(
-    await app.call("GET", `/api/v1/imports/${batch.id}`, { key: limited.key }),
-    403,
-    "STORE_FORBIDDEN",
+  for (
+    const answer of [
+      await commit(batch.id, { key: limited.key }),
+      await app.call("GET", `/api/v1/imports/${batch.id}`, { key: limited.key }),
+      await app.call("GET", `/api/v1/import-rows/${batch.rows[0].id}/lineage`, {
+        key: limited.key,
+      }),
+    ]
+  ) {
+    assertErrorBody(answer, 403, "STORE_FORBIDDEN");
+    assert.doesNotMatch(answer.body.error.message, /\d/);
+  }
+});
+
+Deno.test("a store outside the key's stores reads in a preview exactly as a store that does not exist", async () => {
+  const [mine, theirs] = [stores[0], stores.find((s) => s.brand_name !== stores[0].brand_name)!];
+  const limited = await app.key(["read", "write"], { stores: [mine.id] });
+  const date = addDays(end, -3);
+  const header = ["品牌", "门店", "日期", "日能耗"];
+  const refusal = async (brand: string, name: string) => {
+    const answer = await preview(csvFile([header, [brand, name, date, "1"]]), { key: limited.key });
+    assertErrorBody(answer, 400, "INVALID_FILE");
+    return answer.body.error.message as string;
+  };
+  const unknownBrand = "没有这个品牌";
+  // A store of another brand: its brand has no store in scope, so the brand is unknown too.
+  assert.equal(
+    await refusal(theirs.brand_name, theirs.name),
+    (await refusal(unknownBrand, theirs.name)).replaceAll(unknownBrand, theirs.brand_name),
   );
+  // Another store of a brand in scope, when there is one: an unknown store of that brand.
+  const sibling = stores.find((s) => s.brand_name === mine.brand_name && s.id !== mine.id);
+  if (sibling !== undefined) {
+    assert.equal(
+      await refusal(mine.brand_name, sibling.name),
+      (await refusal(mine.brand_name, "没有这个门店")).replaceAll("没有这个门店", sibling.name),
+    );
+  }
+  // The key's own store is matched.
+  const own = await preview(csvFile([header, [mine.brand_name, mine.name, date, "1"]]), {
+    key: limited.key,
+  });
+  assert.equal(own.status, 200);
+  assert.deepEqual(own.body.rows.map((r: { resolved_store_id: number }) => r.resolved_store_id), [
+    mine.id,
+  ]);
+});
+
+Deno.test("a preview names every problem of the file at once, each once, located", async () => {
+  const [a, b] = stores;
+  const header = ["品牌", "门店", "日期", "日能耗"];
+  const file = csvFile([
+    header,
+    [a.brand_name, a.name, addDays(end, -1), "12.5x"], // row 2: not a number
+    [a.brand_name, "没有这个门店", addDays(end, -2), "3"], // row 3: unknown store
+    [b.brand_name, b.name, addDays(end, 1), "4"], // row 4: after the dataset's end
+    [a.brand_name, a.name, addDays(end, -5), "1"], // row 5
+    [a.brand_name, a.name, addDays(end, -5), "2"], // row 6: a second value for row 5's day
+    ["没有这个品牌", a.name, addDays(end, -6), "1e3"], // row 7: unknown brand and exponent
+    [a.brand_name, "另一个未知门店", addDays(end, -7), "-1"], // row 8: unknown store and negative
+  ]);
+  const before = await counts();
+  const answer = await preview(file);
+  assertErrorBody(answer, 400, "INVALID_FILE");
+  const lines = (answer.body.error.message as string).split("\n").slice(1);
+  const expected: Array<[number, RegExp]> = [
+    [2, /12\.5x.*not a number/],
+    [3, /Unknown store "没有这个门店"/],
+    [4, new RegExp(`${addDays(end, 1)}.*outside the dataset`)],
+    [6, /duplicate store-day/],
+    [7, /1e3.*exponent notation is not accepted/],
+    [7, /Unknown brand "没有这个品牌"/],
+    [8, /negative energy value/],
+    [8, /Unknown store "另一个未知门店"/],
+  ];
+  assert.equal(lines.length, expected.length, lines.join("\n"));
+  expected.forEach(([row, pattern], i) => {
+    assert.match(lines[i], new RegExp(`^- row ${row}\\b`), lines[i]);
+    assert.match(lines[i], pattern, lines[i]);
+  });
+  assert.deepEqual(await counts(), before, "a refused file stores nothing");
+
+  // Not a table at all, or a table with another separator: said so in one problem.
+  for (
+    const [content, pattern] of [
+      ["hello", /not an XLSX workbook or a CSV table/],
+      [`品牌;门店;日期;日能耗\n${a.brand_name};${a.name};${addDays(end, -1)};1\n`, /semicolons/],
+    ] as const
+  ) {
+    const refused = await preview(content);
+    assertErrorBody(refused, 400, "INVALID_FILE");
+    assert.match(refused.body.error.message, /rejected with 1 problem:/);
+    assert.match(refused.body.error.message, pattern);
+  }
+});
+
+Deno.test("a reason of whitespace only is refused; a reason is stored trimmed", async () => {
+  const d = await findDays(taken, ["legacy"]);
+  const file = csvFile([
+    ["品牌", "门店", "日期", "日能耗"],
+    [d.legacy.store.brand_name, d.legacy.store.name, d.legacy.day.business_date, "5"],
+  ]);
+  for (const reason of [" ", " \t\n ", "\u3000"]) {
+    assertErrorBody(await preview(file, { reason }), 400, "INVALID_REQUEST");
+  }
+  const batch = await preview(file, { reason: "  fixed meter  " });
+  assert.equal(batch.status, 200);
+  assert.equal(batch.body.change_reason, "fixed meter");
 });
 
 Deno.test("lineage of the snapshot's platform rows leads to their sealed legacy records", async () => {

@@ -66,3 +66,14 @@ export const TextOfLength = (min: number, max: number) =>
       jsonSchema: { minLength: min, maxLength: max },
     }),
   );
+
+// Text a person typed, trimmed of surrounding whitespace first: 1 to max characters remain.
+export const TrimmedText = (max: number) =>
+  Schema.compose(Schema.Trim, TextOfLength(1, max)).annotations({
+    jsonSchema: {
+      type: "string",
+      minLength: 1,
+      maxLength: max,
+      description: `1 to ${max} characters after trimming surrounding whitespace`,
+    },
+  });

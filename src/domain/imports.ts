@@ -8,6 +8,7 @@ import {
   Id,
   Nullable,
   TextOfLength,
+  TrimmedText,
 } from "./common.ts";
 
 export const ImportAction = Schema.Literal(
@@ -30,7 +31,7 @@ export const PreviewInput = Schema.Struct({
   // base64 of 4 MiB is 5,592,408 characters; line breaks (76-character lines add 1/38 with CRLF)
   // are allowed, so the bound is loose and the decoded size is what is checked (FILE_TOO_LARGE).
   content_base64: Schema.String.pipe(Schema.maxLength(6_000_000)),
-  reason: TextOfLength(1, 500),
+  reason: TrimmedText(500),
 }).annotations({ identifier: "PreviewInput", parseOptions: { onExcessProperty: "error" } });
 
 // Exactly {}: an empty Struct would accept (and drop) any field.

@@ -9,7 +9,7 @@ import {
   Id,
   KeyStoreStatus,
   Nullable,
-  TextOfLength,
+  TrimmedText,
 } from "./common.ts";
 
 export const Dataset = Schema.Struct({
@@ -176,19 +176,9 @@ export const StoreReference = Schema.Struct({
   device_events: DeviceEvents,
 }).annotations({ identifier: "StoreReference" });
 
-const trimmed = (max: number) =>
-  Schema.compose(Schema.Trim, TextOfLength(1, max)).annotations({
-    jsonSchema: {
-      type: "string",
-      minLength: 1,
-      maxLength: max,
-      description: `1 to ${max} characters after trimming surrounding whitespace`,
-    },
-  });
-
 export const ProfileUpdate = Schema.Struct({
-  name: trimmed(80),
-  address: trimmed(200),
+  name: TrimmedText(80),
+  address: TrimmedText(200),
   expected_version: Id,
 }).annotations({ identifier: "ProfileUpdate", parseOptions: { onExcessProperty: "error" } });
 

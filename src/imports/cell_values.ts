@@ -5,6 +5,7 @@ import { MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import {
   type CellLocation,
   type CellValue,
+  type CheckRow,
   type FileProblem,
   FileRejected,
   type FileRow,
@@ -26,14 +27,15 @@ const NOT_A_NUMBER =
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 // Decimal text -> canonical kwh. Accepted: an optional sign, digits with an optional fractional
-// part where either side of the point may be empty but not both ("12", "12.5", ".5", "5."), and an
-// optional exponent ("1.5e3", the form String(n) gives for very large or small doubles). Refused:
+// part where either side of the point may be empty but not both ("12", "12.5", ".5", "5."), and,
+// only for the text of an XLSX number (String(n) writes very large or small doubles so), an
+// exponent ("1.5e3"); a person's text with an exponent is not a plain decimal. Refused:
 // thousands separators, spaces inside, NaN/Infinity, a negative value, more than 4 decimals.
 // The decimal count is the value's, not the writing's: "12.50000" is 12.5 and accepted.
 // Canonical form: no sign, no exponent, no leading zeros, no trailing fractional zeros and no
 // trailing point ("0012.50" -> "12.5", "0.0000" -> "0", "-0" -> "0", "1.5e3" -> "1500"); it is
 // what decimal.js's toFixed() prints for the same value, computed here with string operations.
-const parseDecimal = (text: string): CellValue | { problem: string } => {
+const parseDecimal = (text: string, exponentAllowed: boolean): CellValue | { problem: string } => {
   const n = text.length;
   let i = 0;
   let negative = false;
@@ -52,7 +54,7 @@ const parseDecimal = (text: string): CellValue | { problem: string } => {
   }
   if (intDigits === "" && fracDigits === "") return { problem: notANumber(text) };
   let exponent = 0;
-  if (text[i] === "e" || text[i] === "E") {
+  if ((text[i] === "e" || text[i] === "E") && exponentAllowed) {
     i++;
     let expNegative = false;
     if (text[i] === "+" || text[i] === "-") {
@@ -94,21 +96,27 @@ const parseDecimal = (text: string): CellValue | { problem: string } => {
 
 const THOUSANDS = /^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$/;
 
+const EXPONENT = /^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$/;
+
 // Only on the failure path: name the common mistake.
 const notANumber = (text: string) =>
-  THOUSANDS.test(text) ? "thousands separators are not accepted: write 1234.5" : NOT_A_NUMBER;
+  THOUSANDS.test(text)
+    ? "thousands separators are not accepted: write 1234.5"
+    : EXPONENT.test(text)
+    ? "exponent notation is not accepted: write the plain decimal, such as 1500"
+    : NOT_A_NUMBER;
 
 // An energy cell's text (CSV cell, XLSX text cell) -> BLANK, VOID, NUMBER or a problem.
 export const parseEnergyText = (input: string): CellValue | { problem: string } => {
   const text = input.trim();
   if (text === "") return BLANK;
   if (text === "作废" || (text.length === 4 && text.toUpperCase() === "VOID")) return VOID;
-  return parseDecimal(text);
+  return parseDecimal(text, false);
 };
 
 // An XLSX numeric cell is a binary double: its shortest round-trip text is the value (rules.md §1).
 export const energyFromXlsxNumber = (n: number): CellValue | { problem: string } =>
-  Number.isFinite(n) ? parseDecimal(String(n)) : { problem: NOT_A_NUMBER };
+  Number.isFinite(n) ? parseDecimal(String(n), true) : { problem: NOT_A_NUMBER };
 
 export const isProblem = (v: CellValue | { problem: string }): v is { problem: string } =>
   "problem" in v;
@@ -172,7 +180,10 @@ export const describeLocation = (l: CellLocation): string =>
 // Gathers the rows and problems of one file in reading order.
 export class Collector {
   readonly rows: Array<FileRow> = [];
+  readonly checks: Array<CheckRow> = [];
   readonly problems: Array<FileProblem> = [];
+  // Worksheets in workbook order (XLSX), to sort every problem of the file by where it is.
+  readonly sheets: Array<string> = [];
   // Set once the file holds more values than MAX_IMPORT_ROWS: the readers stop there.
   stopped = false;
   private values = 0;
@@ -212,6 +223,12 @@ export class Collector {
     this.rows.push({ ...row, rowNumber: this.rows.length + 1 });
   }
 
+  // A row whose value or date was refused (already reported): its brand, store and date are still
+  // checked by the resolver.
+  addCheck(row: Omit<CheckRow, "rowNumber">): void {
+    this.checks.push({ ...row, rowNumber: this.rows.length + 1 });
+  }
+
   finish(format: ReadFile["format"], noteField: NoteField | null): Effect.Effect<
     ReadFile,
     FileRejected
@@ -220,7 +237,15 @@ export class Collector {
       this.add(problem("the file holds no values to import"));
     }
     return this.problems.length > 0
-      ? Effect.fail(new FileRejected({ problems: this.problems }))
-      : Effect.succeed({ format, noteField, rows: this.rows });
+      ? Effect.fail(
+        // A file over the row limit is refused for that alone: its rows are not resolved.
+        new FileRejected({
+          problems: this.problems,
+          rows: this.stopped ? [] : this.rows,
+          checks: this.stopped ? [] : this.checks,
+          sheets: this.sheets,
+        }),
+      )
+      : Effect.succeed({ format, noteField, rows: this.rows, sheets: this.sheets });
   }
 }

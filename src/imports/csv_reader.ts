@@ -34,11 +34,32 @@ interface Columns {
 
 const isBlankRecord = (record: ReadonlyArray<string>) => record.every((f) => f.trim() === "");
 
+const KNOWN_COLUMNS: ReadonlyArray<string> = [...CSV_COLUMNS, CSV_NOTE_COLUMN];
+const SEPARATORS = [[";", "semicolons"], ["\t", "tabs"], ["|", "vertical bars"]] as const;
+
+// A first line that names none of the columns: the file is not this CSV at all (one problem, not
+// one per missing column); a known header split by another separator says which one.
+const foreignHeader = (record: ReadonlyArray<string>): string | undefined => {
+  if (record.some((field) => KNOWN_COLUMNS.includes(field.trim()))) return undefined;
+  const line = record.join(",");
+  for (const [separator, name] of SEPARATORS) {
+    if (line.split(separator).some((field) => KNOWN_COLUMNS.includes(field.trim()))) {
+      return `the columns are separated by ${name}: a CSV file separates them with commas (${LAYOUT})`;
+    }
+  }
+  return `not an XLSX workbook or a CSV table of energy: its first line names none of the columns (${LAYOUT})`;
+};
+
 const readHeader = (
   record: ReadonlyArray<string>,
   line: number,
   c: Collector,
 ): Columns | undefined => {
+  const foreign = foreignHeader(record);
+  if (foreign !== undefined) {
+    c.add(problem(foreign, { row: line }));
+    return undefined;
+  }
   const at = new Map<string, number>();
   const unnamed: Array<number> = [];
   let ok = true;
@@ -132,7 +153,17 @@ const readRecord = (
     c.add(problem(value.problem, { ...where, column: "日能耗", raw: rawEnergy }));
   }
   const note = cols.note === undefined ? undefined : record[cols.note].trim();
-  if (!ok || date === undefined || isProblem(value)) return;
+  if (brand === "" || storeName === "") return;
+  if (!ok || date === undefined || isProblem(value)) {
+    c.addCheck({
+      brand,
+      storeName,
+      date: date ?? null,
+      rawDate,
+      location: { sheet: null, row: line, column: "日能耗" },
+    });
+    return;
+  }
   c.addRow({
     brand,
     storeName,

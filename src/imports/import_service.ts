@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql";
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { Decimal } from "decimal.js";
-import { Effect } from "effect";
+import { Effect, Either } from "effect";
 import { jsonResponse } from "../api/json_response.ts";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import { type CallerShape } from "../domain/auth.ts";
@@ -21,7 +21,7 @@ import {
 } from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
 import { planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
-import { formatProblems, readImportFile } from "./readers.ts";
+import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
 
@@ -54,15 +54,12 @@ const rejectFile = (problems: ReadonlyArray<FileProblem>) =>
   badRequest(formatProblems(problems), "INVALID_FILE");
 
 const outsideStores = (caller: CallerShape, storeIds: Iterable<number>) =>
-  [...new Set(storeIds)].filter((id) => !inScope(caller, id)).sort((a, b) => a - b);
+  [...storeIds].some((id) => !inScope(caller, id));
 
-const storeForbidden = (stores: ReadonlyArray<number>) =>
-  forbidden(
-    `Store${stores.length === 1 ? "" : "s"} ${stores.slice(0, 20).join(", ")}${
-      stores.length > 20 ? ", ..." : ""
-    } ${stores.length === 1 ? "is" : "are"} outside this key's stores`,
-    "STORE_FORBIDDEN",
-  );
+// The message names no store: the caller named a batch or a row, not the stores behind it.
+const storeForbidden = (what: string) =>
+  forbidden(`${what} outside this key's stores`, "STORE_FORBIDDEN");
+const batchForbidden = storeForbidden("This batch holds days of a store");
 
 const keyReused = conflict(
   "This Idempotency-Key was used for a different request; use a new key for a new operation",
@@ -138,6 +135,11 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           : Effect.fail(notReady("No snapshot is loaded")),
     );
 
+    const namingBrands = Effect.map(
+      dbBoundary(repo.catalog(null)),
+      (all) => [...new Set(all.map((s) => s.brandName))],
+    );
+
     const body = (batchId: number) =>
       Effect.gen(function* () {
         const head = yield* dbBoundary(repo.importHead(batchId));
@@ -151,8 +153,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         if (caller.storeIds !== null) {
           const stores = (yield* dbBoundary(repo.batchStores(batchId))) ?? [];
-          const outside = outsideStores(caller, stores);
-          if (outside.length > 0) return yield* storeForbidden(outside);
+          if (outsideStores(caller, stores)) return yield* batchForbidden;
         }
         return yield* body(batchId);
       });
@@ -177,9 +178,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           brands.set(s.brandName, list);
         }
         // Sheet names are made over every brand, as the resolver reads them back.
-        const everyBrand = caller.storeIds === null
-          ? [...brands.keys()]
-          : [...new Set((yield* dbBoundary(repo.catalog(null))).map((s) => s.brandName))];
+        const everyBrand = caller.storeIds === null ? [...brands.keys()] : yield* namingBrands;
         const built = yield* Effect.promise(() =>
           buildTemplate({
             brands: [...brands].map(([name, names]) => ({ name, stores: names })),
@@ -212,19 +211,28 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         }
 
         const facts = yield* dataset;
-        const file = yield* Effect.mapError(
+        const read = yield* Effect.either(
           readImportFile(request.filename, bytes, { datasetEnd: facts.end }),
-          (rejected) => rejectFile(rejected.problems),
         );
-        const resolved = resolveRows(file.rows, {
-          stores: yield* dbBoundary(repo.catalog(null)),
-          datasetStart: facts.start,
-          datasetEnd: facts.end,
-          today: facts.today,
-        });
-        if (resolved.problems.length > 0) return yield* rejectFile(resolved.problems);
-        const outside = outsideStores(caller, resolved.rows.map((r) => r.storeId));
-        if (outside.length > 0) return yield* storeForbidden(outside);
+        // Rows and rows the reader refused are resolved either way: one answer names every problem.
+        // Only the caller's stores are matched: a row of another store reads as an unknown store.
+        const resolved = resolveRows(
+          Either.isRight(read) ? read.right.rows : read.left.rows ?? [],
+          {
+            stores: yield* dbBoundary(repo.catalog(caller.storeIds)),
+            namingBrands: caller.storeIds === null ? undefined : yield* namingBrands,
+            datasetStart: facts.start,
+            datasetEnd: facts.end,
+            today: facts.today,
+          },
+          Either.isLeft(read) ? read.left.checks : undefined,
+        );
+        if (Either.isLeft(read) || resolved.problems.length > 0) {
+          const readProblems = Either.isLeft(read) ? read.left.problems : [];
+          const sheets = Either.isLeft(read) ? read.left.sheets ?? [] : read.right.sheets;
+          return yield* rejectFile(sortProblems([...readProblems, ...resolved.problems], sheets));
+        }
+        const file = read.right;
 
         const current = yield* dbBoundary(
           repo.currentDays(resolved.rows.map((r) => ({ scopeId: r.scopeId, date: r.date }))),
@@ -286,9 +294,11 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         }
         const head = yield* repo.lockBatch(batchId);
         if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
-        if (caller.storeIds !== null) {
-          const outside = outsideStores(caller, (yield* repo.batchStores(batchId)) ?? []);
-          if (outside.length > 0) return yield* storeForbidden(outside);
+        if (
+          caller.storeIds !== null &&
+          outsideStores(caller, (yield* repo.batchStores(batchId)) ?? [])
+        ) {
+          return yield* batchForbidden;
         }
         if (head.batch_kind !== "UPLOAD") {
           return yield* conflict(
@@ -350,8 +360,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         yield* requirePermission(caller, "raw");
         const stores = yield* dbBoundary(repo.batchStores(batchId));
         if (stores === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
-        const outside = outsideStores(caller, stores);
-        if (outside.length > 0) return yield* storeForbidden(outside);
+        if (outsideStores(caller, stores)) return yield* batchForbidden;
         return yield* body(batchId);
       }).pipe(Effect.withSpan("ImportService.batch"));
 
@@ -360,7 +369,9 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         yield* requirePermission(caller, "raw");
         const found = yield* dbBoundary(repo.lineageBody(importRowId));
         if (found === undefined) return yield* notFound(`Import row ${importRowId} does not exist`);
-        if (!inScope(caller, found.store_id)) return yield* storeForbidden([found.store_id]);
+        if (!inScope(caller, found.store_id)) {
+          return yield* storeForbidden("This import row belongs to a store");
+        }
         return jsonResponse(found.body);
       }).pipe(Effect.withSpan("ImportService.lineage"));
 

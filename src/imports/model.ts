@@ -42,6 +42,19 @@ export interface FileRow {
   readonly location: CellLocation;
 }
 
+// A row the reader could not take (its energy cell or its date is refused) whose brand, store and
+// date the resolver still checks, so that one answer names every problem of the file. Never
+// planned or stored. `rowNumber` orders it among the file's rows for messages only.
+export interface CheckRow {
+  readonly rowNumber: number;
+  readonly brand: string;
+  readonly storeName: string;
+  // null: the date itself was refused.
+  readonly date: string | null;
+  readonly rawDate: string;
+  readonly location: CellLocation;
+}
+
 export type NoteField = "ABSENT_WIDE_TABLE" | "ABSENT_NO_COLUMN";
 
 export interface ReadFile {
@@ -50,6 +63,8 @@ export interface ReadFile {
   // 备注, null for a CSV with it.
   readonly noteField: NoteField | null;
   readonly rows: ReadonlyArray<FileRow>;
+  // Worksheets in workbook order (XLSX); empty for CSV.
+  readonly sheets: ReadonlyArray<string>;
 }
 
 // One problem of a file, located as precisely as the file allows.
@@ -62,9 +77,13 @@ export interface FileProblem {
   readonly message: string;
 }
 
-// The whole file is refused: nothing is stored.
+// The whole file is refused: nothing is stored. Besides its problems it carries what could be read
+// (rows and check rows, worksheets in workbook order) for the resolver to find the rest.
 export class FileRejected extends Data.TaggedError("FileRejected")<{
   readonly problems: ReadonlyArray<FileProblem>;
+  readonly rows?: ReadonlyArray<FileRow>;
+  readonly checks?: ReadonlyArray<CheckRow>;
+  readonly sheets?: ReadonlyArray<string>;
 }> {}
 
 // What a reader needs to know about the dataset.
@@ -82,7 +101,11 @@ export interface CatalogStore {
 }
 
 export interface ResolveContext {
+  // The stores the caller may see: no other store or brand is matched.
   readonly stores: ReadonlyArray<CatalogStore>;
+  // Every brand's name, as the template names worksheets (sheetNamesFor depends on the whole set);
+  // absent: the brands of `stores`.
+  readonly namingBrands?: ReadonlyArray<string>;
   readonly datasetStart: string;
   readonly datasetEnd: string;
   // Today's date in the dataset's time zone: later dates are refused.

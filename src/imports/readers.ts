@@ -80,6 +80,21 @@ const locate = (p: FileProblem): string => {
   return parts.length === 0 ? "file" : parts.join(", ");
 };
 
+// The problems of the reader and of the resolver as one list, in the order of the file: worksheet
+// by worksheet (workbook order), then by row; problems of one row keep their order, the reader's
+// first. A problem of the whole file comes first.
+export const sortProblems = (
+  problems: ReadonlyArray<FileProblem>,
+  sheets: ReadonlyArray<string>,
+): ReadonlyArray<FileProblem> => {
+  const sheetIndex = new Map(sheets.map((name, i) => [name, i]));
+  const rank = (p: FileProblem) => p.sheet === null ? -1 : sheetIndex.get(p.sheet) ?? sheets.length;
+  return problems
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => rank(a.p) - rank(b.p) || (a.p.row ?? 0) - (b.p.row ?? 0) || a.i - b.i)
+    .map(({ p }) => p);
+};
+
 // One message for a rejected file, one line per problem (the first 1000).
 export const formatProblems = (problems: ReadonlyArray<FileProblem>): string => {
   const n = problems.length;

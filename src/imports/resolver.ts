@@ -1,6 +1,13 @@
 // The resolver: file rows -> store-days of current stores, with the file errors of rules.md §8
 // (unknown brand or store, a date outside the dataset or in the future, a duplicate store-day).
-import type { CatalogStore, FileProblem, FileRow, ResolveContext, ResolvedRow } from "./model.ts";
+import type {
+  CatalogStore,
+  CheckRow,
+  FileProblem,
+  FileRow,
+  ResolveContext,
+  ResolvedRow,
+} from "./model.ts";
 import { sheetLookup } from "./sheet_names.ts";
 
 // Where the XLSX wide table keeps store names, and the CSV headers (service-spec PreviewInput).
@@ -40,9 +47,9 @@ const KIND_ORDER: Record<Kind, number> = {
 
 interface Group {
   readonly kind: Kind;
-  readonly first: FileRow;
+  readonly first: CheckRow;
   readonly fileRows: Set<number>;
-  readonly build: (first: FileRow, rows: string) => FileProblem;
+  readonly build: (first: CheckRow, rows: string) => FileProblem;
 }
 
 const quote = (text: string) => JSON.stringify(text);
@@ -64,10 +71,10 @@ export const rowsText = (rows: Iterable<number>): string => {
 };
 
 // Where a row sits, for messages: worksheet + rows, or CSV rows.
-const where = (row: FileRow, rows: string): string =>
+const where = (row: CheckRow, rows: string): string =>
   row.location.sheet === null ? rows : `worksheet ${quote(row.location.sheet)} ${rows}`;
 
-const cellText = (row: FileRow): string =>
+const cellText = (row: CheckRow): string =>
   row.location.sheet === null
     ? `row ${row.location.row}`
     : `worksheet ${
@@ -75,7 +82,7 @@ const cellText = (row: FileRow): string =>
     } row ${row.location.row} column ${row.location.column}`;
 
 // One date of a worksheet column or of a CSV file, with the rows that carry it.
-const dateProblem = (why: string) => (first: FileRow, rows: string): FileProblem => {
+const dateProblem = (why: string) => (first: CheckRow, rows: string): FileProblem => {
   const { sheet, row, column } = first.location;
   return {
     sheet,
@@ -94,9 +101,11 @@ const storeKey = (brand: string, storeName: string) => `${brand}\u0000${storeNam
 /**
  * Matches file rows to current stores (rules.md §8: brand + store name, trimmed, exact).
  *
- * - Brand: an XLSX row's worksheet name goes through `brandForSheet` over the catalog's brand
- *   names (the exact brand name, else the template's sheet name of a brand); a CSV row's 品牌 cell
- *   must equal a brand name exactly. One problem per unknown worksheet or CSV brand.
+ * - Only `context.stores` exist: the caller's stores (rules.md §9: a store outside the key's scope
+ *   is answered as if it did not exist, and so is a brand with none of its stores in scope).
+ * - Brand: an XLSX row's worksheet name goes through `brandForSheet` over `namingBrands` (the
+ *   exact brand name, else the template's sheet name of a brand); a CSV row's 品牌 cell must equal
+ *   a brand name exactly. One problem per unknown worksheet or CSV brand.
  * - Store: the brand's store with exactly that name. One problem per unknown (or, after profile
  *   renames, ambiguous) store name of a worksheet or CSV brand, naming its rows.
  * - Date: the dataset's dates only (rules.md §8). Before `datasetStart` or after `datasetEnd` is
@@ -105,14 +114,21 @@ const storeKey = (brand: string, storeName: string) => `${brand}\u0000${storeNam
  *   every row, blank cells included.
  * - A store-day reached twice (two rows of one sheet or CSV, or two worksheet names leading to one
  *   brand) is one problem per repetition, naming both places.
+ * - `checks`, rows the reader refused, get the brand, store and date checks only (a problem the
+ *   reader found is not repeated).
  */
 export const resolveRows = (
   rows: ReadonlyArray<FileRow>,
   context: ResolveContext,
+  checks: ReadonlyArray<CheckRow> = [],
 ): Resolution => {
   const brandNames = [...new Set(context.stores.map((s) => s.brandName))];
   const csvBrands = new Set(brandNames);
-  const brandOfSheet = sheetLookup(brandNames);
+  const sheetBrand = sheetLookup(context.namingBrands ?? brandNames);
+  const brandOfSheet = (sheet: string) => {
+    const brand = sheetBrand(sheet);
+    return brand !== undefined && csvBrands.has(brand) ? brand : undefined;
+  };
   const stores = new Map<string, Array<CatalogStore>>();
   for (const store of context.stores) {
     const key = storeKey(store.brandName, store.storeName);
@@ -125,8 +141,8 @@ export const resolveRows = (
   const note = (
     kind: Kind,
     key: string,
-    row: FileRow,
-    build: (first: FileRow, rows: string) => FileProblem,
+    row: CheckRow,
+    build: (first: CheckRow, rows: string) => FileProblem,
   ) => {
     const id = `${kind}\u0000${key}`;
     const group = groups.get(id);
@@ -137,13 +153,20 @@ export const resolveRows = (
 
   const resolved: Array<ResolvedRow> = [];
   const seen = new Map<string, FileRow>();
-  for (const row of rows) {
+  // Check rows first in reading order with the others: a group's first row is the earliest.
+  const all: Array<{ readonly row: CheckRow; readonly full: FileRow | undefined }> = [
+    ...rows.map((row) => ({ row, full: row })),
+    ...checks.map((row) => ({ row, full: undefined })),
+  ].sort((a, b) => a.row.rowNumber - b.row.rowNumber);
+  for (const { row, full } of all) {
     const xlsx = row.location.sheet !== null;
     const sheetKey = row.location.sheet ?? "";
     let ok = true;
 
     const dateKey = `${sheetKey}\u0000${row.location.column}\u0000${row.date}`;
-    if (row.date < context.datasetStart) {
+    if (row.date === null) {
+      ok = false;
+    } else if (row.date < context.datasetStart) {
       ok = false;
       note(
         "BEFORE_START",
@@ -210,7 +233,7 @@ export const resolveRows = (
       }));
       continue;
     }
-    if (!ok) continue;
+    if (!ok || full === undefined) continue;
 
     const store = matches[0];
     const dayKey = `${store.storeId}\u0000${row.date}`;
@@ -221,15 +244,15 @@ export const resolveRows = (
         row: first.location.row,
         column: first.location.column,
         date: first.date,
-        raw: first.rawEnergy,
+        raw: full.rawEnergy,
         message: `Store ${quote(first.storeName)} of brand ${
           quote(brand)
         } has two values for ${first.date}: ${cellText(earlier)} and ${cellText(first)}`,
       }));
       continue;
     }
-    seen.set(dayKey, row);
-    resolved.push({ ...row, storeId: store.storeId, scopeId: store.scopeId });
+    seen.set(dayKey, full);
+    resolved.push({ ...full, storeId: store.storeId, scopeId: store.scopeId });
   }
 
   const problems = [...groups.values()]

@@ -246,6 +246,7 @@ const readSheet = (ws: ExcelJS.Worksheet, datasetEnd: string, c: Collector): boo
         : { problem: k.kind === "date" ? "a date is not an energy value" : k.message };
       if (isProblem(value)) {
         c.add(problem(value.problem, { ...location, date: day.date, raw }));
+        c.addCheck({ brand: sheet, storeName, date: day.date, rawDate: day.rawDate, location });
         continue;
       }
       c.addRow({
@@ -295,6 +296,7 @@ export const readXlsx = (
       let sheet: string | null = null;
       try {
         sheet = ws.name;
+        c.sheets.push(sheet);
         if (readSheet(ws, context.datasetEnd, c)) used = true;
       } catch (e) {
         // exceljs builds its objects lazily; an odd workbook can throw while it is walked.
