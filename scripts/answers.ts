@@ -1,0 +1,157 @@
+// Records every read answer of a database, to compare two versions of the service byte for byte.
+// Starts the service (src/main.ts) on DATABASE_URL, issues a read,raw key, asks every store's
+// energy, targets, metrics, periods, reference, per-day versions and revision histories, the
+// snapshot's import batches and lineage rows, the lists and a few refusals, and writes each answer
+// (status and body) under DIR, one file per request, plus DIR/index.txt with a SHA-256 per request.
+// Usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR]
+import { createHash } from "node:crypto";
+
+const [dir, flag, other] = Deno.args;
+if (dir === undefined || (flag !== undefined && (flag !== "--compare" || other === undefined))) {
+  console.error("usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR]");
+  Deno.exit(2);
+}
+const databaseUrl = Deno.env.get("DATABASE_URL");
+if (databaseUrl === undefined) {
+  console.error("DATABASE_URL must name the database whose answers are recorded");
+  Deno.exit(2);
+}
+const root = new URL("..", import.meta.url);
+const env = { DATABASE_URL: databaseUrl, SEED_DEMO: "false", NO_COLOR: "1" };
+
+const issue = await new Deno.Command(Deno.execPath(), {
+  args: [
+    "run",
+    "-A",
+    "scripts/keys.ts",
+    "issue",
+    "--member",
+    "answers",
+    "--permissions",
+    "read,raw",
+  ],
+  cwd: root,
+  env,
+  stdout: "piped",
+  stderr: "piped",
+}).output();
+const key = new TextDecoder().decode(issue.stdout).trim().split("\n").at(-1) ?? "";
+if (issue.code !== 0 || key === "") {
+  console.error(new TextDecoder().decode(issue.stderr));
+  Deno.exit(1);
+}
+
+const child = new Deno.Command(Deno.execPath(), {
+  args: ["run", "-A", "src/main.ts"],
+  cwd: root,
+  env: { ...env, PORT: "0", HOST: "127.0.0.1", LOG_FORMAT: "json", LOG_LEVEL: "info" },
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+let port = 0;
+const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+for (let seen = ""; port === 0;) {
+  const { value, done } = await reader.read();
+  if (done) throw new Error(`the service stopped before it was ready:\n${seen}`);
+  seen += value;
+  port = Number(/ready on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1] ?? 0);
+}
+(async () => {
+  while (!(await reader.read()).done) { /* drain */ }
+})();
+
+await Deno.mkdir(dir, { recursive: true });
+const index: Array<string> = [];
+const fileName = (path: string) => path.replace(/^\//, "").replace(/[^A-Za-z0-9._-]+/g, "_");
+
+// deno-lint-ignore no-explicit-any
+const get = async (path: string): Promise<any> => {
+  const answer = await fetch(`http://127.0.0.1:${port}${path}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  let body = await answer.text();
+  // The template's workbook carries the time it was made: recorded without its bytes.
+  if (path === "/api/v1/imports/template" && answer.status === 200) {
+    const parsed = JSON.parse(body);
+    parsed.content_base64 = "(omitted)";
+    body = JSON.stringify(parsed);
+  }
+  const text = `${answer.status}\n${body}`;
+  await Deno.writeTextFile(`${dir}/${fileName(path)}`, text);
+  index.push(`${createHash("sha256").update(text).digest("hex")} ${path}`);
+  return answer.status === 200 ? JSON.parse(body) : undefined;
+};
+
+const dataset = await get("/api/v1/dataset");
+const { stores } = await get("/api/v1/stores");
+await get("/api/v1/catalog");
+await get("/api/v1/imports/template");
+const addDays = (date: string, n: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const { start, end } = dataset as { start: string; end: string };
+const yearEnd = addDays(start, 364);
+const ranges = [
+  [start, yearEnd],
+  [addDays(yearEnd, 1), end],
+  [addDays(start, -7), addDays(start, 6)],
+  [addDays(end, -6), addDays(end, 9)],
+];
+const batches = new Set<number>();
+const importRows: Array<number> = [];
+for (const store of stores as Array<{ id: number; scope_id: number }>) {
+  const q = (from: string, to: string) => `scope_id=${store.scope_id}&start=${from}&end=${to}`;
+  await get(`/api/v1/stores/${store.id}/reference`);
+  for (const [from, to] of ranges) {
+    const energy = await get(`/api/v1/stores/${store.id}/energy?${q(from, to)}`);
+    await get(`/api/v1/stores/${store.id}/targets?${q(from, to)}`);
+    await get(`/api/v1/stores/${store.id}/metrics?${q(from, to)}`);
+    for (const [i, day] of (energy?.days ?? []).entries()) {
+      if (i % 9 !== 0) continue;
+      await get(`/api/v1/stores/${store.id}/energy/${day.business_date}/versions`);
+      if (day.energy_id !== null) {
+        await get(`/api/v1/energy/${day.energy_id}/history`);
+        importRows.push(day.import_row_id);
+      }
+    }
+  }
+  await get(`/api/v1/stores/${store.id}/metrics?${q(start, end)}`);
+  for (const asOf of [start, addDays(start, 180), addDays(end, -120), end]) {
+    await get(`/api/v1/stores/${store.id}/periods?scope_id=${store.scope_id}&as_of=${asOf}`);
+  }
+}
+for (const [i, row] of importRows.entries()) {
+  if (i % 7 !== 0) continue;
+  const lineage = await get(`/api/v1/import-rows/${row}/lineage`);
+  if (lineage !== undefined) batches.add(lineage.batch_id);
+}
+for (const batch of batches) await get(`/api/v1/imports/${batch}`);
+// Refusals: their messages are part of the answers too.
+const first = (stores as Array<{ id: number; scope_id: number }>)[0];
+await get(`/api/v1/stores/${first.id}/energy?scope_id=${first.scope_id}&start=${end}&end=${start}`);
+await get(`/api/v1/stores/${first.id}/energy?scope_id=${first.scope_id}&start=${start}&end=${end}`);
+await get(`/api/v1/stores/999999/reference`);
+await get(`/api/v1/energy/999999999/history`);
+await get(`/api/v1/imports/999999999`);
+
+child.kill("SIGTERM");
+await child.status;
+index.sort();
+await Deno.writeTextFile(`${dir}/index.txt`, index.join("\n") + "\n");
+console.log(`${index.length} answers recorded in ${dir}`);
+
+if (other !== undefined) {
+  const theirs = new Map(
+    (await Deno.readTextFile(`${other}/index.txt`)).trim().split("\n").map((line) => {
+      const [hash, path] = line.split(" ");
+      return [path, hash] as const;
+    }),
+  );
+  const differing = index.map((line) => line.split(" ")).filter(([hash, path]) =>
+    theirs.get(path) !== hash
+  );
+  const missing = [...theirs.keys()].filter((path) => !index.some((l) => l.endsWith(` ${path}`)));
+  for (const [, path] of differing.slice(0, 20)) console.log(`differs: ${path}`);
+  for (const path of missing.slice(0, 20)) console.log(`only in ${other}: ${path}`);
+  console.log(`${differing.length} differ, ${missing.length} missing, of ${theirs.size}`);
+  if (differing.length > 0 || missing.length > 0) Deno.exit(1);
+}
