@@ -1,22 +1,32 @@
-// Applies the SQL migrations in order and records them; the same files serve PostgreSQL and PGlite.
+// Applies the SQL migrations (migrations/*.sql) in order and records them; the same files serve
+// PostgreSQL and PGlite.
 import { SqlClient } from "@effect/sql";
 import * as Migrator from "@effect/sql/Migrator";
 import { Effect } from "effect";
-import m0001 from "../../migrations/0001_schema.ts";
-import m0002 from "../../migrations/0002_metric_inputs_function.ts";
-import m0003 from "../../migrations/0003_energy_read_functions.ts";
-import m0004 from "../../migrations/0004_import_row_keys.ts";
-import m0005 from "../../migrations/0005_hashed_sessions.ts";
-import m0006 from "../../migrations/0006_key_store_status.ts";
+import m0001 from "../../migrations/0001_schema.sql" with { type: "text" };
+import m0002 from "../../migrations/0002_metric_inputs_function.sql" with { type: "text" };
+import m0003 from "../../migrations/0003_energy_read_functions.sql" with { type: "text" };
+import m0004 from "../../migrations/0004_import_row_keys.sql" with { type: "text" };
+import m0005 from "../../migrations/0005_hashed_sessions.sql" with { type: "text" };
+import m0006 from "../../migrations/0006_key_store_status.sql" with { type: "text" };
 
-export const migrations = {
+// Each migration is a plain SQL file, imported as text (no globbing at run time: the record below
+// is the list).
+export const migrationTexts: Readonly<Record<string, string>> = {
   "0001_schema": m0001,
   "0002_metric_inputs_function": m0002,
   "0003_energy_read_functions": m0003,
   "0004_import_row_keys": m0004,
   "0005_hashed_sessions": m0005,
   "0006_key_store_status": m0006,
-} as const;
+};
+
+export const migrations = Object.fromEntries(
+  Object.entries(migrationTexts).map(([name, text]) => [
+    name,
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)),
+  ]),
+);
 
 export const migrationsTable = "schema_migrations";
 

@@ -1,9 +1,5 @@
-// The metrics engine's inputs as a PL/pgSQL function: its plan is prepared once per session
-// instead of on every request (planning cost more than executing for this statement).
-import { SqlClient } from "@effect/sql";
-import { Effect } from "effect";
-
-export const statements = `
+-- The metrics engine's inputs as a PL/pgSQL function: its plan is prepared once per session
+-- instead of on every request (planning cost more than executing for this statement).
 CREATE FUNCTION metric_inputs(p_store int, p_scope int, p_start date, p_end date, p_tz text)
 RETURNS TABLE (out_days json, out_stages json, out_periods json, out_tev json, out_baseline json)
 LANGUAGE plpgsql STABLE AS $fn$
@@ -68,6 +64,3 @@ SELECT
             FROM baseline), '[]'::json) AS baseline;
 END;
 $fn$;
-`;
-
-export default Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statements));

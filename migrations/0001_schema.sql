@@ -1,8 +1,4 @@
-// The whole data model: reference data, access, energy facts with append-only revisions, imports, targets.
-import { SqlClient } from "@effect/sql";
-import { Effect } from "effect";
-
-export const statements = `
+-- The whole data model: reference data, access, energy facts with append-only revisions, imports, targets.
 CREATE TABLE dataset (
   id smallint PRIMARY KEY DEFAULT 1 CHECK (id = 1),
   label text NOT NULL,
@@ -357,6 +353,3 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_entity ON audit_log (entity_type, entity_id);
 CREATE TRIGGER audit_log_immutable BEFORE UPDATE OR DELETE ON audit_log
   FOR EACH ROW EXECUTE FUNCTION refuse_change();
-`;
-
-export default Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statements));

@@ -1,16 +1,16 @@
-// The energy read as PL/pgSQL functions, so that its plan is prepared once per session:
-// - energy_days_json: the energy-days statement of src/energy/energy_sql.ts;
-// - energy_read: the credential check and the energy days in one round trip. It returns the
-//   credential's row (none when no key or session matches) and computes the days only when that
-//   credential is live, may read, may see the store and the scope belongs to the store; the
-//   service decides every refusal from the row in the contract's order (401, 403, 404, 403, 400).
-import { SqlClient } from "@effect/sql";
-import { Effect } from "effect";
-
-// The statement of src/energy/energy_sql.ts as it was when this migration was written, with its
-// parameters named. A later change to that statement needs a new migration (CREATE OR REPLACE);
-// tests/energy_test.ts fails while the two differ.
-const body = `
+-- The energy read as PL/pgSQL functions, so that its plan is prepared once per session:
+-- - energy_days_json: the energy-days statement of src/energy/energy_sql.ts;
+-- - energy_read: the credential check and the energy days in one round trip. It returns the
+--   credential's row (none when no key or session matches) and computes the days only when that
+--   credential is live, may read, may see the store and the scope belongs to the store; the
+--   service decides every refusal from the row in the contract's order (401, 403, 404, 403, 400).
+-- The statement of src/energy/energy_sql.ts as it was when this migration was written, with its
+-- parameters named.
+CREATE FUNCTION energy_days_json(p_scope int, p_start date, p_end date)
+RETURNS TABLE (summary text, days text)
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+  RETURN QUERY 
 WITH cal AS (
   SELECT d::date AS day FROM generate_series(p_start, p_end, interval '1 day') AS d
 ), facts AS (
@@ -65,14 +65,7 @@ SELECT
     'import_row_id', import_row_id,
     'source_reference', source_reference
   ) ORDER BY day)::text AS days
-FROM shaped`;
-
-export const statements = `
-CREATE FUNCTION energy_days_json(p_scope int, p_start date, p_end date)
-RETURNS TABLE (summary text, days text)
-LANGUAGE plpgsql STABLE AS $fn$
-BEGIN
-  RETURN QUERY ${body};
+FROM shaped;
 END;
 $fn$;
 
@@ -114,6 +107,3 @@ BEGIN
   RETURN NEXT;
 END;
 $fn$;
-`;
-
-export default Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statements));
