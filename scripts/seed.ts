@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect";
 import { AppConfig } from "../src/config.ts";
 import { AdminDatabaseLive } from "../src/db/database.ts";
-import { migrate } from "../src/db/migrator.ts";
+import { prepareDatabase } from "../src/routines.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot, type LoadSummary } from "../src/seed/load.ts";
 import { SnapshotInvalid, validateSnapshot } from "../src/seed/snapshot.ts";
@@ -111,7 +111,7 @@ const main = async () => {
         : `Database: embedded PGlite in ${config.dataDir}`,
     );
     const openStart = performance.now();
-    yield* migrate;
+    yield* prepareDatabase;
     const loadStart = performance.now();
     const summary = yield* loadSnapshot(input, { reset: args.reset });
     return { summary, openMs: loadStart - openStart, loadMs: performance.now() - loadStart };

@@ -15,7 +15,7 @@ import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
-import { StoreAccess } from "./stores/access.ts";
+import { StoreAccess } from "./auth/access.ts";
 import { ImportService } from "./imports/import_service.ts";
 import { ProfileService } from "./stores/profile_service.ts";
 import { ReferenceRepo } from "./stores/reference_repo.ts";

@@ -1,9 +1,9 @@
-// First start: migrate, and on a database without stores load the demo snapshot and issue demo keys.
+// Every start: migrate and install the routines; on a database without stores load the demo snapshot and issue demo keys.
 import { SqlClient } from "@effect/sql";
 import { Duration, Effect } from "effect";
 import { issueKey } from "./auth/keys.ts";
 import { AppConfig } from "./config.ts";
-import { migrate } from "./db/migrator.ts";
+import { prepareDatabase } from "./routines.ts";
 import type { Permission } from "./domain/auth.ts";
 import { seedDatabase } from "./seed/load.ts";
 
@@ -42,8 +42,9 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
   Effect.gen(function* () {
     const config = yield* AppConfig;
     const sql = yield* SqlClient.SqlClient;
-    const applied = yield* migrate;
+    const { applied, installed } = yield* prepareDatabase;
     if (applied.length > 0) yield* Effect.logInfo(`applied ${applied.length} migration(s)`);
+    if (installed.length > 0) yield* Effect.logInfo(`installed ${installed.join(", ")}`);
     if (!config.seedDemo) return [];
     const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
     if (stores > 0) return [];

@@ -7,7 +7,7 @@ import { makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
 import { PGlite } from "@electric-sql/pglite";
-import { migrate } from "../src/db/migrator.ts";
+import { prepareDatabase } from "../src/routines.ts";
 import { layerPglite } from "../src/db/pglite_client.ts";
 import { CatalogResponse, Dataset, StoresResponse } from "../src/domain/stores.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
@@ -213,7 +213,7 @@ Deno.test("a database that went away is 503, for readiness and for business endp
   const layer = layerPglite(pglite);
   const issued = await Effect.runPromise(Effect.provide(
     Effect.zipRight(
-      migrate,
+      prepareDatabase,
       issueKey({ member: "m", permissions: ["read"], stores: null, lifetime: null }),
     ),
     layer,

@@ -4,7 +4,7 @@ import { Effect, Layer, ManagedRuntime, Redacted } from "effect";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import pg from "pg";
 import { openPglite, pgLayer } from "../src/db/database.ts";
-import { migrate } from "../src/db/migrator.ts";
+import { prepareDatabase } from "../src/routines.ts";
 import { layerPglite } from "../src/db/pglite_client.ts";
 
 export const testDatabaseUrl = Deno.env.get("TEST_DATABASE_URL");
@@ -55,7 +55,7 @@ export const makeTestDatabase = async (
     layer = Layer.unwrapScoped(Effect.map(openPglite(undefined), layerPglite));
   }
   const runtime = ManagedRuntime.make(layer);
-  if (options.migrate !== false) await runtime.runPromise(migrate);
+  if (options.migrate !== false) await runtime.runPromise(prepareDatabase);
   return {
     layer: Layer.effectContext(runtime.runtimeEffect.pipe(Effect.map((rt) => rt.context))),
     url,

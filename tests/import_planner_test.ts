@@ -43,16 +43,26 @@ const fileRow = (
   scopeId: opts.scopeId ?? 101,
 });
 
-const day = (fields: Partial<CurrentDay> = {}): CurrentDay => ({
-  energyId: 500,
-  legacyKwh: null,
-  cleanedKwh: null,
-  isVoid: false,
-  revisionNo: 3,
-  qualityStatus: "UNREVIEWED",
-  qualityNote: "stored note",
-  ...fields,
-});
+// The value a stored day serves, as energy_days.served_kwh holds it (rules.md §2; the planner
+// takes it from the database and does not restate the rule).
+const served = (d: Omit<CurrentDay, "servedKwh">) => {
+  const value = (kwh: string | null) => kwh === null || kwh.trim() === "" ? null : kwh;
+  return d.isVoid ? null : value(d.cleanedKwh) ?? value(d.legacyKwh);
+};
+
+const day = (fields: Partial<Omit<CurrentDay, "servedKwh">> = {}): CurrentDay => {
+  const facts = {
+    energyId: 500,
+    legacyKwh: null,
+    cleanedKwh: null,
+    isVoid: false,
+    revisionNo: 3,
+    qualityStatus: "UNREVIEWED",
+    qualityNote: "stored note",
+    ...fields,
+  };
+  return { ...facts, servedKwh: served(facts) };
+};
 
 // Kinds of current day, for the rows of the table that say "any".
 const NO_ROW = undefined;
@@ -420,7 +430,7 @@ const currentArb = (cell: CellValue): fc.Arbitrary<CurrentDay | undefined> =>
         nil: null,
       }),
       qualityNote: fc.option(fc.string({ maxLength: 6 }), { nil: null }),
-    }),
+    }).map((facts) => ({ ...facts, servedKwh: served(facts) })),
     { nil: undefined },
   );
 const pairArb = cellArb.chain((cell) => currentArb(cell).map((current) => ({ cell, current })));

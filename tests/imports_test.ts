@@ -9,6 +9,7 @@ import { EnergyResponse, EnergyVersions } from "../src/domain/energy.ts";
 import { Import, Lineage, Template } from "../src/domain/imports.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
+import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
 import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 import {
@@ -248,6 +249,14 @@ Deno.test("every action of rules.md §8 is previewed, then committed as revision
   const read = await app.call("GET", `/api/v1/imports/${batch.id}`, { key: writer.key });
   assert.equal(read.status, 200);
   assert.deepEqual(read.body, committed.body);
+
+  // The committed days are stored in the shape a read returns, equal to the computed one.
+  assert.deepEqual((await app.db.run(checkStoredDays())).mismatches, []);
+  const touched = batch.rows.map((r) => {
+    const store = stores.find((s) => s.id === r.resolved_store_id)!;
+    return { scopeId: store.scope_id, start: addDays(r.business_date, -2), end: r.business_date };
+  });
+  assert.deepEqual(await app.db.run(checkReads(touched)), []);
 });
 
 Deno.test("a cleaned value is never overwritten: KEEP_CLEANED, nothing written", async () => {

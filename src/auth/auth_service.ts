@@ -4,25 +4,18 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Effect, Option, Redacted } from "effect";
 import { AppConfig } from "../config.ts";
 import { dbBoundary } from "../db/errors.ts";
-import type { CallerShape, PendingCallerShape, Permission } from "../domain/auth.ts";
+import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
 import { RequestNote } from "../domain/request.ts";
+import {
+  credentialByKeySql,
+  credentialBySessionSql,
+  type CredentialRow,
+  liveCredential,
+} from "./access.ts";
 import { hashKey } from "./keys.ts";
 
 export const SESSION_HOURS = 8;
-
-// A credential's row as the auth queries (and energy_read) return it.
-export interface CredentialRow {
-  readonly key_id: number;
-  readonly member_id: number;
-  readonly login_name: string;
-  readonly display_name: string | null;
-  readonly db_role: "READER" | "WRITER";
-  readonly permissions: ReadonlyArray<Permission>;
-  readonly store_ids: ReadonlyArray<number> | null;
-  readonly key_live: boolean;
-  readonly session_live: boolean;
-}
 
 const toCaller = (row: CredentialRow, viaSession: boolean): CallerShape => ({
   memberId: row.member_id,
@@ -120,27 +113,10 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       });
 
     const byKeyHash = (keyHash: string) =>
-      dbBoundary(sql<CredentialRow>`
-        SELECT k.id::int AS key_id, m.id::int AS member_id, m.login_name, m.display_name, m.db_role,
-          k.permissions, k.store_ids,
-          (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS key_live,
-          true AS session_live
-        FROM access_keys k JOIN members m ON m.id = k.member_id
-        WHERE k.key_hash = ${keyHash}`);
+      dbBoundary(sql.unsafe<CredentialRow>(credentialByKeySql("$1"), [keyHash]));
 
     const bySession = (sessionHash: string) =>
-      dbBoundary(sql<CredentialRow>`
-        SELECT k.id::int AS key_id, m.id::int AS member_id, m.login_name, m.display_name, m.db_role,
-          k.permissions, k.store_ids,
-          (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS key_live,
-          (s.ended_at IS NULL AND s.expires_at > now()) AS session_live
-        FROM sessions s
-        JOIN access_keys k ON k.id = s.key_id
-        JOIN members m ON m.id = k.member_id
-        WHERE s.id = ${sessionHash}`);
-
-    const live = (row: CredentialRow | undefined) =>
-      row !== undefined && row.key_live && row.session_live ? row : undefined;
+      dbBoundary(sql.unsafe<CredentialRow>(credentialBySessionSql("$1"), [sessionHash]));
 
     // The credential a request presents, read without the database: 401 when there is none, the
     // bearer token is empty or the cookie's signature does not match.
@@ -166,7 +142,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     // session) is live; a write through a session cookie needs a same-origin Origin header.
     const accept = (pending: PendingCallerShape, fetched: CredentialRow | undefined) =>
       Effect.gen(function* () {
-        const row = live(fetched);
+        const row = liveCredential(fetched);
         if (row === undefined) return yield* invalid;
         yield* noteMember(row.member_id);
         if (pending.credential.kind === "key") return toCaller(row, false);
@@ -212,7 +188,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       Effect.gen(function* () {
         yield* requireOrigin(facts);
         const rows = yield* byKeyHash(hashKey(accessKey));
-        const row = live(rows.length === 1 ? rows[0] : undefined);
+        const row = liveCredential(rows.length === 1 ? rows[0] : undefined);
         if (row === undefined) return yield* invalid;
         const id = randomBytes(24).toString("base64url");
         const [created] = yield* dbBoundary(sql<{ expires_at: string }>`

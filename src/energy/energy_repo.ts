@@ -3,12 +3,10 @@ import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
-import type { CredentialRow } from "../auth/auth_service.ts";
+import type { CredentialRow } from "../auth/access.ts";
+import { utc } from "../db/sql_text.ts";
 import type { Credential } from "../domain/auth.ts";
-
-// A timestamptz column as the contract's plain string (ISO 8601, UTC).
-export const utc = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+import { sourceLabelSql } from "./day_sql.ts";
 
 const revisionColumns = `
   r.revision_no, r.operation,
@@ -18,9 +16,11 @@ const revisionColumns = `
   ${utc("r.committed_at")} AS committed_at, r.change_reason, r.import_row_id, r.source_kind,
   coalesce(r.quality_status, 'UNREVIEWED') AS quality_status, r.quality_note`;
 
+// The energy days of a range as energy_days_json returns them (day_sql.ts).
 export interface EnergyDaysJson {
   readonly summary: string;
   readonly days: string;
+  readonly version: string;
 }
 
 // energy_read's answer: the credential's row, and the days when that credential may read them.
@@ -33,17 +33,18 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
-    // The statement of energy_sql.ts through energy_days_json (migration 0003): one round trip,
-    // planned once per connection.
+    // The stored days through energy_days_json (day_sql.ts): one round trip, planned once per
+    // connection.
     const days = (scopeId: number, start: string, end: string) =>
       dbBoundary(sql<EnergyDaysJson>`
-        SELECT summary, days FROM energy_days_json(${scopeId}, ${start}::date, ${end}::date)`)
+        SELECT summary, days, version
+        FROM energy_days_json(${scopeId}, ${start}::date, ${end}::date)`)
         .pipe(
           Effect.map((rows) => rows[0]),
           Effect.withSpan("EnergyRepo.days"),
         );
 
-    // The credential check and the days in one round trip (energy_read, migration 0003).
+    // The credential check and the days in one round trip (energy_read, day_sql.ts).
     const read = (
       credential: Credential,
       storeId: number,
@@ -51,8 +52,13 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       start: string,
       end: string,
     ) =>
-      dbBoundary(sql<{ credential: CredentialRow; summary: string | null; days: string | null }>`
-        SELECT credential, summary, days FROM energy_read(
+      dbBoundary(sql<{
+        credential: CredentialRow;
+        summary: string | null;
+        days: string | null;
+        version: string | null;
+      }>`
+        SELECT credential, summary, days, version FROM energy_read(
           ${credential.kind === "key" ? credential.keyHash : null}::text,
           ${credential.kind === "session" ? credential.sessionHash : null}::text,
           ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date)`).pipe(
@@ -61,9 +67,9 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
           if (row === undefined) return { credential: undefined, data: undefined };
           return {
             credential: row.credential,
-            data: row.summary === null || row.days === null
+            data: row.summary === null || row.days === null || row.version === null
               ? undefined
-              : { summary: row.summary, days: row.days },
+              : { summary: row.summary, days: row.days, version: row.version },
           };
         }),
         Effect.withSpan("EnergyRepo.read"),
@@ -107,15 +113,9 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
          SELECT
            (SELECT json_build_object(
               'energy_id', f.id, 'scope_id', f.scope_id,
-              'energy_kwh', CASE WHEN f.is_void THEN NULL
-                                 ELSE round(coalesce(f.cleaned_kwh, f.legacy_kwh), 4)::text END,
-              'source_kind', k.source_kind,
-              'source_label', CASE
-                WHEN f.is_void THEN 'Voided day'
-                WHEN coalesce(f.cleaned_kwh, f.legacy_kwh) IS NULL THEN 'No data'
-                WHEN k.source_kind = 'CLEANED' THEN 'Cleaned value'
-                WHEN k.source_kind = 'MANUAL_UPLOAD' THEN 'Cleaned value (manual upload)'
-                ELSE 'Sealed legacy value' END,
+              'energy_kwh', round(f.served_kwh, 4)::text,
+              'source_kind', f.source_kind,
+              'source_label', ${sourceLabelSql("f.status", "f.source_kind")},
               'quality_status', f.quality_status, 'quality_note', f.quality_note,
               'provisional', f.provisional, 'is_void', CASE WHEN f.is_void THEN 1 ELSE 0 END,
               'revision_no', f.revision_no,
@@ -124,17 +124,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
                 (SELECT count(*) FROM revs WHERE source_kind IN ('CLEANED', 'MANUAL_UPLOAD')),
               'cleaned_ever',
                 EXISTS (SELECT 1 FROM revs WHERE source_kind IN ('CLEANED', 'MANUAL_UPLOAD'))
-            ) FROM fact f,
-              -- The day's source as the energy read states it (energy_sql.ts): the same fact
-              -- reads the same in both answers.
-              LATERAL (SELECT CASE
-                WHEN f.is_void THEN (
-                  SELECT CASE WHEN v.source_kind IN ('CLEANED', 'LEGACY_DIRECT', 'MANUAL_UPLOAD')
-                              THEN v.source_kind END
-                  FROM energy_revisions v
-                  WHERE v.energy_id = f.id AND v.revision_no = f.revision_no)
-                WHEN f.cleaned_source_kind IS NOT NULL THEN f.cleaned_source_kind
-                WHEN f.legacy_kwh IS NOT NULL THEN 'LEGACY_DIRECT' END AS source_kind) k
+            ) FROM fact f
            ) AS current,
            coalesce((SELECT json_agg(json_build_object(
               'revision_no', revision_no, 'operation', operation,

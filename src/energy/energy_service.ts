@@ -3,9 +3,9 @@ import { Effect } from "effect";
 import { jsonResponse } from "../api/json_response.ts";
 import { Auth } from "../auth/auth_service.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
-import { forbidden, notFound } from "../domain/errors.ts";
+import { notFound } from "../domain/errors.ts";
 import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/range.ts";
-import { inScope, requirePermission, StoreAccess } from "../stores/access.ts";
+import { inScope, outsideStores, requirePermission, StoreAccess } from "../auth/access.ts";
 import type { ScopeFacts } from "../stores/store_repo.ts";
 import { type EnergyDaysJson, EnergyRepo } from "./energy_repo.ts";
 
@@ -85,10 +85,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         if (owner.length === 0) return yield* notFound(`Energy fact ${energyId} does not exist`);
         // The message names no store: the caller named a fact, not the store it belongs to.
         if (!inScope(caller, owner[0].store_id)) {
-          return yield* forbidden(
-            "This energy fact belongs to a store outside this key's stores",
-            "STORE_FORBIDDEN",
-          );
+          return yield* outsideStores("This energy fact belongs to a store");
         }
         return { revisions: yield* repo.history(energyId) };
       }).pipe(Effect.withSpan("EnergyService.history"));

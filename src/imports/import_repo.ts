@@ -3,7 +3,9 @@
 import { SqlClient } from "@effect/sql";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
-import { utc } from "../energy/energy_repo.ts";
+import { utc } from "../db/sql_text.ts";
+import { applyRevisions, createRevisionTable } from "../energy/day_writer.ts";
+import { SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
 
@@ -119,7 +121,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       sql<CurrentDay & { scopeId: number; date: string }>`
         SELECT e.scope_id AS "scopeId", e.business_date::text AS date, e.id AS "energyId",
           e.legacy_kwh::text AS "legacyKwh", e.cleaned_kwh::text AS "cleanedKwh",
-          e.is_void AS "isVoid", e.revision_no AS "revisionNo",
+          e.served_kwh::text AS "servedKwh", e.is_void AS "isVoid", e.revision_no AS "revisionNo",
           e.quality_status AS "qualityStatus", e.quality_note AS "qualityNote"
         FROM unnest(${keys.map((k) => k.scopeId)}::int[], ${
         keys.map((k) => k.date)
@@ -303,71 +305,39 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         Effect.withSpan("ImportRepo.staleRows"),
       );
 
-    // Applies the batch's changing rows in one statement: new days, changed days, and one
-    // revision per written day. Returns how many planned new days could not be inserted because
-    // the day appeared since the preview (the caller then rolls back).
+    // Applies the batch's changing rows through the day writer: each becomes the next revision
+    // of its day (a new day for a row planned against no day). Returns how many planned new days
+    // could not be created because the day appeared since the preview (the caller then rolls
+    // back; nothing else was written).
     const applyRows = (batchId: number, memberId: number, reason: string) =>
       Effect.gen(function* () {
-        const [written] = yield* sql<{ planned: number; written: number }>`
-          WITH planned AS (
-            SELECT r.* FROM import_rows r
-            WHERE r.batch_id = ${batchId} AND r.action IN (${sql.literal(CHANGING)})
-          ), added AS (
-            INSERT INTO energy_days
-              (store_id, scope_id, business_date, cleaned_kwh, cleaned_source_kind, is_void,
-               quality_status, quality_note, revision_no, import_row_id, source_reference)
-            SELECT p.resolved_store_id, p.scope_id, p.business_date, p.proposed_kwh,
-              CASE WHEN p.proposed_kwh IS NOT NULL THEN 'MANUAL_UPLOAD' END, p.proposed_void,
-              p.quality_status, p.quality_note, 1, p.id, p.source_reference
-            FROM planned p
-            WHERE p.before_revision_no IS NULL
-            ORDER BY p.scope_id, p.business_date
-            ON CONFLICT (scope_id, business_date) DO NOTHING
-            RETURNING id, revision_no, import_row_id, is_void, cleaned_kwh, quality_status,
-              quality_note
-          ), changed AS (
-            UPDATE energy_days e SET
-              cleaned_kwh = CASE WHEN p.proposed_void THEN e.cleaned_kwh ELSE p.proposed_kwh END,
-              cleaned_source_kind = CASE WHEN p.proposed_void THEN e.cleaned_source_kind
-                                         ELSE 'MANUAL_UPLOAD' END,
-              is_void = p.proposed_void,
-              provisional = CASE WHEN p.proposed_void THEN e.provisional ELSE 0 END,
-              provisional_at = CASE WHEN p.proposed_void THEN e.provisional_at END,
-              quality_status = p.quality_status,
-              quality_note = p.quality_note,
-              revision_no = e.revision_no + 1,
-              import_row_id = p.id,
-              source_reference = p.source_reference
-            FROM planned p
-            WHERE p.before_revision_no IS NOT NULL
-              AND e.scope_id = p.scope_id AND e.business_date = p.business_date
-            RETURNING e.id, e.revision_no, p.id AS import_row_id, p.action, p.before_kwh,
-              p.before_is_void, p.proposed_kwh, p.proposed_void, p.quality_status, p.quality_note
-          ), written AS (
-            -- Each revision from the rows the two writes return (no join back to the plan).
-            SELECT a.id, a.revision_no, a.import_row_id,
-              CASE WHEN a.is_void THEN 'VOID' ELSE 'INSERT' END AS action,
-              NULL::numeric AS before_kwh, NULL::boolean AS before_is_void,
-              a.cleaned_kwh AS proposed_kwh, a.is_void AS proposed_void, a.quality_status,
-              a.quality_note
-            FROM added a
-            UNION ALL
-            SELECT * FROM changed
-          ), revisions AS (
-            INSERT INTO energy_revisions
-              (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void,
-               after_is_void, change_reason, import_row_id, source_kind, source_label,
-               quality_status, quality_note, member_id)
-            SELECT w.id, w.revision_no, w.action, w.before_kwh,
-              CASE WHEN w.proposed_void THEN NULL ELSE w.proposed_kwh END, w.before_is_void,
-              w.proposed_void, ${reason}, w.import_row_id, 'MANUAL_UPLOAD', 'Manual upload',
-              w.quality_status, w.quality_note, ${memberId}
-            FROM written w
-            RETURNING 1
-          )
-          SELECT (SELECT count(*) FROM planned)::int AS planned,
-            (SELECT count(*) FROM revisions)::int AS written`;
-        if (written.written !== written.planned) return written.planned - written.written;
+        yield* createRevisionTable("commit_revisions");
+        yield* sql`
+          INSERT INTO commit_revisions
+          SELECT
+            CASE WHEN r.before_revision_no IS NULL
+                 THEN nextval(pg_get_serial_sequence('energy_days', 'id'))::int ELSE e.id END,
+            r.before_revision_no IS NULL, true, r.resolved_store_id, r.scope_id, r.business_date,
+            coalesce(r.before_revision_no, 0) + 1, r.action, r.before_kwh,
+            CASE WHEN r.proposed_void THEN NULL ELSE r.proposed_kwh END, r.before_is_void,
+            r.proposed_void, ${reason}::text, r.id, ${SOURCE_KIND_UPLOAD}::text, 'Manual upload',
+            r.quality_status, r.quality_note, ${memberId}::int, e.legacy_kwh,
+            CASE WHEN r.proposed_void THEN e.cleaned_kwh ELSE r.proposed_kwh END,
+            CASE WHEN r.proposed_void THEN e.cleaned_source_kind ELSE ${SOURCE_KIND_UPLOAD} END,
+            r.proposed_void,
+            CASE WHEN r.proposed_void THEN coalesce(e.provisional, 0) ELSE 0 END,
+            CASE WHEN r.proposed_void THEN e.provisional_at END,
+            r.source_reference
+          FROM import_rows r
+          -- Only days planned against an existing day, which the commit has locked and checked.
+          LEFT JOIN energy_days e ON r.before_revision_no IS NOT NULL
+            AND e.scope_id = r.scope_id AND e.business_date = r.business_date
+          WHERE r.batch_id = ${batchId} AND r.action IN (${sql.literal(CHANGING)})
+          ORDER BY r.scope_id, r.business_date`;
+        const applied = yield* applyRevisions("commit_revisions");
+        if (applied.newDays !== applied.plannedNewDays) {
+          return applied.plannedNewDays - applied.newDays;
+        }
         yield* sql`
           UPDATE import_batches SET status = 'COMMITTED', committed_at = now(),
             committed_by = ${memberId}

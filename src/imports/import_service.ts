@@ -7,10 +7,10 @@ import { Effect, Either } from "effect";
 import { jsonResponse } from "../api/json_response.ts";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import { type CallerShape } from "../domain/auth.ts";
-import { badRequest, conflict, forbidden, notFound, notReady } from "../domain/errors.ts";
+import { badRequest, conflict, notFound, notReady } from "../domain/errors.ts";
 import { ImportAction, MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import { addDays } from "../domain/range.ts";
-import { inScope, requirePermission } from "../stores/access.ts";
+import { inScope, outsideStores, requirePermission } from "../auth/access.ts";
 import {
   type ImportHead,
   ImportRepo,
@@ -53,13 +53,10 @@ const decodeBase64 = (text: string) => {
 const rejectFile = (problems: ReadonlyArray<FileProblem>) =>
   badRequest(formatProblems(problems), "INVALID_FILE");
 
-const outsideStores = (caller: CallerShape, storeIds: Iterable<number>) =>
+const anyOutside = (caller: CallerShape, storeIds: Iterable<number>) =>
   [...storeIds].some((id) => !inScope(caller, id));
 
-// The message names no store: the caller named a batch or a row, not the stores behind it.
-const storeForbidden = (what: string) =>
-  forbidden(`${what} outside this key's stores`, "STORE_FORBIDDEN");
-const batchForbidden = storeForbidden("This batch holds days of a store");
+const batchForbidden = outsideStores("This batch holds days of a store");
 
 const keyReused = conflict(
   "This Idempotency-Key was used for a different request; use a new key for a new operation",
@@ -153,7 +150,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         if (caller.storeIds !== null) {
           const stores = (yield* dbBoundary(repo.batchStores(batchId))) ?? [];
-          if (outsideStores(caller, stores)) return yield* batchForbidden;
+          if (anyOutside(caller, stores)) return yield* batchForbidden;
         }
         return yield* body(batchId);
       });
@@ -296,7 +293,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
         if (
           caller.storeIds !== null &&
-          outsideStores(caller, (yield* repo.batchStores(batchId)) ?? [])
+          anyOutside(caller, (yield* repo.batchStores(batchId)) ?? [])
         ) {
           return yield* batchForbidden;
         }
@@ -360,7 +357,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         yield* requirePermission(caller, "raw");
         const stores = yield* dbBoundary(repo.batchStores(batchId));
         if (stores === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
-        if (outsideStores(caller, stores)) return yield* batchForbidden;
+        if (anyOutside(caller, stores)) return yield* batchForbidden;
         return yield* body(batchId);
       }).pipe(Effect.withSpan("ImportService.batch"));
 
@@ -370,7 +367,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         const found = yield* dbBoundary(repo.lineageBody(importRowId));
         if (found === undefined) return yield* notFound(`Import row ${importRowId} does not exist`);
         if (!inScope(caller, found.store_id)) {
-          return yield* storeForbidden("This import row belongs to a store");
+          return yield* outsideStores("This import row belongs to a store");
         }
         return jsonResponse(found.body);
       }).pipe(Effect.withSpan("ImportService.lineage"));

@@ -122,6 +122,8 @@ export interface CurrentDay {
   readonly energyId: number;
   readonly legacyKwh: string | null;
   readonly cleanedKwh: string | null;
+  // The value the day serves now (energy_days.served_kwh): null when void or empty.
+  readonly servedKwh: string | null;
   readonly isVoid: boolean;
   readonly revisionNo: number;
   readonly qualityStatus: string | null;

@@ -68,9 +68,7 @@ const planRow = (
   return {
     row,
     action,
-    beforeKwh: current === undefined || current.isVoid
-      ? null
-      : valueOf(current.cleanedKwh) ?? valueOf(current.legacyKwh),
+    beforeKwh: current?.servedKwh ?? null,
     beforeIsVoid: current === undefined ? null : current.isVoid,
     beforeRevisionNo: current?.revisionNo ?? null,
     energyId: current?.energyId ?? null,

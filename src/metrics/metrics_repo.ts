@@ -4,12 +4,12 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./engine.ts";
 
-// The facts come from metric_inputs (migration 0002): the day facts as compact arrays; stages,
+// The facts come from metric_inputs (metrics_sql.ts): the day facts as compact arrays; stages,
 // target periods and TEV observations as the short lists that overlap the range, resolved per day in
 // resolveDays (a linear merge is cheaper than a lateral lookup per day).
 const inputsSql = `
 SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
-  out_baseline AS baseline
+  out_baseline AS baseline, out_version AS version
 FROM metric_inputs($1::int, $2::int, $3::date, $4::date, $5::text)`;
 
 type DayRow = readonly [string, string | null, 0 | 1, string | null];
@@ -23,11 +23,14 @@ interface InputRows {
   readonly periods: ReadonlyArray<PeriodRow>;
   readonly tev: ReadonlyArray<TevRow>;
   readonly baseline: ReadonlyArray<BaselineMonth>;
+  readonly version: string;
 }
 
 export interface MetricInputs {
   readonly days: ReadonlyArray<DayInput>;
   readonly baseline: ReadonlyArray<BaselineMonth>;
+  // Changes whenever the inputs may (the data generation and the revisions of the facts read).
+  readonly version: string;
 }
 
 // One pass over ascending days with a cursor per list. Stage valid_to is exclusive (rules.md §3),
@@ -64,6 +67,7 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
         Effect.map(([rows]): MetricInputs => ({
           days: resolveDays(rows),
           baseline: rows.baseline,
+          version: rows.version,
         })),
         Effect.withSpan("MetricsRepo.inputs"),
       );

@@ -3,7 +3,7 @@ import { Effect } from "effect";
 import type { CallerShape } from "../domain/auth.ts";
 import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { jsonResponse } from "../api/json_response.ts";
-import { StoreAccess } from "../stores/access.ts";
+import { StoreAccess } from "../auth/access.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
 import { MetricsRepo } from "./metrics_repo.ts";
 

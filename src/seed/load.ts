@@ -1,6 +1,7 @@
 // Loads a validated snapshot in one transaction, set-based; energy enters through sealed platform batches.
 import { SqlClient, type SqlError } from "@effect/sql";
 import { Data, Effect } from "effect";
+import { applyRevisions } from "../energy/day_writer.ts";
 import { generateSnapshot } from "./generate.ts";
 import {
   dateOfDay,
@@ -603,39 +604,39 @@ const loadEnergy = (s: Snapshot) =>
        SELECT cleaned_row_id, cleaned_record_id FROM seed_days WHERE cleaned_row_no IS NOT NULL`,
     );
 
-    yield* run(
-      `INSERT INTO energy_days
-         (id, store_id, scope_id, business_date, legacy_kwh, cleaned_kwh, cleaned_source_kind,
-          is_void, provisional, provisional_at, quality_status, quality_note, revision_no,
-          import_row_id, source_reference)
-       OVERRIDING SYSTEM VALUE
-       SELECT d.energy_id, sc.store_id, d.scope_id, d.business_date, d.legacy, d.cleaned,
-              CASE WHEN d.cleaned IS NOT NULL THEN 'CLEANED' END, d.is_void,
-              CASE WHEN d.provisional_at IS NULL THEN 0 ELSE 1 END, d.provisional_at,
-              COALESCE(d.quality_status, 'UNREVIEWED'), d.quality_note,
-              (d.legacy_row_no IS NOT NULL)::int + (d.cleaned_row_no IS NOT NULL)::int,
-              COALESCE(d.cleaned_row_id, d.legacy_row_id),
-              CASE WHEN d.cleaned_row_no IS NULL
-                THEN ${reference("$1", "$2", "d.legacy_record_id")}
-                ELSE ${reference("$3", "$4", "d.cleaned_record_id")} END
-       FROM seed_days d JOIN scopes sc ON sc.id = d.scope_id`,
-      [legacy.batchNo, LEGACY_TABLE, cleaned.batchNo, CLEANED_TABLE],
-    );
-    yield* run(
-      `INSERT INTO energy_revisions
-         (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void, after_is_void,
-          change_reason, import_row_id, source_kind, source_label, quality_status, quality_note,
-          member_id)
-       SELECT energy_id, 1, 'INSERT', NULL::numeric, legacy, NULL::boolean, false, $1::text,
-              legacy_row_id, 'LEGACY_DIRECT', 'Sealed legacy snapshot', 'UNREVIEWED',
-              NULL::text, NULL::int
-       FROM seed_days WHERE legacy_row_no IS NOT NULL
-       UNION ALL
-       SELECT energy_id, CASE WHEN legacy_row_no IS NULL THEN 1 ELSE 2 END, cleaned_action,
-              legacy, cleaned, CASE WHEN legacy_row_no IS NOT NULL THEN false END, is_void, $2::text,
-              cleaned_row_id, 'CLEANED', 'Cleaned snapshot', quality_status, quality_note, NULL::int
-       FROM seed_days WHERE cleaned_row_no IS NOT NULL`,
-      [legacy.reason, cleaned.reason],
+    // The days and their revisions: the legacy value as revision 1, the cleaned value or VOID
+    // marker as the revision after it; the day's state is that of its last revision.
+    const state = `d.legacy AS legacy_kwh, d.cleaned AS cleaned_kwh,
+      CASE WHEN d.cleaned IS NOT NULL THEN 'CLEANED' END AS cleaned_source_kind,
+      d.is_void AS is_void, CASE WHEN d.provisional_at IS NULL THEN 0 ELSE 1 END::smallint
+        AS provisional, d.provisional_at AS provisional_at`;
+    yield* applyRevisions(
+      `(SELECT d.energy_id, true AS new_day, d.cleaned_row_no IS NULL AS last, sc.store_id,
+          d.scope_id, d.business_date, 1 AS revision_no, 'INSERT' AS operation,
+          NULL::numeric AS before_kwh, d.legacy AS after_kwh, NULL::boolean AS before_is_void,
+          false AS after_is_void, $1::text AS change_reason, d.legacy_row_id AS import_row_id,
+          'LEGACY_DIRECT' AS source_kind, 'Sealed legacy snapshot' AS source_label,
+          'UNREVIEWED' AS quality_status, NULL::text AS quality_note, NULL::int AS member_id,
+          ${state}, ${reference("$3", "$4", "d.legacy_record_id")} AS source_reference
+        FROM seed_days d JOIN scopes sc ON sc.id = d.scope_id
+        WHERE d.legacy_row_no IS NOT NULL
+        UNION ALL
+        SELECT d.energy_id, true, true, sc.store_id, d.scope_id, d.business_date,
+          CASE WHEN d.legacy_row_no IS NULL THEN 1 ELSE 2 END, d.cleaned_action, d.legacy,
+          d.cleaned, CASE WHEN d.legacy_row_no IS NOT NULL THEN false END, d.is_void,
+          $2::text, d.cleaned_row_id, 'CLEANED', 'Cleaned snapshot', d.quality_status,
+          d.quality_note, NULL::int, ${state},
+          ${reference("$5", "$6", "d.cleaned_record_id")}
+        FROM seed_days d JOIN scopes sc ON sc.id = d.scope_id
+        WHERE d.cleaned_row_no IS NOT NULL)`,
+      [
+        legacy.reason,
+        cleaned.reason,
+        legacy.batchNo,
+        LEGACY_TABLE,
+        cleaned.batchNo,
+        CLEANED_TABLE,
+      ],
     );
   });
 

@@ -4,7 +4,7 @@ import { Effect } from "effect";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { conflict, forbidden } from "../domain/errors.ts";
-import { StoreAccess } from "./access.ts";
+import { StoreAccess } from "../auth/access.ts";
 
 export interface ProfileChange {
   readonly name: string;

@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
-import { utc } from "../energy/energy_repo.ts";
+import { utc } from "../db/sql_text.ts";
 
 export const DEVICE_EVENT_WINDOW_DAYS = 30;
 

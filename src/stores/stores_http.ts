@@ -5,7 +5,7 @@ import { Api } from "../api/api.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
 import { jsonResponse } from "../api/json_response.ts";
-import { requirePermission, StoreAccess } from "./access.ts";
+import { requirePermission, StoreAccess } from "../auth/access.ts";
 import { ProfileService } from "./profile_service.ts";
 import { ReferenceRepo } from "./reference_repo.ts";
 import { StoreRepo } from "./store_repo.ts";

@@ -1,4 +1,5 @@
-// Liveness and readiness: the database answers and every migration is applied.
+// Liveness and readiness: the database answers, every migration is applied and every routine
+// installed.
 import { HttpApiBuilder } from "@effect/platform";
 import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
@@ -6,6 +7,7 @@ import { Api } from "../api/api.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { pendingMigrations } from "../db/migrator.ts";
 import { notReady } from "../domain/errors.ts";
+import { pendingRoutines } from "../routines.ts";
 
 export const SystemHttpLive = HttpApiBuilder.group(
   Api,
@@ -13,13 +15,16 @@ export const SystemHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient;
-      const ready = dbBoundary(Effect.provideService(pendingMigrations, SqlClient.SqlClient, sql))
+      const pending = Effect.all([pendingMigrations, pendingRoutines]);
+      const ready = dbBoundary(Effect.provideService(pending, SqlClient.SqlClient, sql))
         .pipe(
           Effect.catchAllDefect(() => Effect.fail(notReady())),
-          Effect.flatMap((pending) =>
-            pending === 0
-              ? Effect.succeed({ status: "ready" as const })
-              : Effect.fail(notReady(`${pending} migration(s) not applied`))
+          Effect.flatMap(([migrations, routines]) =>
+            migrations > 0
+              ? Effect.fail(notReady(`${migrations} migration(s) not applied`))
+              : routines > 0
+              ? Effect.fail(notReady(`${routines} routine(s) not installed`))
+              : Effect.succeed({ status: "ready" as const })
           ),
         );
       return handlers

@@ -1,0 +1,26 @@
+-- Query logic leaves the migrations: the functions of 0002 and 0003 are replaced by routines that
+-- the service installs from src/ at start, keyed by a hash of their text (installed_routines).
+--
+-- The day fact is shaped when it is written: energy_days keeps, beside its facts, what a read
+-- returns, maintained by src/energy/day_writer.ts in the transaction that writes the facts:
+-- served_kwh (the value served: cleaned, else legacy; null when void), status (AVAILABLE, NO_DATA,
+-- VOID), source_kind (the source served; for a void day, that of the revision that voided it) and
+-- row_json (the day's DailyRow as the energy read returns it). Rows written before this migration
+-- are filled by the routine "energy_days derived columns" on the next start.
+--
+-- Conditional reads: dataset.generation names each loaded snapshot; with the revision numbers of
+-- the days an answer covers (they only grow) it makes an ETag that changes whenever the answer may.
+CREATE TABLE installed_routines (
+  name text PRIMARY KEY,
+  sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+  installed_at timestamptz NOT NULL DEFAULT now()
+);
+
+ALTER TABLE energy_days
+  ADD COLUMN served_kwh numeric,
+  ADD COLUMN status text CHECK (status IN ('AVAILABLE', 'NO_DATA', 'VOID')),
+  ADD COLUMN source_kind text CHECK (source_kind IN ('CLEANED', 'LEGACY_DIRECT', 'MANUAL_UPLOAD')),
+  ADD COLUMN row_json text;
+
+ALTER TABLE dataset ADD COLUMN generation text NOT NULL
+  DEFAULT md5(random()::text || clock_timestamp()::text);

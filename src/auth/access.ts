@@ -1,0 +1,134 @@
+// Access, decided here and nowhere else (rules.md §9): the credential's row and its liveness
+// (SQL fragments, also composed into the one-round-trip energy read), the permissions an operation
+// needs, and the store scope of a key.
+import { Effect } from "effect";
+import type { CallerShape, Permission } from "../domain/auth.ts";
+import { canWrite } from "../domain/auth.ts";
+import { badRequest, forbidden, notFound } from "../domain/errors.ts";
+import { checkRange, type RangeRequest } from "../domain/range.ts";
+import { type ScopeFacts, StoreRepo } from "../stores/store_repo.ts";
+
+// --- The credential's row (SQL). `param` is a placeholder or a PL/pgSQL variable.
+
+// A key is live until it is revoked or expires; a session also until it ends or expires.
+const KEY_LIVE = "(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))";
+const SESSION_LIVE = "(s.ended_at IS NULL AND s.expires_at > now())";
+
+const CREDENTIAL_COLUMNS = `k.id::int AS key_id, m.id::int AS member_id, m.login_name,
+    m.display_name, m.db_role, k.permissions, k.store_ids, ${KEY_LIVE} AS key_live`;
+
+// The row of the key with this SHA-256 (none when no key matches).
+export const credentialByKeySql = (param: string) => `
+  SELECT ${CREDENTIAL_COLUMNS}, true AS session_live
+  FROM access_keys k JOIN members m ON m.id = k.member_id
+  WHERE k.key_hash = ${param}`;
+
+// The row of the session with this SHA-256, with its key's.
+export const credentialBySessionSql = (param: string) => `
+  SELECT ${CREDENTIAL_COLUMNS}, ${SESSION_LIVE} AS session_live
+  FROM sessions s
+  JOIN access_keys k ON k.id = s.key_id
+  JOIN members m ON m.id = k.member_id
+  WHERE s.id = ${param}`;
+
+// Whether a credential row `c` may read store `store` (the SQL form of read() below, for a
+// statement that checks and reads in one round trip; the service still decides from the row).
+export const mayReadStoreSql = (c: string, store: string) =>
+  `${c}.key_live AND ${c}.session_live AND 'read' = ANY (${c}.permissions)
+     AND (${c}.store_ids IS NULL OR ${store} = ANY (${c}.store_ids))`;
+
+// A credential's row as the queries above return it.
+export interface CredentialRow {
+  readonly key_id: number;
+  readonly member_id: number;
+  readonly login_name: string;
+  readonly display_name: string | null;
+  readonly db_role: "READER" | "WRITER";
+  readonly permissions: ReadonlyArray<Permission>;
+  readonly store_ids: ReadonlyArray<number> | null;
+  readonly key_live: boolean;
+  readonly session_live: boolean;
+}
+
+export const liveCredential = (row: CredentialRow | undefined) =>
+  row !== undefined && row.key_live && row.session_live ? row : undefined;
+
+// --- Permissions and store scope.
+
+// write and raw build on read: their answers show store data (a template's store names, a
+// preview's current values and notes, a profile, revisions and versions), which a key without
+// read must not see.
+export const requirePermission = (caller: CallerShape, permission: Permission) => {
+  if (
+    permission !== "read" && caller.permissions.has(permission) && !caller.permissions.has("read")
+  ) {
+    return Effect.fail(
+      forbidden(
+        `This key lacks the read permission, which ${permission} operations also need`,
+        "PERMISSION_MISSING",
+      ),
+    );
+  }
+  if (!caller.permissions.has(permission)) {
+    return Effect.fail(
+      forbidden(`This key lacks the ${permission} permission`, "PERMISSION_MISSING"),
+    );
+  }
+  if (permission === "write" && !canWrite(caller)) {
+    return Effect.fail(forbidden("This member's role does not allow writes", "ROLE_READ_ONLY"));
+  }
+  return Effect.void;
+};
+
+export const inScope = (caller: CallerShape, storeId: number) =>
+  caller.storeIds === null || caller.storeIds.includes(storeId);
+
+// For an object the caller named by its own id (a batch, an import row, a fact): the message names
+// no store, since the store behind it is not the caller's to learn.
+export const outsideStores = (what: string) =>
+  forbidden(`${what} outside this key's stores`, "STORE_FORBIDDEN");
+
+export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess", {
+  effect: Effect.gen(function* () {
+    const repo = yield* StoreRepo;
+
+    // 403 without the permission, 404 for an unknown store, 403 outside the key's stores.
+    const store = (caller: CallerShape, storeId: number, permission: Permission) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, permission);
+        const scopes = yield* repo.scopes(storeId);
+        if (scopes.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
+        if (!inScope(caller, storeId)) {
+          return yield* forbidden(
+            `Store ${storeId} is outside this key's stores`,
+            "STORE_FORBIDDEN",
+          );
+        }
+        return scopes;
+      });
+
+    // As store(), plus: the scope must be this store's metering scope (400 otherwise).
+    const scope = (caller: CallerShape, storeId: number, scopeId: number, permission: Permission) =>
+      Effect.flatMap(store(caller, storeId, permission), (scopes) => {
+        const found = scopes.find((s) => s.scope_id === scopeId);
+        return found === undefined
+          ? Effect.fail(
+            badRequest(
+              `scope_id ${scopeId} is not a metering scope of store ${storeId}`,
+              "INVALID_SCOPE",
+            ),
+          )
+          : Effect.succeed<ScopeFacts>(found);
+      });
+
+    // As scope(), for a read of a date range of at most maxDays days.
+    const range = (caller: CallerShape, request: RangeRequest, maxDays: number) =>
+      Effect.zipLeft(
+        scope(caller, request.storeId, request.scopeId, "read"),
+        checkRange(request.start, request.end, maxDays),
+      );
+
+    return { store, scope, range } as const;
+  }),
+  dependencies: [StoreRepo.Default],
+}) {}

@@ -1,0 +1,69 @@
+// The proof that what is stored equals what is computed: each stored day's derived columns
+// against the rules of day_sql.ts applied to its facts, and the stored energy read against the
+// same answer computed from the facts alone. Used by the tests and by `deno task verify`.
+import { SqlClient } from "@effect/sql";
+import { Effect } from "effect";
+import {
+  computedEnergyDaysSql,
+  currentRevisionKindSql,
+  derivedExpressions,
+  energyDaysSql,
+} from "./day_sql.ts";
+
+export interface DayMismatch {
+  readonly id: number;
+  readonly scope_id: number;
+  readonly business_date: string;
+  readonly columns: ReadonlyArray<string>;
+}
+
+const derivedDiffers = () =>
+  Object.entries(derivedExpressions("e", "e.id", currentRevisionKindSql("e"))).map((
+    [name, expression],
+  ) => [name, `e.${name} IS DISTINCT FROM ${expression}`] as const);
+
+// Every stored day whose derived columns differ from its facts (at most `limit` of them), and how
+// many days were checked.
+export const checkStoredDays = (limit = 20) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+    const checks = derivedDiffers();
+    const [{ days }] = yield* sql<{ days: number }>`SELECT count(*)::int AS days FROM energy_days`;
+    const mismatches = yield* sql.unsafe<DayMismatch>(
+      `SELECT id, scope_id, business_date::text AS business_date,
+         array_remove(ARRAY[${
+        checks.map(([name, differs]) => `CASE WHEN ${differs} THEN '${name}' END`).join(", ")
+      }], NULL) AS columns
+       FROM energy_days e
+       WHERE ${checks.map(([, differs]) => `(${differs})`).join(" OR ")}
+       ORDER BY id
+       LIMIT ${Math.max(1, Math.floor(limit))}`,
+    );
+    return { days, mismatches };
+  }).pipe(Effect.withSpan("DayCheck.checkStoredDays"));
+
+export interface ReadMismatch {
+  readonly scopeId: number;
+  readonly start: string;
+  readonly end: string;
+  readonly part: "summary" | "days";
+}
+
+// The stored energy read against the computed one, for each scope and range.
+export const checkReads = (
+  ranges: ReadonlyArray<{ scopeId: number; start: string; end: string }>,
+) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+    const stored = energyDaysSql("$1::int", "$2::date", "$3::date");
+    const computed = computedEnergyDaysSql("$1::int", "$2::date", "$3::date");
+    const mismatches: Array<ReadMismatch> = [];
+    for (const r of ranges) {
+      const params = [r.scopeId, r.start, r.end];
+      const [fast] = yield* sql.unsafe<{ summary: string; days: string }>(stored, params);
+      const [slow] = yield* sql.unsafe<{ summary: string; days: string }>(computed, params);
+      if (fast.summary !== slow.summary) mismatches.push({ ...r, part: "summary" });
+      if (fast.days !== slow.days) mismatches.push({ ...r, part: "days" });
+    }
+    return mismatches;
+  }).pipe(Effect.withSpan("DayCheck.checkReads"));

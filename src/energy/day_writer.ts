@@ -1,0 +1,153 @@
+// The one writer of the daily energy fact (energy_days) and its revisions (energy_revisions): the
+// import commit and the snapshot loader both apply revisions through applyRevisions, which stores
+// each day's derived columns (day_sql.ts) in the same statements as its facts.
+import { SqlClient } from "@effect/sql";
+import { Effect } from "effect";
+import type { Routine } from "../db/routines.ts";
+import { derivedColumns } from "./day_sql.ts";
+
+/**
+ * The columns of the revisions to apply, one row per revision (a caller's relation must give all
+ * of them, and give the same rows each time it is read within the transaction):
+ *
+ * - energy_id: the day's id; for a day that has no row yet, an id reserved from energy_days' own
+ *   sequence. new_day: whether the day has no row yet (its first applied revision creates it).
+ * - last: whether the day's state after this revision is its new current state (one per day).
+ * - store_id, scope_id, business_date; revision_no (the day's next numbers, in order).
+ * - The revision: operation, before_kwh, after_kwh, before_is_void, after_is_void, change_reason,
+ *   import_row_id, source_kind, source_label, quality_status, quality_note, member_id.
+ * - The day after it: legacy_kwh, cleaned_kwh, cleaned_source_kind, is_void, provisional,
+ *   provisional_at, source_reference (its quality status and note are the revision's).
+ */
+export const REVISION_COLUMNS = [
+  ["energy_id", "int"],
+  ["new_day", "boolean"],
+  ["last", "boolean"],
+  ["store_id", "int"],
+  ["scope_id", "int"],
+  ["business_date", "date"],
+  ["revision_no", "int"],
+  ["operation", "text"],
+  ["before_kwh", "numeric"],
+  ["after_kwh", "numeric"],
+  ["before_is_void", "boolean"],
+  ["after_is_void", "boolean"],
+  ["change_reason", "text"],
+  ["import_row_id", "int"],
+  ["source_kind", "text"],
+  ["source_label", "text"],
+  ["quality_status", "text"],
+  ["quality_note", "text"],
+  ["member_id", "int"],
+  ["legacy_kwh", "numeric"],
+  ["cleaned_kwh", "numeric"],
+  ["cleaned_source_kind", "text"],
+  ["is_void", "boolean"],
+  ["provisional", "smallint"],
+  ["provisional_at", "timestamptz"],
+  ["source_reference", "jsonb"],
+] as const;
+
+// A temporary table of that shape, dropped at the end of the transaction.
+export const createRevisionTable = (name: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(
+      `CREATE TEMP TABLE ${name} (${
+        REVISION_COLUMNS.map(([column, type]) => `${column} ${type}`).join(", ")
+      }) ON COMMIT DROP`,
+    ));
+
+export interface Applied {
+  // Days the revisions meant to create, and how many were created: fewer when some appeared
+  // meanwhile (a concurrent commit). Then nothing else was written, and the caller rolls back.
+  readonly plannedNewDays: number;
+  readonly newDays: number;
+  readonly changedDays: number;
+  readonly revisions: number;
+}
+
+// Applies the revisions of `source` (a relation with REVISION_COLUMNS: a table name or a
+// parenthesised query; `params` are its parameters): new days, changed days, then the revisions.
+// Runs inside the caller's transaction; the caller has locked the days it changes.
+export const applyRevisions = (source: string, params: ReadonlyArray<unknown> = []) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+    const derived = derivedColumns("p", "p.energy_id", "p.source_kind");
+    const dayColumns = `store_id, scope_id, business_date, legacy_kwh, cleaned_kwh,
+      cleaned_source_kind, is_void, provisional, provisional_at, quality_status, quality_note,
+      revision_no, import_row_id, source_reference`;
+    const [created] = yield* sql.unsafe<{ planned: number; created: number }>(
+      `WITH created AS (
+         INSERT INTO energy_days (id, ${dayColumns}, ${derived.names})
+         OVERRIDING SYSTEM VALUE
+         SELECT p.energy_id, ${dayColumns.replaceAll(/(\w+)/g, "p.$1")}, ${derived.values}
+         FROM ${source} p
+         WHERE p.new_day AND p.last
+         ORDER BY p.scope_id, p.business_date
+         ON CONFLICT (scope_id, business_date) DO NOTHING
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM ${source} p WHERE p.new_day AND p.last)::int AS planned,
+         (SELECT count(*) FROM created)::int AS created`,
+      params,
+    );
+    if (created.created !== created.planned) {
+      return {
+        plannedNewDays: created.planned,
+        newDays: created.created,
+        changedDays: 0,
+        revisions: 0,
+      } satisfies Applied;
+    }
+    const [changed] = yield* sql.unsafe<{ n: number }>(
+      `WITH changed AS (
+         UPDATE energy_days e SET
+           legacy_kwh = p.legacy_kwh, cleaned_kwh = p.cleaned_kwh,
+           cleaned_source_kind = p.cleaned_source_kind, is_void = p.is_void,
+           provisional = p.provisional, provisional_at = p.provisional_at,
+           quality_status = p.quality_status, quality_note = p.quality_note,
+           revision_no = p.revision_no, import_row_id = p.import_row_id,
+           source_reference = p.source_reference, ${derived.set}
+         FROM ${source} p
+         WHERE NOT p.new_day AND p.last AND e.id = p.energy_id
+         RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM changed`,
+      params,
+    );
+    const [revisions] = yield* sql.unsafe<{ n: number }>(
+      `WITH written AS (
+         INSERT INTO energy_revisions
+           (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void,
+            after_is_void, change_reason, import_row_id, source_kind, source_label,
+            quality_status, quality_note, member_id)
+         SELECT p.energy_id, p.revision_no, p.operation, p.before_kwh, p.after_kwh,
+           p.before_is_void, p.after_is_void, p.change_reason, p.import_row_id, p.source_kind,
+           p.source_label, p.quality_status, p.quality_note, p.member_id
+         FROM ${source} p
+         RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM written`,
+      params,
+    );
+    return {
+      plannedNewDays: created.planned,
+      newDays: created.created,
+      changedDays: changed.n,
+      revisions: revisions.n,
+    } satisfies Applied;
+  }).pipe(Effect.withSpan("DayWriter.applyRevisions"));
+
+// The derived columns of every stored day recomputed from its facts: for rows written before they
+// existed, or after their rule changed (the routine of that name runs when its text changes).
+export const recomputeDerivedSql = () => {
+  const derived = derivedColumns("e", "e.id", "v.source_kind");
+  return `UPDATE energy_days e SET ${derived.set}
+FROM energy_revisions v
+WHERE v.energy_id = e.id AND v.revision_no = e.revision_no`;
+};
+
+export const derivedRoutine: Routine = {
+  name: "energy_days derived columns",
+  text: recomputeDerivedSql(),
+};

@@ -1,0 +1,85 @@
+// The metrics engine's inputs in one round trip: metric_inputs, a PL/pgSQL function (its plan is
+// prepared once per connection; planning cost more than executing), installed from here at start.
+// The day facts come from the stored day (day_sql.ts): the value served and its status.
+import { functionRoutine, type Routine } from "../db/routines.ts";
+
+export const metricsRoutines: ReadonlyArray<Routine> = [
+  functionRoutine(
+    "metric_inputs",
+    `CREATE FUNCTION metric_inputs(p_store int, p_scope int, p_start date, p_end date, p_tz text)
+RETURNS TABLE (out_days json, out_stages json, out_periods json, out_tev json, out_baseline json,
+               out_version text)
+LANGUAGE plpgsql STABLE AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+WITH cal AS (
+  SELECT d::date AS day FROM generate_series(p_start, p_end, interval '1 day') AS d
+), facts AS (
+  SELECT e.business_date, e.served_kwh, e.provisional, e.provisional_at, e.revision_no
+  FROM energy_days e
+  WHERE e.scope_id = p_scope AND e.business_date BETWEEN p_start AND p_end
+), periods AS (
+  SELECT tp.*, (SELECT sum(i.unit_price * i.priced_quantity) FROM target_period_items i
+                WHERE i.period_id = tp.id) AS device_cost
+  FROM target_periods tp
+  WHERE tp.scope_id = p_scope AND tp.valid_from <= p_end
+    AND (tp.valid_to IS NULL OR tp.valid_to >= p_start)
+), tev AS (
+  SELECT o.id, o.value_kwh, o.observed_date FROM tev_observations o
+  WHERE o.scope_id = p_scope AND o.is_valid AND o.value_kwh > 0 AND o.observed_date <= p_end
+    AND o.observed_date >= coalesce((
+      SELECT max(p.observed_date) FROM tev_observations p
+      WHERE p.scope_id = p_scope AND p.is_valid AND p.value_kwh > 0 AND p.observed_date <= p_start
+    ), p_start)
+), baseline_days AS (
+  -- rules.md §4: settled, available, non-void BASELINE days of summer months before the range's
+  -- last year
+  SELECT e.business_date, e.served_kwh, e.revision_no
+  FROM energy_days e
+  JOIN stage_history h ON h.store_id = p_store AND h.stage = 'BASELINE'
+    AND h.valid_from <= e.business_date AND (h.valid_to IS NULL OR e.business_date < h.valid_to)
+  WHERE e.scope_id = p_scope AND e.status = 'AVAILABLE' AND e.provisional = 0
+    AND e.business_date < make_date(extract(year FROM p_end)::int, 1, 1)
+    AND extract(month FROM e.business_date) BETWEEN 6 AND 9
+), baseline AS (
+  SELECT extract(year FROM b.business_date)::int AS year,
+    extract(month FROM b.business_date)::int AS month,
+    count(*)::int AS days, sum(b.served_kwh)::text AS sum
+  FROM baseline_days b
+  GROUP BY 1, 2
+)
+SELECT
+  (SELECT json_agg(json_build_array(
+      c.day::text,
+      f.served_kwh::text,
+      coalesce(f.provisional, 0),
+      CASE WHEN f.provisional = 1
+           THEN to_char(f.provisional_at AT TIME ZONE p_tz, 'YYYY-MM-DD HH24:MI') END
+    ) ORDER BY c.day)
+   FROM cal c LEFT JOIN facts f ON f.business_date = c.day) AS days,
+  coalesce((SELECT json_agg(json_build_array(h.stage, h.valid_from::text, h.valid_to::text)
+                            ORDER BY h.valid_from)
+            FROM stage_history h
+            WHERE h.store_id = p_store AND h.valid_from <= p_end
+              AND (h.valid_to IS NULL OR h.valid_to > p_start)), '[]'::json) AS stages,
+  coalesce((SELECT json_agg(json_build_object(
+              'from', p.valid_from::text, 'to', p.valid_to::text, 'periodId', p.id,
+              'tesKwh', p.tes_kwh::text, 'deviceCost', p.device_cost::text,
+              'ratio', p.tev_warning_ratio::text, 'sourceKind', p.source_kind,
+              'sourceReference', p.source_reference) ORDER BY p.valid_from)
+            FROM periods p), '[]'::json) AS periods,
+  coalesce((SELECT json_agg(json_build_array(t.value_kwh::text, t.observed_date::text)
+                            ORDER BY t.observed_date, t.id)
+            FROM tev t), '[]'::json) AS tev,
+  coalesce((SELECT json_agg(json_build_object('year', year, 'month', month, 'days', days,
+                                              'sum', sum))
+            FROM baseline), '[]'::json) AS baseline,
+  -- What the answer depends on that can change: the range's facts and the baseline days.
+  (SELECT generation FROM dataset) || '.' ||
+    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts) || '.' ||
+    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days) AS version;
+END;
+$fn$;`,
+  ),
+];
