@@ -1,6 +1,8 @@
 // Benchmark baseline: Deno.serve + pg Pool answering GET /energy with the service SQL, no auth.
 import pg from "pg";
-import { energyDaysSql } from "../../src/energy/energy_sql.ts";
+import { energyDaysSql } from "../../src/energy/day_sql.ts";
+
+const ENERGY_SQL = energyDaysSql("$1::int", "$2::date", "$3::date");
 
 const env = (name: string, fallback: string) => Deno.env.get(name) ?? fallback;
 
@@ -31,7 +33,7 @@ const energy = async (params: URLSearchParams) => {
   }
   const scope = scopes.get(scopeId);
   if (scope === undefined) return problem(404, "NOT_FOUND", `no scope ${params.get("scope_id")}`);
-  const result = await pool.query<{ summary: string; days: string }>(energyDaysSql, [
+  const result = await pool.query<{ summary: string; days: string }>(ENERGY_SQL, [
     scopeId,
     start,
     end,
