@@ -24,3 +24,13 @@ ALTER TABLE energy_days
 
 ALTER TABLE dataset ADD COLUMN generation text NOT NULL
   DEFAULT md5(random()::text || clock_timestamp()::text);
+
+-- A batch's rows never change after its preview: their counts per action are kept with the batch,
+-- so that reading a batch of any size starts without counting its rows.
+ALTER TABLE import_batches ADD COLUMN action_counts jsonb;
+UPDATE import_batches b SET action_counts = coalesce(
+  (SELECT jsonb_object_agg(x.action, x.n)
+   FROM (SELECT r.action, count(*)::int AS n FROM import_rows r
+         WHERE r.batch_id = b.id GROUP BY r.action) x),
+  '{}'::jsonb);
+ALTER TABLE import_batches ALTER COLUMN action_counts SET NOT NULL;

@@ -9,6 +9,7 @@ import { EnergyResponse, EnergyVersions } from "../src/domain/energy.ts";
 import { Import, Lineage, Template } from "../src/domain/imports.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
+import { IMPORT_PAGE_ROWS } from "../src/imports/import_service.ts";
 import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
 import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
@@ -775,6 +776,74 @@ Deno.test("lineage of the snapshot's platform rows leads to their sealed legacy 
   assert.equal(l.raw_energy !== null && Number(l.raw_energy) === Number(row.energy_kwh), true);
   assert.equal(l.sources.length, 1);
   assert.match(l.sources[0].file_sha256, /^[0-9a-f]{64}$/);
+});
+
+// A batch of any size is sent as its rows are read, page by page; row_offset and row_limit send a
+// window of its rows in file order while the counters still count every row.
+Deno.test("a batch streams every row, and row_offset/row_limit page through it", async () => {
+  const store = stores[0];
+  const day = (await energyOf(store, addDays(end, -10), addDays(end, -10)))[0] as Day & {
+    import_row_id: number;
+  };
+  const lineage = await app.call("GET", `/api/v1/import-rows/${day.import_row_id}/lineage`, {
+    key: reader.key,
+  });
+  const batchId = lineage.body.batch_id as number;
+  const whole = await app.call("GET", `/api/v1/imports/${batchId}`, { key: reader.key });
+  assert.equal(whole.status, 200);
+  const batch = assertSchema(Import, whole.body);
+  assert.ok(batch.rows.length > IMPORT_PAGE_ROWS, "more rows than one page");
+  assert.equal(batch.rows.length, batch.total_rows);
+  assert.deepEqual(batch.rows.map((r) => r.row_number), batch.rows.map((_, i) => i + 1));
+  const counted = Object.values(batch.action_counts).reduce((a, n) => a + n, 0);
+  assert.equal(counted, batch.total_rows);
+
+  const page = async (query: string) => {
+    const answer = await app.call("GET", `/api/v1/imports/${batchId}?${query}`, {
+      key: reader.key,
+    });
+    assert.equal(answer.status, 200, query);
+    const paged = assertSchema(Import, answer.body);
+    const { rows: _rows, ...counters } = paged;
+    const { rows: _all, ...wholeCounters } = batch;
+    assert.deepEqual(counters, wholeCounters, `${query}: the counters count every row`);
+    return paged.rows;
+  };
+  for (
+    const [offset, limit] of [
+      [0, 1],
+      [IMPORT_PAGE_ROWS - 2, 5],
+      [IMPORT_PAGE_ROWS, IMPORT_PAGE_ROWS + 1],
+      [batch.total_rows - 1, 10],
+    ]
+  ) {
+    assert.deepEqual(
+      await page(`row_offset=${offset}&row_limit=${limit}`),
+      batch.rows.slice(offset, offset + limit),
+      `row_offset=${offset}&row_limit=${limit}`,
+    );
+  }
+  assert.deepEqual(
+    await page(`row_offset=${IMPORT_PAGE_ROWS + 3}`),
+    batch.rows.slice(IMPORT_PAGE_ROWS + 3),
+  );
+  assert.deepEqual(await page(`row_offset=${batch.total_rows}`), []);
+  assert.deepEqual(await page("row_offset=2147483647&row_limit=2147483647"), []);
+  for (
+    const bad of [
+      "row_offset=-1",
+      "row_limit=0",
+      "row_offset=1e3",
+      "row_limit=x",
+      "row_offset=2147483648",
+    ]
+  ) {
+    assertErrorBody(
+      await app.call("GET", `/api/v1/imports/${batchId}?${bad}`, { key: reader.key }),
+      400,
+      "INVALID_REQUEST",
+    );
+  }
 });
 
 // Random damage to valid files: the answer is 200 or a 400 with the Error body, never a 500, and a

@@ -78,7 +78,7 @@ Deno.test("revisions, sealed sources and the audit log refuse UPDATE and DELETE"
     INSERT INTO brands VALUES (1, 'B');
     INSERT INTO stores (id, brand_id, store_code, name) VALUES (1, 1, 'S1', 'Store');
     INSERT INTO scopes VALUES (1, 1, 'AIR_CONDITIONING', 'kWh', 'Asia/Shanghai');
-    INSERT INTO import_batches (batch_no, batch_kind, status) VALUES ('B-1', 'PLATFORM_LEGACY', 'COMMITTED');
+    INSERT INTO import_batches (batch_no, batch_kind, status, action_counts) VALUES ('B-1', 'PLATFORM_LEGACY', 'COMMITTED', '{}');
     INSERT INTO import_rows (batch_id, row_number, resolved_store_id, scope_id, business_date, action, source_kind, quality_status, lineage_status)
       VALUES (1, 1, 1, 1, '2026-07-01', 'INSERT', 'LEGACY_DIRECT', 'UNREVIEWED', 'SEALED_SOURCE');
     INSERT INTO energy_days (store_id, scope_id, business_date, legacy_kwh, revision_no, import_row_id)

@@ -98,6 +98,18 @@ Deno.test("every answer declares X-Request-ID, 500 among them", () => {
   }
 });
 
+// The reads that answer 304 to a current If-None-Match.
+const CONDITIONAL = [
+  "get /api/v1/dataset",
+  "get /api/v1/stores",
+  "get /api/v1/catalog",
+  "get /api/v1/stores/{store_id}/reference",
+  "get /api/v1/stores/{store_id}/energy",
+  "get /api/v1/stores/{store_id}/targets",
+  "get /api/v1/stores/{store_id}/metrics",
+  "get /api/v1/stores/{store_id}/periods",
+];
+
 Deno.test("each operation declares the statuses it can answer with", () => {
   for (const { method, path, op } of operations()) {
     const where = `${method} ${path}`;
@@ -121,8 +133,16 @@ Deno.test("each operation declares the statuses it can answer with", () => {
     }
     const hasPathId = /\{\w+_id\}/.test(path);
     assert.equal(got.includes("404"), hasPathId, `${where}: 404 exactly where a path id is`);
-    if (hasPathId || op.parameters.length > 0 || takesBody) {
+    // A validator the client sends is never refused: any If-None-Match only decides 200 or 304.
+    const decoded = (op.parameters as Array<Json>).filter((p) => p.name !== "If-None-Match");
+    if (hasPathId || decoded.length > 0 || takesBody) {
       assert.ok(got.includes("400"), `${where} declares 400`);
+    }
+    if (CONDITIONAL.includes(where)) {
+      assert.ok(got.includes("304"), `${where} declares 304`);
+      assert.ok(op.responses["200"].headers.ETag, `${where}: 200 carries an ETag`);
+    } else {
+      assert.ok(!got.includes("304"), `${where} is not a conditional read`);
     }
   }
   const codes = (path: string, method: string, status: string) =>

@@ -47,6 +47,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
           "legacy value, else null (`NO_DATA`); never zero-filled. The summary counts " +
           "available, missing and void days. Needs the read permission.",
         errors: [...CALLER, ...STORE_OBJECT, ...SCOPE_RANGE],
+        conditional: true,
       })),
   )
   .prefix("/api/v1")

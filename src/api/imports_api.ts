@@ -4,7 +4,7 @@ import { Schema } from "effect";
 import { IdFromString } from "../domain/common.ts";
 import { CommitInput, Import, Lineage, PreviewInput, Template } from "../domain/imports.ts";
 import { CALLER, JSON_BODY, operation, STORE_OBJECT, WRITE } from "./openapi.ts";
-import { IdempotencyHeaders } from "./params.ts";
+import { IdempotencyHeaders, RowPageParams } from "./params.ts";
 import { Authentication } from "./security.ts";
 
 export class ImportsApi extends HttpApiGroup.make("imports")
@@ -70,11 +70,14 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   .add(
     HttpApiEndpoint.get("batch", "/imports/:batch_id")
       .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setUrlParams(RowPageParams)
       .addSuccess(Import)
       .annotateContext(operation({
         summary: "An import batch",
-        description: "A batch with its counts, rows and planned or applied actions. Needs the " +
-          "raw and read permissions.",
+        description: "A batch with its counts, rows and planned or applied actions. The rows " +
+          "are sent as they are read, so a batch of any size streams; `row_offset` and " +
+          "`row_limit` send a page of them in file order (the counters still count every " +
+          "row). Needs the raw and read permissions.",
         errors: [...CALLER, ...STORE_OBJECT],
       })),
   )

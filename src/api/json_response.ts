@@ -1,6 +1,70 @@
-// A 200 answer whose JSON body is already in the contract's final shape (built by PostgreSQL or
-// the metrics engine): it leaves as is, without a second encode; the tests check it against the schema.
+// Answers whose bodies are already JSON text, and conditional reads (RFC 9110 §13.1.2): a strong
+// ETag made of the data's version and the code's shape tag; If-None-Match holding it answers
+// 304 Not Modified without a body. Answers depend on the caller's credential: private, revalidated.
 import { HttpServerResponse } from "@effect/platform";
+import { Stream } from "effect";
+import type { JsonText } from "../domain/answers.ts";
 
-export const jsonResponse = (body: string) =>
-  HttpServerResponse.text(body, { contentType: "application/json" });
+const CACHE_CONTROL = "private, no-cache";
+
+export const etagOf = (kind: string, version: string, tag: string) => `"${kind}.${version}.${tag}"`;
+
+const tagsOf = (header: string) => header.split(",").map((t) => t.trim().replace(/^W\//, ""));
+
+// Whether If-None-Match names this ETag (weak comparison, as the RFC has it for If-None-Match).
+export const etagMatches = (header: string | undefined, etag: string) =>
+  header !== undefined && (header.trim() === "*" || tagsOf(header).includes(etag));
+
+// The version of `kind` a client holds, when its If-None-Match names one made by this code: a
+// statement can compare it with the current version and skip building the body.
+export const heldVersion = (header: string | undefined, kind: string, tag: string) => {
+  if (header === undefined) return undefined;
+  for (const t of tagsOf(header)) {
+    const prefix = `"${kind}.`;
+    const suffix = `.${tag}"`;
+    if (t.startsWith(prefix) && t.endsWith(suffix) && t.length > prefix.length + suffix.length) {
+      return t.slice(prefix.length, -suffix.length);
+    }
+  }
+  return undefined;
+};
+
+// A 200 answer whose JSON body is already in the contract's final shape: it leaves as is, without
+// a second encode (the tests check it against the schema).
+export const jsonResponse = (body: JsonText, etag?: string) =>
+  HttpServerResponse.text(body, {
+    contentType: "application/json",
+    headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
+  });
+
+export const notModified = (etag: string) =>
+  HttpServerResponse.empty({ status: 304, headers: { etag, "cache-control": CACHE_CONTROL } });
+
+const encoder = new TextEncoder();
+
+// A JSON answer sent while it is read: `open`, then the parts (JSON text) joined by `separator`
+// (", " as PostgreSQL's json_agg writes it), then `close`. Memory holds one part at a time
+// whatever the answer's size. A failure after the first bytes can only cut the connection short
+// (the client sees a truncated body).
+export const jsonStream = <E>(
+  open: string,
+  parts: Stream.Stream<JsonText, E>,
+  close: string,
+  etag?: string,
+  separator = ", ",
+) =>
+  HttpServerResponse.stream(
+    Stream.make(open).pipe(
+      Stream.concat(
+        parts.pipe(
+          Stream.mapAccum(true, (first, part) => [false, first ? part : `${separator}${part}`]),
+        ),
+      ),
+      Stream.concat(Stream.make(close)),
+      Stream.map((text) => encoder.encode(text)),
+    ),
+    {
+      contentType: "application/json",
+      headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
+    },
+  );

@@ -19,6 +19,7 @@ export class MetricsApi extends HttpApiGroup.make("metrics")
           "most 731 days) in kWh/日; a day without an officially effective target is " +
           "`NO_EFFECTIVE_TARGET` with nulls. No pass computation. Needs the read permission.",
         errors: [...CALLER, ...STORE_OBJECT, ...SCOPE_RANGE],
+        conditional: true,
       })),
   )
   .add(
@@ -33,6 +34,7 @@ export class MetricsApi extends HttpApiGroup.make("metrics")
           "availability with reasons; values stay null when an input is missing, stale or " +
           "provisional. Needs the read permission.",
         errors: [...CALLER, ...STORE_OBJECT, ...SCOPE_RANGE],
+        conditional: true,
       })),
   )
   .add(
@@ -46,6 +48,7 @@ export class MetricsApi extends HttpApiGroup.make("metrics")
           "year to date, all ending at `as_of`, with their coverage counts. Needs the read " +
           "permission.",
         errors: [...CALLER, ...STORE_OBJECT, "INVALID_SCOPE"],
+        conditional: true,
       })),
   )
   .middleware(Authentication)

@@ -53,6 +53,7 @@ const STATUS: Record<number, { readonly name: string; readonly reason: string }>
 
 const SCHEMAS = "#/components/schemas/";
 const REQUEST_ID = "X-Request-ID";
+const ETAG = "ETag";
 
 // The error answers of one operation: for each status, the Error body and the codes it may carry.
 const withErrorAnswers = (op: Json, codes: Codes): Json => {
@@ -73,16 +74,47 @@ const withErrorAnswers = (op: Json, codes: Codes): Json => {
   return { ...op, responses };
 };
 
+// A conditional read: the 200 answer carries an ETag; If-None-Match with it answers 304.
+const withConditional = (op: Json): Json => {
+  const responses = op.responses as Record<string, Json>;
+  const ok = responses["200"];
+  return {
+    ...op,
+    parameters: [
+      ...((op.parameters as Array<unknown> | undefined) ?? []),
+      {
+        name: "If-None-Match",
+        in: "header",
+        required: false,
+        description: "The ETag of an answer the client holds: 304 when it is still current",
+        schema: { type: "string" },
+      },
+    ],
+    responses: {
+      ...responses,
+      "200": { ...ok, headers: { ETag: { $ref: `#/components/headers/${ETAG}` } } },
+      "304": {
+        description: "Not modified: the answer whose ETag was sent is still current (no body)",
+        headers: { ETag: { $ref: `#/components/headers/${ETAG}` } },
+      },
+    },
+  };
+};
+
 // Summary, description and the error codes of one operation.
 export const operation = (doc: {
   readonly summary: string;
   readonly description: string;
   readonly errors: Codes;
+  readonly conditional?: boolean;
 }) =>
   OpenApi.annotations({
     summary: doc.summary,
     description: doc.description,
-    transform: (op) => withErrorAnswers(op, doc.errors),
+    transform: (op) => {
+      const answered = withErrorAnswers(op, doc.errors);
+      return doc.conditional === true ? withConditional(answered) : answered;
+    },
   });
 
 const errorBody = (status: number): Json => ({
@@ -178,10 +210,20 @@ export const finishDocument = (spec: Json): Json => {
       schema: { type: "string", format: "uuid" },
     },
   };
+  components.headers[ETAG] = {
+    description: "A strong validator of this answer, made of the data's version (the loaded " +
+      "snapshot and the revisions the answer covers) and the service's rules: it changes " +
+      "whenever the answer may",
+    required: true,
+    schema: { type: "string" },
+  };
   for (const item of Object.values(spec.paths as Record<string, Json>)) {
     for (const op of Object.values(item) as Array<Json>) {
       for (const response of Object.values(op.responses as Record<string, Json>)) {
-        response.headers = { [REQUEST_ID]: { $ref: `#/components/headers/${REQUEST_ID}` } };
+        response.headers = {
+          ...(response.headers as Json | undefined),
+          [REQUEST_ID]: { $ref: `#/components/headers/${REQUEST_ID}` },
+        };
       }
     }
   }

@@ -19,6 +19,7 @@ export class StoresApi extends HttpApiGroup.make("stores")
       description: "Label, date range, time zone, unit and energy value policy " +
         "(`source_policy`) of the loaded data. Needs the read permission.",
       errors: CALLER,
+      conditional: true,
     })),
   )
   .add(
@@ -29,6 +30,7 @@ export class StoresApi extends HttpApiGroup.make("stores")
           "stage and the device snapshot's online, offline and unknown counts. Needs the read " +
           "permission.",
         errors: CALLER,
+        conditional: true,
       }),
     ),
   )
@@ -40,6 +42,7 @@ export class StoresApi extends HttpApiGroup.make("stores")
           "metering scope (`scope_id`, used by the energy, targets and metrics queries). " +
           "Needs the read permission.",
         errors: CALLER,
+        conditional: true,
       }),
     ),
   )
@@ -53,6 +56,7 @@ export class StoresApi extends HttpApiGroup.make("stores")
           "events of one store: a frozen snapshot, not real time. `version` is the profile " +
           "version a profile edit expects. Needs the read permission.",
         errors: [...CALLER, ...STORE_OBJECT],
+        conditional: true,
       })),
   )
   .add(

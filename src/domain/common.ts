@@ -32,6 +32,13 @@ export const IdFromString = Schema.String.pipe(
 
 export const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(0));
 
+// A count in a query string: 0 .. 2147483647, digits only.
+export const CountFromString = Schema.String.pipe(
+  Schema.pattern(/^(0|[1-9]\d{0,9})$/, { message: () => "expected an integer >= 0" }),
+  Schema.compose(Schema.NumberFromString),
+  Schema.compose(Count.pipe(Schema.lessThanOrEqualTo(MAX_ID))),
+).annotations({ jsonSchema: { type: "integer", minimum: 0, maximum: MAX_ID } });
+
 export const Nullable = Schema.NullOr;
 
 export const Hours = Schema.Array(

@@ -124,3 +124,7 @@ export const PeriodOverview = Schema.Struct({
     summary: MetricSummary,
   })),
 }).annotations({ identifier: "PeriodOverview" });
+
+export type TargetsResponse = typeof TargetsResponse.Type;
+export type MetricsResponse = typeof MetricsResponse.Type;
+export type PeriodOverview = typeof PeriodOverview.Type;

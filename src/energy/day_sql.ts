@@ -161,6 +161,13 @@ SELECT ${summarySql(`(${end} - ${start} + 1)`, "t.available", "t.voids", "t.kwh"
   (SELECT generation FROM dataset) || '.' || t.facts || '.' || t.revisions AS version
 FROM t`;
 
+// Only the version of energyDaysSql's answer (the same text), for a conditional read.
+export const energyVersionSql = (scope: string, start: string, end: string) => `
+SELECT (SELECT generation FROM dataset) || '.' || count(*) || '.' ||
+  coalesce(sum(e.revision_no), 0) AS version
+FROM energy_days e
+WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
+
 // The same answer computed from the facts alone (no stored column), as the contract defines it:
 // the check of day_check.ts compares the stored answer with this one.
 export const computedEnergyDaysSql = (scope: string, start: string, end: string) => {
@@ -213,10 +220,11 @@ $fn$;`,
   // The credential check and the days in one round trip: the credential's row (none when no key
   // or session matches), and the days only when that credential may read the store and the scope
   // is the store's. The service still decides every refusal from the row, in the contract's order.
+  // With p_if_version, the version the client holds: when it is current, only the version returns.
   functionRoutine(
     "energy_read",
     `CREATE FUNCTION energy_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,
-                            p_start date, p_end date)
+                            p_start date, p_end date, p_if_version text)
 RETURNS TABLE (credential json, summary text, days text, version text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
@@ -233,6 +241,13 @@ BEGIN
   credential := row_to_json(c);
   IF ${mayReadStoreSql("c", "p_store")}
      AND EXISTS (SELECT 1 FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store) THEN
+    IF p_if_version IS NOT NULL THEN
+      SELECT v.version INTO version FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
+      IF version = p_if_version THEN
+        RETURN NEXT;
+        RETURN;
+      END IF;
+    END IF;
     SELECT j.summary, j.days, j.version INTO summary, days, version
     FROM energy_days_json(p_scope, p_start, p_end) j;
   END IF;

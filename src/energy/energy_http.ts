@@ -1,10 +1,25 @@
-// Handlers of the energy group: daily energy, per-day versions, revision history.
-import { HttpApiBuilder } from "@effect/platform";
+// Handlers of the energy group: daily energy (a conditional read), per-day versions, revision
+// history.
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
+import {
+  etagMatches,
+  etagOf,
+  heldVersion,
+  jsonResponse,
+  notModified,
+} from "../api/json_response.ts";
+import { JsonText } from "../domain/answers.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { rangeOf } from "../domain/range.ts";
-import { EnergyService } from "./energy_service.ts";
+import { SHAPE_TAG } from "../routines.ts";
+import { type EnergyDays, EnergyService } from "./energy_service.ts";
+
+const encode = (answer: EnergyDays) => {
+  const head = JSON.stringify(answer.head);
+  return JsonText(`${head.slice(0, -1)},"summary":${answer.summary},"days":${answer.days}}`);
+};
 
 export const EnergyHttpLive = HttpApiBuilder.group(
   Api,
@@ -13,12 +28,20 @@ export const EnergyHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const energy = yield* EnergyService;
       return handlers
-        .handle(
-          "days",
-          ({ path, urlParams }) =>
-            Effect.flatMap(PendingCaller, (pending) =>
-              energy.daysFor(pending, rangeOf(path.store_id, urlParams))),
-        )
+        .handle("days", ({ path, urlParams }) =>
+          Effect.gen(function* () {
+            const pending = yield* PendingCaller;
+            const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
+            const answer = yield* energy.daysFor(
+              pending,
+              rangeOf(path.store_id, urlParams),
+              heldVersion(header, "e", SHAPE_TAG),
+            );
+            const etag = etagOf("e", answer.version, SHAPE_TAG);
+            return answer.value === undefined || etagMatches(header, etag)
+              ? notModified(etag)
+              : jsonResponse(encode(answer.value), etag);
+          }))
         .handle(
           "versions",
           ({ path }) =>
@@ -28,8 +51,7 @@ export const EnergyHttpLive = HttpApiBuilder.group(
         .handle(
           "history",
           ({ path }) =>
-            Effect.flatMap(Caller, (caller) =>
-              energy.history(caller, path.energy_id)),
+            Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)),
         );
     }),
 );

@@ -23,10 +23,12 @@ export interface EnergyDaysJson {
   readonly version: string;
 }
 
-// energy_read's answer: the credential's row, and the days when that credential may read them.
+// energy_read's answer: the credential's row, and when that credential may read them, the version
+// of the days and (unless the caller holds that version) the days.
 export interface EnergyRead {
   readonly credential: CredentialRow | undefined;
-  readonly data: EnergyDaysJson | undefined;
+  readonly version: string | undefined;
+  readonly data: Omit<EnergyDaysJson, "version"> | undefined;
 }
 
 export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo", {
@@ -51,6 +53,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       scopeId: number,
       start: string,
       end: string,
+      ifVersion: string | undefined,
     ) =>
       dbBoundary(sql<{
         credential: CredentialRow;
@@ -61,15 +64,19 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         SELECT credential, summary, days, version FROM energy_read(
           ${credential.kind === "key" ? credential.keyHash : null}::text,
           ${credential.kind === "session" ? credential.sessionHash : null}::text,
-          ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date)`).pipe(
+          ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date,
+          ${ifVersion ?? null}::text)`).pipe(
         Effect.map((rows): EnergyRead => {
           const row = rows[0];
-          if (row === undefined) return { credential: undefined, data: undefined };
+          if (row === undefined) {
+            return { credential: undefined, version: undefined, data: undefined };
+          }
           return {
             credential: row.credential,
-            data: row.summary === null || row.days === null || row.version === null
+            version: row.version ?? undefined,
+            data: row.summary === null || row.days === null
               ? undefined
-              : { summary: row.summary, days: row.days, version: row.version },
+              : { summary: row.summary, days: row.days },
           };
         }),
         Effect.withSpan("EnergyRepo.read"),

@@ -1,15 +1,40 @@
 // Energy reads for a caller: access and range checks, then the set-based repository queries.
 import { Effect } from "effect";
-import { jsonResponse } from "../api/json_response.ts";
+import { inScope, outsideStores, requirePermission, StoreAccess } from "../auth/access.ts";
 import { Auth } from "../auth/auth_service.ts";
+import { JsonText, type Versioned } from "../domain/answers.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
 import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/range.ts";
-import { inScope, outsideStores, requirePermission, StoreAccess } from "../auth/access.ts";
 import type { ScopeFacts } from "../stores/store_repo.ts";
-import { type EnergyDaysJson, EnergyRepo } from "./energy_repo.ts";
+import { EnergyRepo } from "./energy_repo.ts";
 
 export const ENERGY_METRIC = "AIR_CONDITIONING_DAILY_ENERGY";
+
+// An EnergyResponse: its head as values, its summary and days as stored JSON text.
+export interface EnergyDays {
+  readonly head: {
+    readonly store_id: number;
+    readonly scope_id: number;
+    readonly metric: string;
+    readonly unit: string;
+    readonly timezone: string;
+    readonly start: string;
+    readonly end: string;
+  };
+  readonly summary: JsonText;
+  readonly days: JsonText;
+}
+
+const headOf = (request: RangeRequest, scope: ScopeFacts): EnergyDays["head"] => ({
+  store_id: request.storeId,
+  scope_id: request.scopeId,
+  metric: ENERGY_METRIC,
+  unit: scope.unit,
+  timezone: scope.timezone,
+  start: request.start,
+  end: request.end,
+});
 
 export class EnergyService extends Effect.Service<EnergyService>()("Energy/EnergyService", {
   effect: Effect.gen(function* () {
@@ -17,38 +42,30 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
     const access = yield* StoreAccess;
     const auth = yield* Auth;
 
-    const respond = (request: RangeRequest, scope: ScopeFacts, rows: EnergyDaysJson) => {
-      const head = JSON.stringify({
-        store_id: request.storeId,
-        scope_id: request.scopeId,
-        metric: ENERGY_METRIC,
-        unit: scope.unit,
-        timezone: scope.timezone,
-        start: request.start,
-        end: request.end,
-      });
-      return jsonResponse(`${head.slice(0, -1)},"summary":${rows.summary},"days":${rows.days}}`);
-    };
-
     // Verify first, then read: for a caller that is already verified, and for a bad range (the
     // refusals keep their order: 401, 403, 404, 403, 400 scope, 400 range).
-    const days = (caller: CallerShape, request: RangeRequest) =>
+    const days = (caller: CallerShape, request: RangeRequest, held?: string) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, ENERGY_MAX_DAYS);
-        return respond(
-          request,
-          scope,
-          yield* repo.days(request.scopeId, request.start, request.end),
-        );
+        const rows = yield* repo.days(request.scopeId, request.start, request.end);
+        return {
+          version: rows.version,
+          value: rows.version === held ? undefined : {
+            head: headOf(request, scope),
+            summary: JsonText(rows.summary),
+            days: JsonText(rows.days),
+          },
+        } satisfies Versioned<EnergyDays>;
       }).pipe(Effect.withSpan("EnergyService.days"));
 
     // One round trip: energy_read returns the credential's row and, only when that credential may
-    // read this store's scope, the days. The caller is then decided from the row exactly as a
-    // verified caller would be, so every refusal is the one of days().
-    const daysFor = (pending: PendingCallerShape, request: RangeRequest) =>
+    // read this store's scope, the days (or only their version, when the caller holds it). The
+    // caller is then decided from the row exactly as a verified caller would be, so every refusal
+    // is the one of days().
+    const daysFor = (pending: PendingCallerShape, request: RangeRequest, held?: string) =>
       Effect.gen(function* () {
         if (!isValidRange(request.start, request.end, ENERGY_MAX_DAYS)) {
-          return yield* days(yield* auth.verify(pending), request);
+          return yield* days(yield* auth.verify(pending), request, held);
         }
         const read = yield* repo.read(
           pending.credential,
@@ -56,12 +73,20 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           request.scopeId,
           request.start,
           request.end,
+          held,
         );
         const caller = yield* auth.accept(pending, read.credential);
         const scope = yield* access.scope(caller, request.storeId, request.scopeId, "read");
-        // No data with every check passed: the store's scopes changed under the cached facts.
-        const rows = read.data ?? (yield* repo.days(request.scopeId, request.start, request.end));
-        return respond(request, scope, rows);
+        // No version with every check passed: the store's scopes changed under the cached facts.
+        if (read.version === undefined) return yield* days(caller, request, held);
+        return {
+          version: read.version,
+          value: read.data === undefined ? undefined : {
+            head: headOf(request, scope),
+            summary: JsonText(read.data.summary),
+            days: JsonText(read.data.days),
+          },
+        } satisfies Versioned<EnergyDays>;
       }).pipe(Effect.withSpan("EnergyService.daysFor"));
 
     const versions = (caller: CallerShape, storeId: number, date: string) =>

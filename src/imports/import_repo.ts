@@ -5,7 +5,7 @@ import { Buffer } from "node:buffer";
 import { Effect } from "effect";
 import { utc } from "../db/sql_text.ts";
 import { applyRevisions, createRevisionTable } from "../energy/day_writer.ts";
-import { SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
 
@@ -193,12 +193,13 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           WITH next AS (SELECT nextval(pg_get_serial_sequence('import_batches', 'id'))::int AS id)
           INSERT INTO import_batches
             (id, batch_no, batch_kind, filename, status, source_file_id, member_id,
-             change_reason, expires_at)
+             change_reason, expires_at, action_counts)
           OVERRIDING SYSTEM VALUE
           SELECT next.id,
             'UP-' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD') || '-' || lpad(next.id::text, greatest(6, length(next.id::text)), '0'),
             'UPLOAD', ${input.filename}, 'PREVIEWED', ${file.id}, ${input.memberId},
-            ${input.reason}, now() + make_interval(hours => ${PREVIEW_HOURS})
+            ${input.reason}, now() + make_interval(hours => ${PREVIEW_HOURS}),
+            ${JSON.stringify(countActions(input.rows))}::jsonb
           FROM next
           RETURNING id, batch_no, ${sql.literal(utc("uploaded_at"))} AS uploaded_at`;
         const table = input.format === "XLSX" ? "xlsx_wide_table" : "csv_long_table";
@@ -347,36 +348,45 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
 
     // --- Reads.
 
+    // The batch's head and its counts per action (kept with the batch: its rows never change).
     const importHead = (batchId: number) =>
-      sql<ImportHead>`
+      sql<ImportHead & { action_counts: Partial<Record<ImportAction, number>> }>`
         SELECT b.id, b.batch_no, b.filename,
           CASE WHEN b.status = 'PREVIEWED' AND b.expires_at < now() THEN 'EXPIRED'
                ELSE b.status END AS status,
           ${sql.literal(utc("b.uploaded_at"))} AS uploaded_at,
-          ${sql.literal(utc("b.committed_at"))} AS committed_at, b.change_reason
+          ${sql.literal(utc("b.committed_at"))} AS committed_at, b.change_reason, b.action_counts
         FROM import_batches b WHERE b.id = ${batchId}`.pipe(
-        Effect.map((rows) => rows[0] as ImportHead | undefined),
+        Effect.map((rows) => rows[0]),
         Effect.withSpan("ImportRepo.importHead"),
       );
 
-    // The batch's rows in file order, in their final shape: fetched as plain columns and encoded
-    // once by the service (cheaper than building 10,000 JSON objects in PostgreSQL and decoding
-    // the text).
-    const importRows = (batchId: number) =>
+    // A page of the batch's rows in file order after row_number `after`, in their final shape:
+    // fetched as plain columns and encoded by the HTTP layer (cheaper than building 10,000 JSON
+    // objects in PostgreSQL and decoding the text). One index range scan per page.
+    const importRows = (batchId: number, after: number, limit: number) =>
       sql<ImportRowOut>`
         SELECT r.id, r.row_number, r.resolved_store_id, r.business_date::text AS business_date,
           r.raw_energy, round(r.proposed_kwh, 4)::text AS proposed_energy_kwh,
           round(r.before_kwh, 4)::text AS before_energy_kwh, r.action, r.source_kind,
           r.quality_status, r.quality_note, r.lineage_status, r.note_field
-        FROM import_rows r WHERE r.batch_id = ${batchId}
-        ORDER BY r.row_number`.pipe(Effect.withSpan("ImportRepo.importRows"));
+        FROM import_rows r
+        WHERE r.batch_id = ${batchId} AND r.row_number > ${after}
+        ORDER BY r.row_number
+        LIMIT ${limit}`.pipe(Effect.withSpan("ImportRepo.importRows"));
 
-    const batchStores = (batchId: number) =>
-      sql<{ store_ids: ReadonlyArray<number> }>`
-        SELECT coalesce(array_agg(DISTINCT r.resolved_store_id), '{}') AS store_ids
-        FROM import_batches b LEFT JOIN import_rows r ON r.batch_id = b.id
-        WHERE b.id = ${batchId}
-        GROUP BY b.id`.pipe(Effect.map((rows) => rows[0]?.store_ids));
+    // Whether the batch exists, and whether a row of it lies outside these stores (null: every
+    // store); stops at the first such row.
+    const batchScope = (batchId: number, storeIds: ReadonlyArray<number> | null) =>
+      sql<{ outside: boolean }>`
+        SELECT ${storeIds}::int[] IS NOT NULL AND EXISTS (
+          SELECT 1 FROM import_rows r
+          WHERE r.batch_id = b.id AND NOT (r.resolved_store_id = ANY(${storeIds}::int[]))
+        ) AS outside
+        FROM import_batches b WHERE b.id = ${batchId}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : { outside: rows[0].outside }),
+        Effect.withSpan("ImportRepo.batchScope"),
+      );
 
     const lineageBody = (importRowId: number) =>
       sql.unsafe<{ body: string; store_id: number }>(lineageJson, [importRowId]).pipe(
@@ -398,7 +408,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       applyRows,
       importHead,
       importRows,
-      batchStores,
+      batchScope,
       lineageBody,
     } as const;
   }),

@@ -3,11 +3,17 @@ import { SqlClient } from "@effect/sql";
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { Decimal } from "decimal.js";
-import { Effect, Either } from "effect";
-import { jsonResponse } from "../api/json_response.ts";
+import { Effect, Either, Option, Stream } from "effect";
+import { JsonText } from "../domain/answers.ts";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import { type CallerShape } from "../domain/auth.ts";
-import { badRequest, conflict, notFound, notReady } from "../domain/errors.ts";
+import {
+  badRequest,
+  conflict,
+  notFound,
+  notReady,
+  type ServiceUnavailable,
+} from "../domain/errors.ts";
 import { ImportAction, MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import { addDays } from "../domain/range.ts";
 import { inScope, outsideStores, requirePermission } from "../auth/access.ts";
@@ -20,7 +26,7 @@ import {
   type SavedPreview,
 } from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
-import { planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
@@ -53,9 +59,6 @@ const decodeBase64 = (text: string) => {
 const rejectFile = (problems: ReadonlyArray<FileProblem>) =>
   badRequest(formatProblems(problems), "INVALID_FILE");
 
-const anyOutside = (caller: CallerShape, storeIds: Iterable<number>) =>
-  [...storeIds].some((id) => !inScope(caller, id));
-
 const batchForbidden = outsideStores("This batch holds days of a store");
 
 const keyReused = conflict(
@@ -73,27 +76,30 @@ const fixed4 = (value: string | null) => {
     : new Decimal(value).toFixed(4, Decimal.ROUND_HALF_UP);
 };
 
-// Every Import answer (contract part 2), from the batch's head and its rows in file order; the
-// counters and action_counts are counted from the rows.
-export const renderImport = (head: ImportHead, rows: ReadonlyArray<ImportRowOut>) => {
-  const counts = Object.fromEntries(ImportAction.literals.map((a) => [a, 0])) as Record<
+// Rows per page of an Import answer: the rows are read (or encoded) as the answer is sent.
+export const IMPORT_PAGE_ROWS = 2_000;
+
+// An Import answer (contract part 2): the batch's head, its counts per action (of every row, also
+// when only a page of rows is sent), and its rows in file order, page by page.
+export interface ImportAnswer {
+  readonly head: ImportHead;
+  readonly counts: Record<ImportAction, number>;
+  readonly rows: Stream.Stream<ReadonlyArray<ImportRowOut>, ServiceUnavailable>;
+}
+
+// Every action, 0 when no row has it.
+const allCounts = (counts: Partial<Record<ImportAction, number>>) =>
+  Object.fromEntries(ImportAction.literals.map((a) => [a, counts[a] ?? 0])) as Record<
     ImportAction,
     number
   >;
-  for (const row of rows) counts[row.action]++;
-  const top = JSON.stringify({
-    ...head,
-    total_rows: rows.length,
-    insert_rows: counts.INSERT,
-    update_rows: counts.UPDATE,
-    relink_rows: counts.RELINK,
-    unchanged_rows: counts.UNCHANGED,
-    missing_rows: counts.SKIP_MISSING,
-    kept_cleaned_rows: counts.KEEP_CLEANED,
-    action_counts: counts,
-  });
-  return `${top.slice(0, -1)},"rows":${JSON.stringify(rows)}}`;
-};
+
+// Which rows of a batch an answer sends: those after `offset` in file order, at most `limit`.
+export interface RowPage {
+  readonly offset: number;
+  readonly limit: number | undefined;
+}
+const WHOLE: RowPage = { offset: 0, limit: undefined };
 
 // The rows of a batch just saved, from the plan in memory (no read back).
 const plannedRows = (saved: SavedPreview, planned: ReadonlyArray<PlannedRow>) =>
@@ -137,20 +143,44 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       (all) => [...new Set(all.map((s) => s.brandName))],
     );
 
-    const body = (batchId: number) =>
+    // A batch as stored: its head and counts now, its rows read page by page as they are sent.
+    const body = (batchId: number, page: RowPage = WHOLE) =>
       Effect.gen(function* () {
         const head = yield* dbBoundary(repo.importHead(batchId));
         if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
-        return jsonResponse(renderImport(head, yield* dbBoundary(repo.importRows(batchId))));
+        const { action_counts, ...rest } = head;
+        // The first page now (a failure is an error answer), the others as the answer is sent.
+        const end = page.limit === undefined ? Infinity : page.offset + page.limit;
+        const read = (after: number) => {
+          const take = Math.min(IMPORT_PAGE_ROWS, end - after);
+          return Effect.map(dbBoundary(repo.importRows(batchId, after, take)), (found) => ({
+            found,
+            next: found.length < take || after + take >= end
+              ? Option.none<number>()
+              : Option.some(found[found.length - 1].row_number),
+          }));
+        };
+        const first = yield* read(page.offset);
+        const rows = Stream.make(first.found).pipe(
+          Stream.concat(Option.match(first.next, {
+            onNone: () => Stream.empty,
+            onSome: (after) =>
+              Stream.paginateEffect(after, (from) =>
+                Effect.map(read(from), (p) => [p.found, p.next] as const)),
+          })),
+          Stream.filter((found) =>
+            found.length > 0
+          ),
+        );
+        return { head: rest, counts: allCounts(action_counts), rows } satisfies ImportAnswer;
       });
 
     // A replayed answer is still subject to the caller's stores: keys are remembered per member,
     // and a member's keys may cover different stores.
     const replay = (caller: CallerShape, batchId: number) =>
       Effect.gen(function* () {
-        if (caller.storeIds !== null) {
-          const stores = (yield* dbBoundary(repo.batchStores(batchId))) ?? [];
-          if (anyOutside(caller, stores)) return yield* batchForbidden;
+        if ((yield* dbBoundary(repo.batchScope(batchId, caller.storeIds)))?.outside) {
+          return yield* batchForbidden;
         }
         return yield* body(batchId);
       });
@@ -262,20 +292,26 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           yield* repo.completeClaim(caller.memberId, key, saved.batchId);
           return { replay: undefined, saved } as const;
         })));
-        return outcome.saved === undefined
-          ? yield* replay(caller, outcome.replay)
-          : jsonResponse(renderImport(
-            {
-              id: outcome.saved.batchId,
-              batch_no: outcome.saved.batchNo,
-              filename: request.filename,
-              status: "PREVIEWED",
-              uploaded_at: outcome.saved.uploadedAt,
-              committed_at: null,
-              change_reason: request.reason,
-            },
-            plannedRows(outcome.saved, planned),
-          ));
+        if (outcome.saved === undefined) return yield* replay(caller, outcome.replay);
+        const rows = plannedRows(outcome.saved, planned);
+        return {
+          head: {
+            id: outcome.saved.batchId,
+            batch_no: outcome.saved.batchNo,
+            filename: request.filename,
+            status: "PREVIEWED",
+            uploaded_at: outcome.saved.uploadedAt,
+            committed_at: null,
+            change_reason: request.reason,
+          },
+          counts: countActions(planned),
+          rows: Stream.fromIterable(
+            Array.from(
+              { length: Math.ceil(rows.length / IMPORT_PAGE_ROWS) },
+              (_, i) => rows.slice(i * IMPORT_PAGE_ROWS, (i + 1) * IMPORT_PAGE_ROWS),
+            ),
+          ),
+        } satisfies ImportAnswer;
       }).pipe(Effect.withSpan("ImportService.preview"));
 
     // One transaction: claim the key, lock the batch, check it, lock and check its days, apply.
@@ -291,10 +327,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         }
         const head = yield* repo.lockBatch(batchId);
         if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
-        if (
-          caller.storeIds !== null &&
-          anyOutside(caller, (yield* repo.batchStores(batchId)) ?? [])
-        ) {
+        if ((yield* repo.batchScope(batchId, caller.storeIds))?.outside) {
           return yield* batchForbidden;
         }
         if (head.batch_kind !== "UPLOAD") {
@@ -352,13 +385,13 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         return yield* replay(caller, committed);
       }).pipe(Effect.withSpan("ImportService.commit"));
 
-    const batch = (caller: CallerShape, batchId: number) =>
+    const batch = (caller: CallerShape, batchId: number, page: RowPage = WHOLE) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "raw");
-        const stores = yield* dbBoundary(repo.batchStores(batchId));
-        if (stores === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
-        if (anyOutside(caller, stores)) return yield* batchForbidden;
-        return yield* body(batchId);
+        const scope = yield* dbBoundary(repo.batchScope(batchId, caller.storeIds));
+        if (scope === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (scope.outside) return yield* batchForbidden;
+        return yield* body(batchId, page);
       }).pipe(Effect.withSpan("ImportService.batch"));
 
     const lineage = (caller: CallerShape, importRowId: number) =>
@@ -369,7 +402,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         if (!inScope(caller, found.store_id)) {
           return yield* outsideStores("This import row belongs to a store");
         }
-        return jsonResponse(found.body);
+        return JsonText(found.body);
       }).pipe(Effect.withSpan("ImportService.lineage"));
 
     return { template, preview, commit, batch, lineage } as const;

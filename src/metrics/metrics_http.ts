@@ -1,10 +1,36 @@
-// Handlers of the metrics group: targets, metrics, period overviews.
-import { HttpApiBuilder } from "@effect/platform";
+// Handlers of the metrics group: targets, metrics, period overviews, each a conditional read.
+// Answers are encoded here (JSON.stringify of the contract's types: encoding a 366-day metrics
+// answer through its schema costs ten times computing it; the tests check every shape).
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
+import {
+  etagMatches,
+  etagOf,
+  heldVersion,
+  jsonResponse,
+  notModified,
+} from "../api/json_response.ts";
+import { JsonText, type Versioned } from "../domain/answers.ts";
 import { Caller } from "../domain/auth.ts";
 import { rangeOf } from "../domain/range.ts";
+import { SHAPE_TAG } from "../routines.ts";
 import { MetricsService } from "./metrics_service.ts";
+
+// A conditional read of one kind of answer: the version the client holds goes to the service,
+// which builds nothing when it is current.
+const conditional = <A, E, R>(
+  kind: string,
+  read: (held: string | undefined) => Effect.Effect<Versioned<A>, E, R>,
+) =>
+  Effect.gen(function* () {
+    const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
+    const answer = yield* read(heldVersion(header, kind, SHAPE_TAG));
+    const etag = etagOf(kind, answer.version, SHAPE_TAG);
+    return answer.value === undefined || etagMatches(header, etag)
+      ? notModified(etag)
+      : jsonResponse(JsonText(JSON.stringify(answer.value)), etag);
+  });
 
 export const MetricsHttpLive = HttpApiBuilder.group(
   Api,
@@ -13,21 +39,20 @@ export const MetricsHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const service = yield* MetricsService;
       return handlers
-        .handle(
-          "targets",
-          ({ path, urlParams: q }) =>
-            Effect.flatMap(Caller, (caller) => service.targets(caller, rangeOf(path.store_id, q))),
-        )
-        .handle(
-          "metrics",
-          ({ path, urlParams: q }) =>
-            Effect.flatMap(Caller, (caller) => service.metrics(caller, rangeOf(path.store_id, q))),
-        )
-        .handle(
-          "periods",
-          ({ path, urlParams: q }) =>
-            Effect.flatMap(Caller, (caller) =>
-              service.periods(caller, path.store_id, q.scope_id, q.as_of)),
-        );
+        .handle("targets", ({ path, urlParams: q }) =>
+          Effect.flatMap(Caller, (caller) =>
+            conditional("t", (held) =>
+              service.targets(caller, rangeOf(path.store_id, q), held))))
+        .handle("metrics", ({ path, urlParams: q }) =>
+          Effect.flatMap(Caller, (caller) =>
+            conditional("m", (held) =>
+              service.metrics(caller, rangeOf(path.store_id, q), held))))
+        .handle("periods", ({ path, urlParams: q }) =>
+          Effect.flatMap(Caller, (caller) =>
+            conditional(
+              "p",
+              (held) =>
+                service.periods(caller, path.store_id, q.scope_id, q.as_of, held),
+            )));
     }),
 );

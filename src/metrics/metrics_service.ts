@@ -1,9 +1,11 @@
 // Targets, metrics and period overviews for a caller: checks, one query, then the pure engine.
+// Each answer carries the version of its inputs; a caller that holds it gets no body built.
 import { Effect } from "effect";
-import type { CallerShape } from "../domain/auth.ts";
-import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
-import { jsonResponse } from "../api/json_response.ts";
 import { StoreAccess } from "../auth/access.ts";
+import type { Versioned } from "../domain/answers.ts";
+import type { CallerShape } from "../domain/auth.ts";
+import type { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain/metrics.ts";
+import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
 import { MetricsRepo } from "./metrics_repo.ts";
 
@@ -36,37 +38,51 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       end: request.end,
     });
 
-    const targets = (caller: CallerShape, request: RangeRequest) =>
-      Effect.map(load(caller, request), ({ scope, inputs }) => {
+    const targets = (caller: CallerShape, request: RangeRequest, held?: string) =>
+      Effect.map(load(caller, request), ({ scope, inputs }): Versioned<TargetsResponse> => {
+        if (inputs.version === held) return { version: inputs.version, value: undefined };
         const result = computeTargets(inputs.days);
-        return jsonResponse(JSON.stringify({
-          ...head(request, scope.timezone),
-          unit: "kWh/日",
-          summary: result.summary,
-          days: result.days,
-          note: TARGETS_NOTE,
-        }));
+        return {
+          version: inputs.version,
+          value: {
+            ...head(request, scope.timezone),
+            unit: "kWh/日",
+            summary: result.summary,
+            days: result.days,
+            note: TARGETS_NOTE,
+          },
+        };
       }).pipe(Effect.withSpan("MetricsService.targets"));
 
-    const metrics = (caller: CallerShape, request: RangeRequest) =>
-      Effect.map(load(caller, request), ({ scope, inputs }) => {
+    const metrics = (caller: CallerShape, request: RangeRequest, held?: string) =>
+      Effect.map(load(caller, request), ({ scope, inputs }): Versioned<MetricsResponse> => {
+        if (inputs.version === held) return { version: inputs.version, value: undefined };
         const result = computeMetrics(inputs.days, inputs.baseline);
-        return jsonResponse(JSON.stringify({
-          ...head(request, scope.timezone),
-          unit: scope.unit,
-          baseline_policy: "SUMMER_ONLY",
-          baseline_usage: "LOCAL_TRIAL",
-          rule_version: RULE_VERSION,
-          tev_warning_ratio: "1.2",
-          summary: result.summary,
-          availability: result.availability,
-          days: result.days,
-          notes: result.notes,
-        }));
+        return {
+          version: inputs.version,
+          value: {
+            ...head(request, scope.timezone),
+            unit: scope.unit,
+            baseline_policy: "SUMMER_ONLY",
+            baseline_usage: "LOCAL_TRIAL",
+            rule_version: RULE_VERSION,
+            tev_warning_ratio: "1.2",
+            summary: result.summary,
+            availability: result.availability,
+            days: result.days,
+            notes: result.notes,
+          },
+        };
       }).pipe(Effect.withSpan("MetricsService.metrics"));
 
     // rules.md §7: day, last 7, last 30 days and year to date, all ending at as_of; one query.
-    const periods = (caller: CallerShape, storeId: number, scopeId: number, asOf: string) =>
+    const periods = (
+      caller: CallerShape,
+      storeId: number,
+      scopeId: number,
+      asOf: string,
+      held?: string,
+    ) =>
       Effect.gen(function* () {
         const ranges = [
           { key: "day" as const, label: "Day", start: asOf },
@@ -81,20 +97,26 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
           start: first,
           end: asOf,
         });
+        if (inputs.version === held) {
+          return { version: inputs.version, value: undefined } satisfies Versioned<PeriodOverview>;
+        }
         const days = computeDays(inputs.days, inputs.baseline);
-        return jsonResponse(JSON.stringify({
-          store_id: storeId,
-          scope_id: scopeId,
-          as_of: asOf,
-          timezone: scope.timezone,
-          periods: ranges.map((r) => ({
-            key: r.key,
-            label: r.label,
-            start: r.start,
-            end: asOf,
-            summary: summarize(days.filter((d) => d.day.business_date >= r.start)),
-          })),
-        }));
+        return {
+          version: inputs.version,
+          value: {
+            store_id: storeId,
+            scope_id: scopeId,
+            as_of: asOf,
+            timezone: scope.timezone,
+            periods: ranges.map((r) => ({
+              key: r.key,
+              label: r.label,
+              start: r.start,
+              end: asOf,
+              summary: summarize(days.filter((d) => d.day.business_date >= r.start)),
+            })),
+          },
+        } satisfies Versioned<PeriodOverview>;
       }).pipe(Effect.withSpan("MetricsService.periods"));
 
     return { targets, metrics, periods } as const;

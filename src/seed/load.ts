@@ -446,8 +446,10 @@ const loadEnergy = (s: Snapshot) =>
         const batchNo = `${kind.replace("PLATFORM_", "SNAPSHOT-")}-${file.sha256.slice(0, 12)}`;
         const [b] = yield* run(
           `INSERT INTO import_batches
-             (batch_no, batch_kind, filename, status, source_file_id, change_reason, note, committed_at)
-           VALUES ($1, $2, NULL, 'COMMITTED', $3::int, $4, $5, now()) RETURNING id::int AS id`,
+             (batch_no, batch_kind, filename, status, source_file_id, change_reason, note,
+              committed_at, action_counts)
+           VALUES ($1, $2, NULL, 'COMMITTED', $3::int, $4, $5, now(), '{}'::jsonb)
+           RETURNING id::int AS id`,
           [batchNo, kind, f.id, reason, note],
         );
         return { fileId: f.id, batchId: b.id, batchNo, sha256: file.sha256, reason };
@@ -602,6 +604,22 @@ const loadEnergy = (s: Snapshot) =>
        SELECT legacy_row_id, legacy_record_id FROM seed_days WHERE legacy_row_no IS NOT NULL
        UNION ALL
        SELECT cleaned_row_id, cleaned_record_id FROM seed_days WHERE cleaned_row_no IS NOT NULL`,
+    );
+    yield* run(
+      `UPDATE import_batches b SET action_counts = c.counts
+       FROM (
+         SELECT $1::int AS batch_id,
+           jsonb_build_object('INSERT', count(*)::int) AS counts
+         FROM seed_days WHERE legacy_row_no IS NOT NULL
+         HAVING count(*) > 0
+         UNION ALL
+         SELECT $2::int, jsonb_object_agg(x.action, x.n)
+         FROM (SELECT cleaned_action AS action, count(*)::int AS n FROM seed_days
+               WHERE cleaned_row_no IS NOT NULL GROUP BY cleaned_action) x
+         HAVING count(*) > 0
+       ) c
+       WHERE b.id = c.batch_id`,
+      [legacy.batchId, cleaned.batchId],
     );
 
     // The days and their revisions: the legacy value as revision 1, the cleaned value or VOID

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { utc } from "../db/sql_text.ts";
+import { JsonText } from "../domain/answers.ts";
 
 export const DEVICE_EVENT_WINDOW_DAYS = 30;
 
@@ -96,24 +97,39 @@ SELECT json_build_object(
   'stage_history', p.stage_history,
   'device_events', coalesce(p.device_events, json_build_object(
     'start', '', 'end', '', 'coverage', 'UNVERIFIED', 'offline_count', NULL, 'events', '[]'::json))
-)::text AS body
+)::text AS body,
+  (SELECT generation FROM dataset) || '.' || s.version AS version
 FROM s CROSS JOIN parts p`;
 
 export class ReferenceRepo extends Effect.Service<ReferenceRepo>()("Stores/ReferenceRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
-    // The reference as JSON text in the contract's shape; undefined for an unknown store.
+    // The reference as JSON text in the contract's shape, with the version of the data it shows
+    // (the snapshot and the profile's version); undefined for an unknown store.
     const reference = (storeId: number, canEdit: boolean) =>
-      dbBoundary(sql.unsafe<{ body: string }>(referenceSql, [
+      dbBoundary(sql.unsafe<{ body: string; version: string }>(referenceSql, [
         storeId,
         canEdit,
         DEVICE_EVENT_WINDOW_DAYS,
       ])).pipe(
-        Effect.map((rows) => rows[0]?.body),
+        Effect.map((rows) =>
+          rows[0] === undefined
+            ? undefined
+            : { body: JsonText(rows[0].body), version: rows[0].version }
+        ),
         Effect.withSpan("ReferenceRepo.reference"),
       );
 
-    return { reference } as const;
+    // Only that version, for a conditional read.
+    const version = (storeId: number) =>
+      dbBoundary(sql<{ version: string }>`
+        SELECT (SELECT generation FROM dataset) || '.' || s.version AS version
+        FROM stores s WHERE s.id = ${storeId}`).pipe(
+        Effect.map((rows) => rows[0]?.version),
+        Effect.withSpan("ReferenceRepo.version"),
+      );
+
+    return { reference, version } as const;
   }),
 }) {}

@@ -1,14 +1,29 @@
-// Handlers of the stores group: dataset, stores, catalog; reference and profile edits.
-import { HttpApiBuilder } from "@effect/platform";
+// Handlers of the stores group: dataset, stores, catalog, reference (conditional reads) and
+// profile edits.
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
+import { createHash } from "node:crypto";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
+import {
+  etagMatches,
+  etagOf,
+  jsonResponse,
+  jsonStream,
+  notModified,
+} from "../api/json_response.ts";
+import { requirePermission, StoreAccess } from "../auth/access.ts";
+import { JsonText } from "../domain/answers.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
-import { jsonResponse } from "../api/json_response.ts";
-import { requirePermission, StoreAccess } from "../auth/access.ts";
+import { SHAPE_TAG } from "../routines.ts";
 import { ProfileService } from "./profile_service.ts";
 import { ReferenceRepo } from "./reference_repo.ts";
 import { StoreRepo } from "./store_repo.ts";
+
+const ifNoneMatch = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => request.headers["if-none-match"],
+);
 
 export const StoresHttpLive = HttpApiBuilder.group(
   Api,
@@ -19,31 +34,60 @@ export const StoresHttpLive = HttpApiBuilder.group(
       const access = yield* StoreAccess;
       const references = yield* ReferenceRepo;
       const profiles = yield* ProfileService;
+
+      // A list of the stores a key sees: its version first (a matching If-None-Match reads no
+      // store), then the rows page by page.
+      const list = (kind: "s" | "c") =>
+        Effect.gen(function* () {
+          const caller = yield* Caller;
+          yield* requirePermission(caller, "read");
+          const header = yield* ifNoneMatch;
+          // Keys limited to different stores see different lists.
+          const scope = caller.storeIds === null
+            ? "all"
+            : createHash("sha256").update(caller.storeIds.join(",")).digest("hex").slice(0, 12);
+          const etag = etagOf(
+            kind,
+            `${yield* repo.listVersion(caller.storeIds)}.${scope}`,
+            SHAPE_TAG,
+          );
+          if (etagMatches(header, etag)) return notModified(etag);
+          const rows =
+            yield* (kind === "s" ? repo.stores(caller.storeIds) : repo.catalog(caller.storeIds));
+          return jsonStream('{"stores" : [', rows, "]}", etag);
+        });
+
       return handlers
         .handle("dataset", () =>
           Effect.gen(function* () {
             yield* requirePermission(yield* Caller, "read");
-            return yield* repo.dataset;
+            const { generation, ...dataset } = yield* repo.dataset;
+            const etag = etagOf("d", generation, SHAPE_TAG);
+            return etagMatches(yield* ifNoneMatch, etag)
+              ? notModified(etag)
+              : jsonResponse(JsonText(JSON.stringify(dataset)), etag);
           }))
-        .handle("stores", () =>
-          Effect.gen(function* () {
-            const caller = yield* Caller;
-            yield* requirePermission(caller, "read");
-            return jsonResponse(yield* repo.stores(caller.storeIds));
-          }))
-        .handle("catalog", () =>
-          Effect.gen(function* () {
-            const caller = yield* Caller;
-            yield* requirePermission(caller, "read");
-            return jsonResponse(yield* repo.catalog(caller.storeIds));
-          }))
+        .handle("stores", () => list("s"))
+        .handle("catalog", () => list("c"))
         .handle("reference", ({ path }) =>
           Effect.gen(function* () {
             const caller = yield* Caller;
             yield* access.store(caller, path.store_id, "read");
-            const body = yield* references.reference(path.store_id, canWrite(caller));
-            if (body === undefined) return yield* notFound(`Store ${path.store_id} does not exist`);
-            return jsonResponse(body);
+            // can_edit_profile depends on the caller: part of the version.
+            const editor = canWrite(caller) ? "w" : "r";
+            const header = yield* ifNoneMatch;
+            if (header !== undefined) {
+              const held = yield* references.version(path.store_id);
+              const etag = held === undefined
+                ? undefined
+                : etagOf("r", `${held}.${editor}`, SHAPE_TAG);
+              if (etag !== undefined && etagMatches(header, etag)) return notModified(etag);
+            }
+            const found = yield* references.reference(path.store_id, canWrite(caller));
+            if (found === undefined) {
+              return yield* notFound(`Store ${path.store_id} does not exist`);
+            }
+            return jsonResponse(found.body, etagOf("r", `${found.version}.${editor}`, SHAPE_TAG));
           }))
         .handle("profile", ({ path, payload }) =>
           Effect.flatMap(Caller, (caller) =>

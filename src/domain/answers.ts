@@ -1,0 +1,14 @@
+// What services hand to the HTTP layer besides plain values.
+import { Brand } from "effect";
+
+// JSON text already in the contract's final shape (built by PostgreSQL, for speed): only an _http
+// module turns it into a response, as it is.
+export type JsonText = string & Brand.Brand<"JsonText">;
+export const JsonText = Brand.nominal<JsonText>();
+
+// An answer with the version of the data it was made from. `value` is undefined when the caller
+// already holds that version (a conditional read): then nothing was built.
+export interface Versioned<A> {
+  readonly version: string;
+  readonly value: A | undefined;
+}
