@@ -1,12 +1,13 @@
 -- Query logic leaves the migrations: the functions of 0002 and 0003 are replaced by routines that
 -- the service installs from src/ at start, keyed by a hash of their text (installed_routines).
 --
--- The day fact is shaped when it is written: energy_days keeps, beside its facts, what a read
--- returns, maintained by src/energy/day_writer.ts in the transaction that writes the facts:
--- served_kwh (the value served: cleaned, else legacy; null when void), status (AVAILABLE, NO_DATA,
--- VOID), source_kind (the source served; for a void day, that of the revision that voided it) and
--- row_json (the day's DailyRow as the energy read returns it). Rows written before this migration
--- are filled by the routine "energy_days derived columns" on the next start.
+-- The day fact is shaped when it is written, by src/energy/day_writer.ts in the transaction that
+-- writes the facts: energy_days keeps served_kwh (the value served: cleaned, else legacy; null
+-- when void), status (AVAILABLE, NO_DATA, VOID) and source_kind (the source served; for a void day,
+-- that of the revision that voided it); energy_months keeps, per scope and calendar month, the
+-- month's DailyRows as the energy read returns them, with what a read of part of the month needs
+-- (each day's length in characters, its status letter, served kWh and revision number). Data written before
+-- this migration is derived by the routine "energy derived data" on the next start.
 --
 -- Conditional reads: dataset.generation names each loaded snapshot; with the revision numbers of
 -- the days an answer covers (they only grow) it makes an ETag that changes whenever the answer may.
@@ -19,8 +20,29 @@ CREATE TABLE installed_routines (
 ALTER TABLE energy_days
   ADD COLUMN served_kwh numeric,
   ADD COLUMN status text CHECK (status IN ('AVAILABLE', 'NO_DATA', 'VOID')),
-  ADD COLUMN source_kind text CHECK (source_kind IN ('CLEANED', 'LEGACY_DIRECT', 'MANUAL_UPLOAD')),
-  ADD COLUMN row_json text;
+  ADD COLUMN source_kind text CHECK (source_kind IN ('CLEANED', 'LEGACY_DIRECT', 'MANUAL_UPLOAD'));
+
+CREATE TABLE energy_months (
+  scope_id integer NOT NULL REFERENCES scopes(id),
+  month date NOT NULL CHECK (extract(day FROM month) = 1),
+  days_json text NOT NULL,
+  lengths integer[] NOT NULL,
+  statuses text NOT NULL,
+  served numeric[] NOT NULL,
+  revisions integer[] NOT NULL,
+  PRIMARY KEY (scope_id, month),
+  CHECK (array_length(lengths, 1) = length(statuses)),
+  CHECK (array_length(served, 1) = length(statuses)),
+  CHECK (array_length(revisions, 1) = length(statuses))
+);
+-- lz4 compresses the month texts several times faster than the default where the server has it.
+DO $lz4$
+BEGIN
+  ALTER TABLE energy_months ALTER COLUMN days_json SET COMPRESSION lz4;
+EXCEPTION WHEN OTHERS THEN
+  NULL;
+END
+$lz4$;
 
 ALTER TABLE dataset ADD COLUMN generation text NOT NULL
   DEFAULT md5(random()::text || clock_timestamp()::text);

@@ -32,11 +32,13 @@ const program = Effect.gen(function* () {
   for (const m of stored.mismatches) {
     console.log(`  day ${m.id} (scope ${m.scope_id}, ${m.business_date}): ${m.columns.join(", ")}`);
   }
+  console.log(`month chunks checked: ${stored.months.length} differ or are missing`);
+  for (const m of stored.months) console.log(`  scope ${m.scope_id}, month ${m.month}`);
   const [dataset] = yield* sql<{ start: string; end: string }>`
     SELECT start_date::text AS start, end_date::text AS end FROM dataset`;
   if (dataset === undefined) {
     console.log("no snapshot is loaded: no reads to check");
-    return stored.mismatches.length;
+    return stored.mismatches.length + stored.months.length;
   }
   const scopes = yield* sql<{ id: number }>`
     SELECT id FROM scopes ORDER BY id ${limit === null ? sql`` : sql`LIMIT ${limit}`}`;
@@ -56,7 +58,7 @@ const program = Effect.gen(function* () {
     console.log(`  scope ${m.scopeId} ${m.start}..${m.end}: ${m.part}`);
   }
   console.log(`in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return stored.mismatches.length + reads.length;
+  return stored.mismatches.length + stored.months.length + reads.length;
 }).pipe(Effect.provide(Layer.provideMerge(AdminDatabaseLive, AppConfig.layer)));
 
 const exit = await Effect.runPromiseExit(program);

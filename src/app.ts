@@ -1,6 +1,8 @@
 // The one place where every Layer is composed into the service's web handler.
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform";
-import type { SqlClient } from "@effect/sql";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar";
+import * as HttpServer from "@effect/platform/HttpServer";
+import type * as SqlClient from "@effect/sql/SqlClient";
 import { Layer } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";

@@ -1,5 +1,5 @@
 // Every start: migrate and install the routines; on a database without stores load the demo snapshot and issue demo keys.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Duration, Effect } from "effect";
 import { issueKey } from "./auth/keys.ts";
 import { AppConfig } from "./config.ts";

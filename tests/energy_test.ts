@@ -282,6 +282,7 @@ Deno.test("the stored energy days equal the days computed from the facts", async
   const stored = await app.db.run(checkStoredDays());
   assert.ok(stored.days > 0);
   assert.deepEqual(stored.mismatches, []);
+  assert.deepEqual(stored.months, []);
   const ranges = snapshot.energy.flatMap((energy) =>
     [
       [addDays(snapshot.dataset.end, -365), snapshot.dataset.end],

@@ -9,6 +9,7 @@ import { EnergyResponse } from "../src/domain/energy.ts";
 import { Import } from "../src/domain/imports.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
+import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { type Answer, assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
 import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 
@@ -444,6 +445,23 @@ Deno.test("10 concurrent commits of batches on disjoint days all succeed", async
     assert.equal(inserted.energy_kwh, `${p.emptyValue}00`);
     assert.equal(inserted.revision_no, 1);
   }
+  // Commits of different days of one month rebuild its stored chunk one after the other: what is
+  // stored equals what the days compute, every day included.
+  assert.ok(
+    new Set(plans.map((p) => `${p.legacy.store.id} ${p.legacy.day.business_date.slice(0, 7)}`))
+      .size < n,
+    "some commits share a store's month",
+  );
+  const check = await app.db.run(checkStoredDays());
+  assert.deepEqual([check.mismatches, check.months], [[], []]);
+  const ranges = plans.flatMap((p) =>
+    [p.legacy, p.empty].map((t) => ({
+      scopeId: t.store.scope_id,
+      start: `${t.day.business_date.slice(0, 7)}-01`,
+      end: t.day.business_date,
+    }))
+  );
+  assert.deepEqual(await app.db.run(checkReads(ranges)), []);
 });
 
 Deno.test({

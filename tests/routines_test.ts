@@ -44,20 +44,23 @@ Deno.test("a changed text is installed once, even when the function's arguments 
   assert.equal(overloads[0].n, 1, "the old signature is gone");
 });
 
-Deno.test("the derived columns are recomputed when their routine is due, and only then", async () => {
+Deno.test("the derived data is recomputed when its routine is due, and only then", async () => {
+  await sql("UPDATE energy_days SET status = 'VOID' WHERE id = (SELECT min(id) FROM energy_days)");
   await sql(
-    "UPDATE energy_days SET row_json = 'damaged' WHERE id = (SELECT min(id) FROM energy_days)",
+    "UPDATE energy_months SET days_json = 'damaged' WHERE month = (SELECT max(month) FROM energy_months)",
   );
   const damaged = await app.db.run(checkStoredDays());
   assert.equal(damaged.mismatches.length, 1);
-  assert.deepEqual(damaged.mismatches[0].columns, ["row_json"]);
+  assert.deepEqual(damaged.mismatches[0].columns, ["status"]);
+  assert.ok(damaged.months.length >= 1);
   // Installed already: nothing runs, the damage stays (the check is what finds it).
   assert.deepEqual(await app.db.run(installRoutines(ROUTINES)), []);
   assert.equal((await app.db.run(checkStoredDays())).mismatches.length, 1);
-  // A new text of the rule (here: a forgotten record) recomputes every day from its facts.
+  // A new text of the rules (here: a forgotten record) recomputes everything from the facts.
   await sql("DELETE FROM installed_routines WHERE name = $1", [derivedRoutine.name]);
   assert.deepEqual(await app.db.run(installRoutines(ROUTINES)), [derivedRoutine.name]);
-  assert.deepEqual((await app.db.run(checkStoredDays())).mismatches, []);
+  const repaired = await app.db.run(checkStoredDays());
+  assert.deepEqual([repaired.mismatches, repaired.months], [[], []]);
 });
 
 Deno.test("the service is not ready while a routine is not installed", async () => {

@@ -33,19 +33,21 @@ const energy = async (params: URLSearchParams) => {
   }
   const scope = scopes.get(scopeId);
   if (scope === undefined) return problem(404, "NOT_FOUND", `no scope ${params.get("scope_id")}`);
-  const result = await pool.query<{ summary: string; days: string }>(ENERGY_SQL, [
+  // One row per calendar month: the summary (on each), and that month's days as JSON text.
+  const result = await pool.query<{ summary: string; part: string }>(ENERGY_SQL, [
     scopeId,
     start,
     end,
   ]);
-  const { summary, days } = result.rows[0];
+  const rows = result.rows;
   return answer(
     200,
     `{"store_id":${scope.storeId},"scope_id":${scopeId},` +
       `"metric":"AIR_CONDITIONING_DAILY_ENERGY","unit":"kWh",` +
       `"timezone":${JSON.stringify(scope.timezone)},"start":"${start}","end":"${end}",` +
-      `"summary":${summary.slice(0, summary.lastIndexOf("}"))},` +
-      `"saving_metrics_status":"SEE_METRICS_ENDPOINT"},"days":${days}}`,
+      `"summary":${rows[0].summary},"days":[${
+        rows.map((r: { part: string }) => r.part).join(", ")
+      }]}`,
   );
 };
 

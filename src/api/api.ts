@@ -1,5 +1,6 @@
 // The service's HTTP contract: every group of contract part 4, shown at /openapi.json.
-import { HttpApi, OpenApi } from "@effect/platform";
+import * as HttpApi from "@effect/platform/HttpApi";
+import * as OpenApi from "@effect/platform/OpenApi";
 import {
   BadRequestWire,
   ConflictWire,

@@ -1,5 +1,7 @@
 // Session cookie creation and logout (contract part 5).
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { LogoutResult, SessionRequest, SessionResult } from "../domain/auth.ts";
 import { DATABASE, JSON_BODY, operation } from "./openapi.ts";
 

@@ -1,7 +1,8 @@
 // The one mapping of failures to answers: contract errors, request-decoding failures, unknown paths
 // and defects all leave as {error: {code, message}}; every answer carries X-Request-ID.
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform";
-import type { HttpApp } from "@effect/platform";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
+import type * as HttpApp from "@effect/platform/HttpApp";
 import { Cause, Effect, Option } from "effect";
 import { RequestNote } from "../domain/request.ts";
 

@@ -1,5 +1,7 @@
 // Daily energy, per-day versions and revision history.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
 import { DateString, IdFromString } from "../domain/common.ts";
 import { EnergyResponse, EnergyVersions, HistoryResponse } from "../domain/energy.ts";

@@ -1,5 +1,7 @@
 // The import path: template, preview, commit, batch detail and row lineage.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
 import { IdFromString } from "../domain/common.ts";
 import { CommitInput, Import, Lineage, PreviewInput, Template } from "../domain/imports.ts";

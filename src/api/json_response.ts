@@ -1,7 +1,7 @@
 // Answers whose bodies are already JSON text, and conditional reads (RFC 9110 §13.1.2): a strong
 // ETag made of the data's version and the code's shape tag; If-None-Match holding it answers
 // 304 Not Modified without a body. Answers depend on the caller's credential: private, revalidated.
-import { HttpServerResponse } from "@effect/platform";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Stream } from "effect";
 import type { JsonText } from "../domain/answers.ts";
 

@@ -1,5 +1,7 @@
 // Targets, energy-saving metrics and period overviews.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
 import { DateString, IdFromString } from "../domain/common.ts";
 import { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain/metrics.ts";

@@ -1,7 +1,7 @@
 // What the OpenAPI document says beyond the endpoint schemas: each operation's error answers (most
 // come from the request front door, not the HttpApi), the error-code enum, X-Request-ID, and the
 // clean-up validators need. /openapi.json and /api-docs both show the finished document.
-import { OpenApi } from "@effect/platform";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { ERROR_CODES, type ErrorCode, errorCodesOf } from "../domain/error_codes.ts";
 
 type Json = Record<string, unknown>;

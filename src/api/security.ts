@@ -1,5 +1,7 @@
 // The authentication middleware of every business endpoint: bearer key or signed session cookie.
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform";
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware";
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { ForbiddenWire, ServiceUnavailableWire, UnauthorizedWire } from "../domain/errors.ts";
 import { Schema } from "effect";

@@ -1,5 +1,7 @@
 // Dataset, stores, catalog, store reference and profile edits.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
+import * as OpenApi from "@effect/platform/OpenApi";
 import {
   CatalogResponse,
   Dataset,

@@ -1,5 +1,7 @@
 // Process and readiness checks (no authentication).
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform";
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
+import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
 import { ServiceUnavailableWire } from "../domain/errors.ts";
 import { DATABASE, operation } from "./openapi.ts";

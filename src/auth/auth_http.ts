@@ -1,5 +1,6 @@
 // The Authentication middleware and the session endpoints.
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect, Layer, Option } from "effect";
 import { AppConfig } from "../config.ts";
 import { Api } from "../api/api.ts";

@@ -1,5 +1,5 @@
 // Auth: verifies bearer keys and session cookies on every request, and makes and ends sessions.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Effect, Option, Redacted } from "effect";
 import { AppConfig } from "../config.ts";

@@ -1,5 +1,5 @@
 // Access keys: random secrets shown once, stored as SHA-256 hashes; issue, list, revoke.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash, randomBytes } from "node:crypto";
 import { Data, Duration, Effect } from "effect";
 import type { Permission } from "../domain/auth.ts";

@@ -1,11 +1,11 @@
 // The SqlClient layer: PostgreSQL when DATABASE_URL is set, else embedded PGlite in DATA_DIR.
-import { SqlClient } from "@effect/sql";
-import { PgClient } from "@effect/sql-pg";
+import * as SqlClient from "@effect/sql/SqlClient";
+import * as PgClient from "@effect/sql-pg/PgClient";
 import { PGlite } from "@electric-sql/pglite";
 import { SqlError } from "@effect/sql/SqlError";
 import { Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
-import { AppConfig } from "../config.ts";
+import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
 
 // The embedded server's buffer cache: PostgreSQL's default 128 MB lives inside this process (WASM
@@ -59,20 +59,30 @@ export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> 
     applicationName: "energy-saving-service",
   }).pipe(Layer.orDie);
 
-export const DatabaseLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = Layer.unwrapScoped(
-  Effect.gen(function* () {
-    const config = yield* AppConfig;
-    if (Option.isSome(config.databaseUrl)) {
-      return pgLayer({
-        url: config.databaseUrl.value,
-        maxConnections: config.dbPoolMax,
-        statementMs: config.limits.statementMs,
-        lockMs: config.limits.lockMs,
-      });
-    }
-    const db = yield* openPglite(config.dataDir);
-    return layerPglite(db);
-  }),
+const databaseLayer = (statementMs: (config: AppConfigShape) => number) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const config = yield* AppConfig;
+      if (Option.isSome(config.databaseUrl)) {
+        return pgLayer({
+          url: config.databaseUrl.value,
+          maxConnections: config.dbPoolMax,
+          statementMs: statementMs(config),
+          lockMs: config.limits.lockMs,
+        });
+      }
+      const db = yield* openPglite(config.dataDir);
+      return layerPglite(db);
+    }),
+  );
+
+export const DatabaseLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = databaseLayer((
+  config,
+) => config.limits.statementMs);
+
+// Admin commands load whole snapshots in one statement per table: no statement time limit (0).
+const AdminConnectionLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = databaseLayer(
+  () => 0,
 );
 
 const pidFile = (dataDir: string) => `${dataDir}/service.pid`;
@@ -114,7 +124,7 @@ export const AdminDatabaseLive: Layer.Layer<SqlClient.SqlClient, DataDirBusy, Ap
     Effect.gen(function* () {
       const config = yield* AppConfig;
       if (Option.isNone(config.databaseUrl)) yield* refuseWhileServing(config.dataDir);
-      return DatabaseLive;
+      return AdminConnectionLive;
     }),
   );
 

@@ -1,6 +1,6 @@
 // Applies the SQL migrations (migrations/*.sql) in order and records them; the same files serve
 // PostgreSQL and PGlite.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import * as Migrator from "@effect/sql/Migrator";
 import { Effect } from "effect";
 import m0001 from "../../migrations/0001_schema.sql" with { type: "text" };

@@ -1,8 +1,9 @@
 // An @effect/sql client over embedded PGlite: one connection, serialised by a one-permit semaphore.
-import { Reactivity } from "@effect/experimental";
-import { SqlClient, SqlError } from "@effect/sql";
+import * as Reactivity from "@effect/experimental/Reactivity";
+import * as SqlClient from "@effect/sql/SqlClient";
+import * as SqlError from "@effect/sql/SqlError";
 import type { Connection } from "@effect/sql/SqlConnection";
-import { PgClient } from "@effect/sql-pg";
+import * as PgClient from "@effect/sql-pg/PgClient";
 import type { PGlite } from "@electric-sql/pglite";
 import { Context, Effect, Layer, Stream } from "effect";
 

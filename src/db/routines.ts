@@ -2,7 +2,7 @@
 // kept in src/ and installed at start, each keyed by the SHA-256 of its text. A changed text is
 // installed again, in one transaction, by whichever process starts first; the same text is not
 // run twice. Migrations hold the schema only.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash } from "node:crypto";
 import { Effect } from "effect";
 

@@ -1,5 +1,5 @@
 // Typed errors of the contract; each encodes on the wire as {error: {code, message}} with its HTTP status.
-import { HttpApiSchema } from "@effect/platform";
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema";
 import { Schema } from "effect";
 
 export const ErrorBody = Schema.Struct({

@@ -1,13 +1,14 @@
 // The proof that what is stored equals what is computed: each stored day's derived columns
 // against the rules of day_sql.ts applied to its facts, and the stored energy read against the
 // same answer computed from the facts alone. Used by the tests and by `deno task verify`.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import {
   computedEnergyDaysSql,
   currentRevisionKindSql,
   derivedExpressions,
   energyDaysSql,
+  monthChunksSql,
 } from "./day_sql.ts";
 
 export interface DayMismatch {
@@ -18,12 +19,12 @@ export interface DayMismatch {
 }
 
 const derivedDiffers = () =>
-  Object.entries(derivedExpressions("e", "e.id", currentRevisionKindSql("e"))).map((
+  Object.entries(derivedExpressions("e", currentRevisionKindSql("e"))).map((
     [name, expression],
   ) => [name, `e.${name} IS DISTINCT FROM ${expression}`] as const);
 
-// Every stored day whose derived columns differ from its facts (at most `limit` of them), and how
-// many days were checked.
+// Every stored day whose derived columns differ from its facts, and every month whose chunk
+// differs from its days (at most `limit` of each), and how many days were checked.
 export const checkStoredDays = (limit = 20) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
@@ -39,14 +40,32 @@ export const checkStoredDays = (limit = 20) =>
        ORDER BY id
        LIMIT ${Math.max(1, Math.floor(limit))}`,
     );
-    return { days, mismatches };
+    // The month chunks: each stored one as recomputed from the stored days, and no month that
+    // holds a day without one.
+    const months = yield* sql.unsafe<{ scope_id: number; month: string }>(
+      `WITH expected AS (${
+        monthChunksSql(
+          "SELECT DISTINCT scope_id, date_trunc('month', business_date)::date AS month " +
+            "FROM energy_days",
+        )
+      })
+       SELECT coalesce(x.scope_id, m.scope_id) AS scope_id,
+         coalesce(x.month, m.month)::text AS month
+       FROM expected x FULL JOIN energy_months m ON m.scope_id = x.scope_id AND m.month = x.month
+       WHERE m.scope_id IS NULL OR x.scope_id IS NULL
+         OR (m.days_json, m.lengths, m.statuses, m.served, m.revisions) IS DISTINCT FROM
+            (x.days_json, x.lengths, x.statuses, x.served, x.revisions)
+       ORDER BY 1, 2
+       LIMIT ${Math.max(1, Math.floor(limit))}`,
+    );
+    return { days, mismatches, months };
   }).pipe(Effect.withSpan("DayCheck.checkStoredDays"));
 
 export interface ReadMismatch {
   readonly scopeId: number;
   readonly start: string;
   readonly end: string;
-  readonly part: "summary" | "days";
+  readonly part: "summary" | "days" | "version";
 }
 
 // The stored energy read against the computed one, for each scope and range.
@@ -60,10 +79,19 @@ export const checkReads = (
     const mismatches: Array<ReadMismatch> = [];
     for (const r of ranges) {
       const params = [r.scopeId, r.start, r.end];
-      const [fast] = yield* sql.unsafe<{ summary: string; days: string }>(stored, params);
-      const [slow] = yield* sql.unsafe<{ summary: string; days: string }>(computed, params);
-      if (fast.summary !== slow.summary) mismatches.push({ ...r, part: "summary" });
-      if (fast.days !== slow.days) mismatches.push({ ...r, part: "days" });
+      const fast = yield* sql.unsafe<{ summary: string; version: string; part: string }>(
+        stored,
+        params,
+      );
+      const [slow] = yield* sql.unsafe<{ summary: string; days: string; version: string }>(
+        computed,
+        params,
+      );
+      if (fast[0]?.summary !== slow.summary) mismatches.push({ ...r, part: "summary" });
+      if (`[${fast.map((p) => p.part).join(", ")}]` !== slow.days) {
+        mismatches.push({ ...r, part: "days" });
+      }
+      if (fast[0]?.version !== slow.version) mismatches.push({ ...r, part: "version" });
     }
     return mismatches;
   }).pipe(Effect.withSpan("DayCheck.checkReads"));

@@ -1,7 +1,9 @@
 // The daily energy fact's rules as SQL, stated once (rules.md §2, contract DailyRow): the value
 // served, the status, the source and its label, and the day's DailyRow. The writer
-// (day_writer.ts) stores what these give beside the facts, in the transaction that writes them;
-// readers compose the stored columns; the check (day_check.ts) recomputes them from the facts.
+// (day_writer.ts) stores what these give beside the facts, in the transaction that writes them:
+// per day its served value, status and source (energy_days), and per scope and calendar month
+// the month's DailyRows as one text (energy_months), so that a 366-day read is 13 rows and some
+// slicing. Readers compose the stored columns; the check (day_check.ts) recomputes them.
 import { credentialByKeySql, credentialBySessionSql, mayReadStoreSql } from "../auth/access.ts";
 import { fixed4 } from "../db/sql_text.ts";
 import { functionRoutine, type Routine } from "../db/routines.ts";
@@ -62,37 +64,40 @@ const rowJsonOf = (p: RowParts) =>
     'import_row_id', ${p.importRowId},
     'source_reference', ${p.sourceReference})::text`;
 
-// The derived columns of energy_days for a day whose facts are in `d` (with business_date,
-// quality_status, quality_note, revision_no, import_row_id and source_reference) and whose row id
-// is `id`, each as an expression.
-export const derivedExpressions = (d: string, id: string, voidKind: string) => {
-  const served = servedKwhSql(d);
-  const status = statusSql(d);
-  const kind = sourceKindSql(d, voidKind);
-  const row = rowJsonOf({
-    date: `${d}.business_date`,
-    id,
-    served,
-    status,
-    kind,
-    qualityStatus: `${d}.quality_status`,
-    qualityNote: `${d}.quality_note`,
-    revisionNo: `${d}.revision_no`,
-    importRowId: `${d}.import_row_id`,
-    sourceReference: `${d}.source_reference`,
-  });
-  return { served_kwh: served, status, source_kind: kind, row_json: row };
-};
+// The derived columns of energy_days for a day whose facts are in `d`, each as an expression
+// (`voidKind`: the source kind of the revision the day is at).
+export const derivedExpressions = (d: string, voidKind: string) => ({
+  served_kwh: servedKwhSql(d),
+  status: statusSql(d),
+  source_kind: sourceKindSql(d, voidKind),
+});
 
 // The same as an assignment list for INSERT ... SELECT (`names`, `values`) or UPDATE ... SET.
-export const derivedColumns = (d: string, id: string, voidKind: string) => {
-  const columns = Object.entries(derivedExpressions(d, id, voidKind));
+export const derivedColumns = (d: string, voidKind: string) => {
+  const columns = Object.entries(derivedExpressions(d, voidKind));
   return {
     names: columns.map(([name]) => name).join(", "),
     values: columns.map(([, value]) => value).join(", "),
     set: columns.map(([name, value]) => `${name} = ${value}`).join(", "),
   };
 };
+
+// The DailyRow of a stored day `e` (its derived columns written), or of day `day` without a fact.
+const storedRowJson = (e: string, day: string) =>
+  `CASE WHEN ${e}.id IS NULL THEN ${noDataRowSql(day)} ELSE ${
+    rowJsonOf({
+      date: `${e}.business_date`,
+      id: `${e}.id`,
+      served: `${e}.served_kwh`,
+      status: `${e}.status`,
+      kind: `${e}.source_kind`,
+      qualityStatus: `${e}.quality_status`,
+      qualityNote: `${e}.quality_note`,
+      revisionNo: `${e}.revision_no`,
+      importRowId: `${e}.import_row_id`,
+      sourceReference: `${e}.source_reference`,
+    })
+  } END`;
 
 // A day of the range without a fact: NO_DATA, every value null.
 export const noDataRowSql = (day: string) =>
@@ -114,6 +119,35 @@ export const currentRevisionKindSql = (e: string) =>
   `(SELECT v.source_kind FROM energy_revisions v
     WHERE v.energy_id = ${e}.id AND v.revision_no = ${e}.revision_no)`;
 
+/**
+ * The month chunks (energy_months' columns) of the (scope_id, month) pairs that `pairs` (a query)
+ * gives, from the stored days: every calendar day of the month in order, a stored day's DailyRow
+ * or a NO_DATA row, joined by ", " (days_json); the length in characters of each day's row
+ * (lengths: day i starts at 1 + the lengths of the days before it + 2 for each separator); a
+ * letter per day, A(VAILABLE), V(OID) or N(O_DATA) (statuses); the served kWh of each day
+ * (served); and the revision number of each day's fact, 0 for none (revisions).
+ */
+export const monthChunksSql = (pairs: string) => `
+SELECT d.scope_id, d.month,
+  string_agg(d.t, ', ' ORDER BY d.day) AS days_json,
+  array_agg(length(d.t) ORDER BY d.day) AS lengths,
+  string_agg(d.s, '' ORDER BY d.day) AS statuses,
+  array_agg(d.served_kwh ORDER BY d.day) AS served,
+  array_agg(d.rev ORDER BY d.day) AS revisions
+FROM (
+  SELECT p.scope_id, p.month, c.day,
+    ${storedRowJson("e", "c.day")} AS t,
+    CASE e.status WHEN 'AVAILABLE' THEN 'A' WHEN 'VOID' THEN 'V' ELSE 'N' END AS s,
+    e.served_kwh, coalesce(e.revision_no, 0) AS rev
+  FROM (${pairs}) p
+  CROSS JOIN LATERAL (
+    SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
+    WHERE p.month + i < (p.month + interval '1 month')::date
+  ) c
+  LEFT JOIN energy_days e ON e.scope_id = p.scope_id AND e.business_date = c.day
+) d
+GROUP BY d.scope_id, d.month`;
+
 // The summary of the contract (EnergySummary) from the counts of a range.
 const summarySql = (requested: string, available: string, voids: string, kwh: string) =>
   `json_build_object(
@@ -129,42 +163,61 @@ const gapRowsSql = (from: string, to: string) =>
   `(SELECT string_agg(${noDataRowSql("g.day::date")}, ', ' ORDER BY g.day)
     FROM generate_series(${from}, ${to}, interval '1 day') AS g(day))`;
 
-// The energy days of a scope and range (inclusive) from the stored rows: one index range scan; a
-// day without a fact is filled in where it falls. Returns summary (EnergySummary) and days
-// (DailyRow[]) as JSON text, and version: the data generation with the count and the sum of the
-// revision numbers of the range's facts (revision numbers only grow, so any change to the range
-// changes it). $1 scope, $2 start, $3 end.
+const lettersIn = (text: string, letter: string) =>
+  `(length(${text}) - length(replace(${text}, '${letter}', '')))`;
+
+// The version of a range's answer: the data generation, the number of facts and the sum of their
+// revision numbers (revision numbers only grow, so any change to the range changes it).
+const versionSql = (facts: string, revisions: string) =>
+  `(SELECT generation FROM dataset) || '.' || ${facts} || '.' || ${revisions}`;
+
+/**
+ * The energy days of a scope and range (inclusive), from the stored months: one row per calendar
+ * month of the range, in order, each with the month's part of the days (DailyRows as JSON text,
+ * joined by ", "; a month without any fact is made of NO_DATA rows), and on every row the
+ * range's summary (EnergySummary JSON) and version.
+ */
 export const energyDaysSql = (scope: string, start: string, end: string) => `
-WITH f AS (
-  SELECT e.business_date AS day, e.row_json, e.status, e.served_kwh, e.revision_no,
-    lag(e.business_date) OVER (ORDER BY e.business_date) AS prev
-  FROM energy_days e
-  WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}
-), t AS (
-  SELECT count(*) FILTER (WHERE f.status = 'AVAILABLE') AS available,
-    count(*) FILTER (WHERE f.status = 'VOID') AS voids,
-    sum(f.served_kwh) AS kwh,
-    max(f.day) AS last,
-    count(*) AS facts,
-    coalesce(sum(f.revision_no), 0) AS revisions,
-    string_agg(
-      CASE WHEN f.day > coalesce(f.prev + 1, ${start})
-           THEN ${gapRowsSql(`coalesce(f.prev + 1, ${start})`, "f.day - 1")} || ', ' || f.row_json
-           ELSE f.row_json END,
-      ', ' ORDER BY f.day) AS rows
-  FROM f
+WITH cal AS (
+  SELECT m::date AS month FROM generate_series(date_trunc('month', ${start}::timestamp),
+                                                ${end}::timestamp, interval '1 month') AS m
+), sliced AS (
+  SELECT c.month, m.days_json, m.lengths,
+    greatest(${start}, c.month) - c.month + 1 AS lo,
+    least(${end}, (c.month + interval '1 month' - interval '1 day')::date) - c.month + 1 AS hi,
+    greatest(${start}, c.month) AS lo_day,
+    least(${end}, (c.month + interval '1 month' - interval '1 day')::date) AS hi_day,
+    m.statuses, m.served, m.revisions
+  FROM cal c
+  LEFT JOIN energy_months m ON m.scope_id = ${scope} AND m.month = c.month
+), parts AS (
+  SELECT s.month,
+    CASE WHEN s.days_json IS NULL THEN ${gapRowsSql("s.lo_day", "s.hi_day")}
+         WHEN s.lo = 1 AND s.hi = array_length(s.lengths, 1) THEN s.days_json
+         ELSE substr(s.days_json,
+           1 + coalesce((SELECT sum(l + 2) FROM unnest(s.lengths[1:s.lo - 1]) AS l), 0)::int,
+           (SELECT sum(l + 2) FROM unnest(s.lengths[s.lo:s.hi]) AS l)::int - 2)
+    END AS part,
+    coalesce(${lettersIn("substr(s.statuses, s.lo, s.hi - s.lo + 1)", "A")}, 0) AS available,
+    coalesce(${lettersIn("substr(s.statuses, s.lo, s.hi - s.lo + 1)", "V")}, 0) AS voids,
+    (SELECT sum(v) FROM unnest(s.served[s.lo:s.hi]) AS v) AS kwh,
+    (SELECT count(*) FILTER (WHERE r > 0) FROM unnest(s.revisions[s.lo:s.hi]) AS r) AS facts,
+    (SELECT coalesce(sum(r), 0) FROM unnest(s.revisions[s.lo:s.hi]) AS r) AS revisions
+  FROM sliced s
+), totals AS (
+  SELECT sum(available) AS available, sum(voids) AS voids, sum(kwh) AS kwh,
+    sum(facts) AS facts, sum(revisions) AS revisions
+  FROM parts
 )
 SELECT ${summarySql(`(${end} - ${start} + 1)`, "t.available", "t.voids", "t.kwh")} AS summary,
-  '[' || concat_ws(', ', t.rows,
-    CASE WHEN t.last IS NULL THEN ${gapRowsSql(start, end)}
-         WHEN t.last < ${end} THEN ${gapRowsSql("t.last + 1", end)} END) || ']' AS days,
-  (SELECT generation FROM dataset) || '.' || t.facts || '.' || t.revisions AS version
-FROM t`;
+  ${versionSql("t.facts", "t.revisions")} AS version,
+  p.part
+FROM parts p CROSS JOIN totals t
+ORDER BY p.month`;
 
 // Only the version of energyDaysSql's answer (the same text), for a conditional read.
 export const energyVersionSql = (scope: string, start: string, end: string) => `
-SELECT (SELECT generation FROM dataset) || '.' || count(*) || '.' ||
-  coalesce(sum(e.revision_no), 0) AS version
+SELECT ${versionSql("count(*)", "coalesce(sum(e.revision_no), 0)")} AS version
 FROM energy_days e
 WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
 
@@ -173,7 +226,7 @@ WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
 export const computedEnergyDaysSql = (scope: string, start: string, end: string) => {
   const e = "e";
   const served = servedKwhSql(e);
-  const status = `CASE WHEN ${e}.id IS NULL THEN 'NO_DATA' ELSE ${statusSql(e)} END`;
+  const status = statusSql(e);
   const kind = `CASE WHEN ${e}.id IS NULL THEN NULL ELSE ${
     sourceKindSql(e, currentRevisionKindSql(e))
   } END`;
@@ -200,7 +253,8 @@ SELECT
       importRowId: `${e}.import_row_id`,
       sourceReference: `${e}.source_reference`,
     })
-  }::json ORDER BY c.day)::text AS days
+  }::json ORDER BY c.day)::text AS days,
+  ${versionSql(`count(${e}.id)`, `coalesce(sum(${e}.revision_no), 0)`)} AS version
 FROM generate_series(${start}, ${end}, interval '1 day') AS c(day)
 LEFT JOIN energy_days ${e} ON ${e}.scope_id = ${scope} AND ${e}.business_date = c.day::date`;
 };
@@ -210,7 +264,7 @@ export const energyRoutines: ReadonlyArray<Routine> = [
   functionRoutine(
     "energy_days_json",
     `CREATE FUNCTION energy_days_json(p_scope int, p_start date, p_end date)
-RETURNS TABLE (summary text, days text, version text)
+RETURNS TABLE (summary text, version text, part text)
 LANGUAGE plpgsql STABLE AS $fn$
 BEGIN
   RETURN QUERY ${energyDaysSql("p_scope", "p_start", "p_end")};
@@ -225,7 +279,7 @@ $fn$;`,
     "energy_read",
     `CREATE FUNCTION energy_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,
                             p_start date, p_end date, p_if_version text)
-RETURNS TABLE (credential json, summary text, days text, version text)
+RETURNS TABLE (credential json, summary text, version text, part text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   c record;
@@ -239,19 +293,21 @@ BEGIN
     RETURN;
   END IF;
   credential := row_to_json(c);
-  IF ${mayReadStoreSql("c", "p_store")}
-     AND EXISTS (SELECT 1 FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store) THEN
-    IF p_if_version IS NOT NULL THEN
-      SELECT v.version INTO version FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
-      IF version = p_if_version THEN
-        RETURN NEXT;
-        RETURN;
-      END IF;
-    END IF;
-    SELECT j.summary, j.days, j.version INTO summary, days, version
-    FROM energy_days_json(p_scope, p_start, p_end) j;
+  IF NOT (${mayReadStoreSql("c", "p_store")}
+          AND EXISTS (SELECT 1 FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store))
+  THEN
+    RETURN NEXT;
+    RETURN;
   END IF;
-  RETURN NEXT;
+  IF p_if_version IS NOT NULL THEN
+    SELECT v.version INTO version FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
+    IF version = p_if_version THEN
+      RETURN NEXT;
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT credential, j.summary, j.version, j.part
+    FROM energy_days_json(p_scope, p_start, p_end) j;
 END;
 $fn$;`,
   ),

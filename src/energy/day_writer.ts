@@ -1,10 +1,11 @@
-// The one writer of the daily energy fact (energy_days) and its revisions (energy_revisions): the
-// import commit and the snapshot loader both apply revisions through applyRevisions, which stores
-// each day's derived columns (day_sql.ts) in the same statements as its facts.
-import { SqlClient } from "@effect/sql";
+// The one writer of the daily energy fact (energy_days), its revisions (energy_revisions) and its
+// month chunks (energy_months): the import commit and the snapshot loader both apply revisions
+// through applyRevisions, which stores each day's derived columns (day_sql.ts) in the same
+// statements as its facts, and rebuilds the chunks of the months it touched.
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import type { Routine } from "../db/routines.ts";
-import { derivedColumns } from "./day_sql.ts";
+import { derivedColumns, monthChunksSql } from "./day_sql.ts";
 
 /**
  * The columns of the revisions to apply, one row per revision (a caller's relation must give all
@@ -67,30 +68,44 @@ export interface Applied {
 }
 
 // Applies the revisions of `source` (a relation with REVISION_COLUMNS: a table name or a
-// parenthesised query; `params` are its parameters): new days, changed days, then the revisions.
-// Runs inside the caller's transaction; the caller has locked the days it changes.
-export const applyRevisions = (source: string, params: ReadonlyArray<unknown> = []) =>
+// parenthesised query; `params` are its parameters): new days, changed days, then the revisions,
+// then the chunks of the months they fall in. Runs inside the caller's transaction; the caller has
+// locked the days it changes. `fresh`: the caller knows that none of its new days can exist (a
+// snapshot loaded into empty tables), so they are not counted nor checked for conflicts.
+export const applyRevisions = (
+  source: string,
+  params: ReadonlyArray<unknown> = [],
+  options: { readonly fresh?: boolean } = {},
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
-    const derived = derivedColumns("p", "p.energy_id", "p.source_kind");
+    const derived = derivedColumns("p", "p.source_kind");
     const dayColumns = `store_id, scope_id, business_date, legacy_kwh, cleaned_kwh,
       cleaned_source_kind, is_void, provisional, provisional_at, quality_status, quality_note,
       revision_no, import_row_id, source_reference`;
-    const [created] = yield* sql.unsafe<{ planned: number; created: number }>(
-      `WITH created AS (
+    const insertDays = `
          INSERT INTO energy_days (id, ${dayColumns}, ${derived.names})
          OVERRIDING SYSTEM VALUE
          SELECT p.energy_id, ${dayColumns.replaceAll(/(\w+)/g, "p.$1")}, ${derived.values}
          FROM ${source} p
          WHERE p.new_day AND p.last
-         ORDER BY p.scope_id, p.business_date
-         ON CONFLICT (scope_id, business_date) DO NOTHING
-         RETURNING 1
-       )
-       SELECT (SELECT count(*) FROM ${source} p WHERE p.new_day AND p.last)::int AS planned,
-         (SELECT count(*) FROM created)::int AS created`,
-      params,
-    );
+         ORDER BY p.scope_id, p.business_date`;
+    const [created] = options.fresh
+      ? yield* sql.unsafe<{ planned: number; created: number }>(
+        `WITH created AS (${insertDays} RETURNING 1)
+         SELECT count(*)::int AS planned, count(*)::int AS created FROM created`,
+        params,
+      )
+      : yield* sql.unsafe<{ planned: number; created: number }>(
+        `WITH created AS (
+           ${insertDays}
+           ON CONFLICT (scope_id, business_date) DO NOTHING
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM ${source} p WHERE p.new_day AND p.last)::int AS planned,
+           (SELECT count(*) FROM created)::int AS created`,
+        params,
+      );
     if (created.created !== created.planned) {
       return {
         plannedNewDays: created.planned,
@@ -130,6 +145,21 @@ export const applyRevisions = (source: string, params: ReadonlyArray<unknown> = 
        SELECT count(*)::int AS n FROM written`,
       params,
     );
+    const months = `SELECT DISTINCT p.scope_id, date_trunc('month', p.business_date)::date AS month
+      FROM ${source} p`;
+    if (!options.fresh) {
+      // A month's chunk is rebuilt from its days as this statement sees them: two commits that
+      // change different days of one month must rebuild it one after the other, the second from
+      // a snapshot taken once the first has committed (else it would write back the first's days
+      // as they were). Locks are taken in (scope, month) order, after every day lock.
+      yield* sql.unsafe(
+        `SELECT count(pg_advisory_xact_lock(m.scope_id,
+           (extract(year FROM m.month) * 12 + extract(month FROM m.month))::int))
+         FROM (${months} ORDER BY 1, 2) m`,
+        params,
+      );
+    }
+    yield* sql.unsafe(refreshMonthsSql(months), params);
     return {
       plannedNewDays: created.planned,
       newDays: created.created,
@@ -138,16 +168,31 @@ export const applyRevisions = (source: string, params: ReadonlyArray<unknown> = 
     } satisfies Applied;
   }).pipe(Effect.withSpan("DayWriter.applyRevisions"));
 
-// The derived columns of every stored day recomputed from its facts: for rows written before they
-// existed, or after their rule changed (the routine of that name runs when its text changes).
+// Writes the month chunks of the (scope_id, month) pairs `pairs` (a query) gives.
+const refreshMonthsSql = (pairs: string) => `
+INSERT INTO energy_months (scope_id, month, days_json, lengths, statuses, served, revisions)
+${monthChunksSql(pairs)}
+ON CONFLICT (scope_id, month) DO UPDATE SET
+  days_json = excluded.days_json, lengths = excluded.lengths, statuses = excluded.statuses,
+  served = excluded.served, revisions = excluded.revisions`;
+
+// Everything derived recomputed from the facts: every day's derived columns, and the chunks of
+// every month that holds a day, for rows written before they existed or after their rules changed
+// (the routine of that name runs when its text changes).
 export const recomputeDerivedSql = () => {
-  const derived = derivedColumns("e", "e.id", "v.source_kind");
+  const derived = derivedColumns("e", "v.source_kind");
   return `UPDATE energy_days e SET ${derived.set}
 FROM energy_revisions v
-WHERE v.energy_id = e.id AND v.revision_no = e.revision_no`;
+WHERE v.energy_id = e.id AND v.revision_no = e.revision_no;
+DELETE FROM energy_months;
+${
+    refreshMonthsSql(
+      "SELECT DISTINCT scope_id, date_trunc('month', business_date)::date AS month FROM energy_days",
+    )
+  };`;
 };
 
 export const derivedRoutine: Routine = {
-  name: "energy_days derived columns",
+  name: "energy derived data",
   text: recomputeDerivedSql(),
 };

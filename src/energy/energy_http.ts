@@ -1,24 +1,24 @@
 // Handlers of the energy group: daily energy (a conditional read), per-day versions, revision
 // history.
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
-import { Effect } from "effect";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
+import { Effect, Stream } from "effect";
 import { Api } from "../api/api.ts";
-import {
-  etagMatches,
-  etagOf,
-  heldVersion,
-  jsonResponse,
-  notModified,
-} from "../api/json_response.ts";
-import { JsonText } from "../domain/answers.ts";
+import { etagMatches, etagOf, heldVersion, jsonStream, notModified } from "../api/json_response.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { rangeOf } from "../domain/range.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { type EnergyDays, EnergyService } from "./energy_service.ts";
 
-const encode = (answer: EnergyDays) => {
+// Sent part by part: no string of the whole answer (150 KB for a year) is ever made.
+const encode = (answer: EnergyDays, etag: string) => {
   const head = JSON.stringify(answer.head);
-  return JsonText(`${head.slice(0, -1)},"summary":${answer.summary},"days":${answer.days}}`);
+  return jsonStream(
+    `${head.slice(0, -1)},"summary":${answer.summary},"days":[`,
+    Stream.fromIterable(answer.days),
+    "]}",
+    etag,
+  );
 };
 
 export const EnergyHttpLive = HttpApiBuilder.group(
@@ -40,7 +40,7 @@ export const EnergyHttpLive = HttpApiBuilder.group(
             const etag = etagOf("e", answer.version, SHAPE_TAG);
             return answer.value === undefined || etagMatches(header, etag)
               ? notModified(etag)
-              : jsonResponse(encode(answer.value), etag);
+              : encode(answer.value, etag);
           }))
         .handle(
           "versions",

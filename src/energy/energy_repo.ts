@@ -1,5 +1,5 @@
 // EnergyRepo: energy days for a range, the versions of one day, the revision history of a fact.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
@@ -16,11 +16,12 @@ const revisionColumns = `
   ${utc("r.committed_at")} AS committed_at, r.change_reason, r.import_row_id, r.source_kind,
   coalesce(r.quality_status, 'UNREVIEWED') AS quality_status, r.quality_note`;
 
-// The energy days of a range as energy_days_json returns them (day_sql.ts).
+// The energy days of a range as energy_days_json returns them (day_sql.ts): the summary, the
+// version, and the days as JSON text in parts (one per calendar month, to be joined by ", ").
 export interface EnergyDaysJson {
   readonly summary: string;
-  readonly days: string;
   readonly version: string;
+  readonly parts: ReadonlyArray<string>;
 }
 
 // energy_read's answer: the credential's row, and when that credential may read them, the version
@@ -38,11 +39,15 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
     // The stored days through energy_days_json (day_sql.ts): one round trip, planned once per
     // connection.
     const days = (scopeId: number, start: string, end: string) =>
-      dbBoundary(sql<EnergyDaysJson>`
-        SELECT summary, days, version
+      dbBoundary(sql<{ summary: string; version: string; part: string }>`
+        SELECT summary, version, part
         FROM energy_days_json(${scopeId}, ${start}::date, ${end}::date)`)
         .pipe(
-          Effect.map((rows) => rows[0]),
+          Effect.map((rows): EnergyDaysJson => ({
+            summary: rows[0].summary,
+            version: rows[0].version,
+            parts: rows.map((row) => row.part),
+          })),
           Effect.withSpan("EnergyRepo.days"),
         );
 
@@ -58,25 +63,26 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       dbBoundary(sql<{
         credential: CredentialRow;
         summary: string | null;
-        days: string | null;
         version: string | null;
+        part: string | null;
       }>`
-        SELECT credential, summary, days, version FROM energy_read(
+        SELECT credential, summary, version, part FROM energy_read(
           ${credential.kind === "key" ? credential.keyHash : null}::text,
           ${credential.kind === "session" ? credential.sessionHash : null}::text,
           ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date,
           ${ifVersion ?? null}::text)`).pipe(
         Effect.map((rows): EnergyRead => {
-          const row = rows[0];
-          if (row === undefined) {
+          const first = rows[0];
+          if (first === undefined) {
             return { credential: undefined, version: undefined, data: undefined };
           }
           return {
-            credential: row.credential,
-            version: row.version ?? undefined,
-            data: row.summary === null || row.days === null
-              ? undefined
-              : { summary: row.summary, days: row.days },
+            credential: first.credential,
+            version: first.version ?? undefined,
+            data: first.summary === null ? undefined : {
+              summary: first.summary,
+              parts: rows.map((row) => row.part ?? ""),
+            },
           };
         }),
         Effect.withSpan("EnergyRepo.read"),

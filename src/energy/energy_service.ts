@@ -11,7 +11,8 @@ import { EnergyRepo } from "./energy_repo.ts";
 
 export const ENERGY_METRIC = "AIR_CONDITIONING_DAILY_ENERGY";
 
-// An EnergyResponse: its head as values, its summary and days as stored JSON text.
+// An EnergyResponse: its head as values, its summary and its days as stored JSON text (the days in
+// parts, one per calendar month, that join with ", " into the DailyRow array's items).
 export interface EnergyDays {
   readonly head: {
     readonly store_id: number;
@@ -23,7 +24,7 @@ export interface EnergyDays {
     readonly end: string;
   };
   readonly summary: JsonText;
-  readonly days: JsonText;
+  readonly days: ReadonlyArray<JsonText>;
 }
 
 const headOf = (request: RangeRequest, scope: ScopeFacts): EnergyDays["head"] => ({
@@ -53,7 +54,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           value: rows.version === held ? undefined : {
             head: headOf(request, scope),
             summary: JsonText(rows.summary),
-            days: JsonText(rows.days),
+            days: rows.parts.map(JsonText),
           },
         } satisfies Versioned<EnergyDays>;
       }).pipe(Effect.withSpan("EnergyService.days"));
@@ -84,7 +85,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           value: read.data === undefined ? undefined : {
             head: headOf(request, scope),
             summary: JsonText(read.data.summary),
-            days: JsonText(read.data.days),
+            days: read.data.parts.map(JsonText),
           },
         } satisfies Versioned<EnergyDays>;
       }).pipe(Effect.withSpan("EnergyService.daysFor"));

@@ -233,19 +233,62 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response.headers.set("x-request-id", note.requestId);
     }
     const length = response.headers.get("content-length");
-    options.log.write(response.status >= 500 ? "warn" : "info", "request", {
-      method: request.method.slice(0, 10),
-      path: url === undefined ? null : url.pathname.slice(0, MAX_LOGGED_PATH),
-      // Query parameter names only: a value may hold anything.
-      query: url === undefined || url.search === ""
-        ? undefined
-        : [...new Set(url.searchParams.keys())].map((k) => k.slice(0, 40)).join(",").slice(0, 200),
-      status: response.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-      bytes: length === null ? null : Number(length),
-      request_id: note.requestId,
-      member: note.memberId,
+    const logLine = (bytes: number | null, cut = false) =>
+      options.log.write(response.status >= 500 || cut ? "warn" : "info", "request", {
+        method: request.method.slice(0, 10),
+        path: url === undefined ? null : url.pathname.slice(0, MAX_LOGGED_PATH),
+        // Query parameter names only: a value may hold anything.
+        query: url === undefined || url.search === "" ? undefined : [
+          ...new Set(url.searchParams.keys()),
+        ].map((k) => k.slice(0, 40)).join(",").slice(0, 200),
+        status: response.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        bytes,
+        request_id: note.requestId,
+        member: note.memberId,
+        // The body stopped before its end: the client went away, or reading it failed.
+        ...(cut ? { cut: true } : {}),
+      });
+    if (length !== null || response.body === null) {
+      logLine(length === null ? 0 : Number(length));
+      return response;
+    }
+    // A streamed answer is logged when it has been sent, with its size and its whole time.
+    let bytes = 0;
+    let logged = false;
+    const finish = (cut: boolean) => {
+      if (logged) return;
+      logged = true;
+      logLine(bytes, cut);
+    };
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          bytes += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        flush() {
+          finish(false);
+        },
+      }),
+    );
+    const reader = counted.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          finish(true);
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        finish(true);
+        return reader.cancel(reason);
+      },
     });
-    return response;
+    return new Response(body, { status: response.status, headers: response.headers });
   };
 };

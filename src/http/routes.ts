@@ -1,6 +1,6 @@
 // The table of every path the service answers, matched exactly (case, slashes), with each route's
 // body policy: the front door refuses what no route takes before any of it is read.
-import { HttpApi } from "@effect/platform";
+import * as HttpApi from "@effect/platform/HttpApi";
 import { Option } from "effect";
 import { Api } from "../api/api.ts";
 import { MAX_FILE_BYTES } from "../domain/imports.ts";

@@ -121,9 +121,16 @@ const writeResponse = async (
         return;
       }
       if (!res.write(value)) {
+        // Wait for the client to take what was written (or to go away), and leave no listener
+        // behind: a large answer waits many times.
         await new Promise<void>((resolve) => {
-          res.once("drain", resolve);
-          res.once("close", resolve);
+          const done = () => {
+            res.off("drain", done);
+            res.off("close", done);
+            resolve();
+          };
+          res.on("drain", done);
+          res.on("close", done);
         });
       }
     }

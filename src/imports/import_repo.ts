@@ -1,6 +1,6 @@
 // ImportRepo: the import path's SQL. Every write is set-based (one statement per table, whatever the
 // number of rows); the Import and Lineage bodies are shaped as JSON by PostgreSQL.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
 import { utc } from "../db/sql_text.ts";

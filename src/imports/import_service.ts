@@ -1,5 +1,5 @@
 // ImportPipeline: template, preview (read -> resolve -> plan -> store), commit, batch and lineage.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { Decimal } from "decimal.js";

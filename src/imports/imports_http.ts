@@ -1,7 +1,7 @@
 // Handlers of the imports group: template, preview, commit, batch detail, lineage. Import answers
 // are encoded here and sent as their rows are read: head and counters first, then the rows page
 // by page (a batch of a million rows holds one page in memory).
-import { HttpApiBuilder } from "@effect/platform";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import { Effect, Stream } from "effect";
 import { Api } from "../api/api.ts";
 import { jsonResponse, jsonStream } from "../api/json_response.ts";

@@ -1,7 +1,8 @@
 // Handlers of the metrics group: targets, metrics, period overviews, each a conditional read.
 // Answers are encoded here (JSON.stringify of the contract's types: encoding a 366-day metrics
 // answer through its schema costs ten times computing it; the tests check every shape).
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import {

@@ -1,5 +1,5 @@
 // MetricsRepo: the per-day inputs of the metrics engine for a range, in one round trip.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./engine.ts";

@@ -1,5 +1,6 @@
 // Loads a validated snapshot in one transaction, set-based; energy enters through sealed platform batches.
-import { SqlClient, type SqlError } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
+import type * as SqlError from "@effect/sql/SqlError";
 import { Data, Effect } from "effect";
 import { applyRevisions } from "../energy/day_writer.ts";
 import { generateSnapshot } from "./generate.ts";
@@ -40,6 +41,7 @@ const DATA_TABLES = [
   "import_row_sources",
   "energy_days",
   "energy_revisions",
+  "energy_months",
   "idempotency_records",
   "target_periods",
   "target_period_items",
@@ -86,6 +88,7 @@ const BULK_TABLES = [
   "import_row_sources",
   "energy_days",
   "energy_revisions",
+  "energy_months",
 ] as const;
 
 const LEGACY_TABLE = "legacy_daily_energy";
@@ -655,6 +658,8 @@ const loadEnergy = (s: Snapshot) =>
         cleaned.batchNo,
         CLEANED_TABLE,
       ],
+      // The data tables were empty (or emptied) at the start of this transaction.
+      { fresh: true },
     );
   });
 

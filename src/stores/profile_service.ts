@@ -1,5 +1,5 @@
 // Profile edits (contract part 3): name and address, guarded by the profile's version, audited.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import type { CallerShape } from "../domain/auth.ts";

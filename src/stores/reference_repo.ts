@@ -1,5 +1,5 @@
 // The store reference: profile, sealed candidate, devices, strategy, stages and device events, in one query.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { utc } from "../db/sql_text.ts";

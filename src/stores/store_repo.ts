@@ -1,5 +1,5 @@
 // Store reference reads: dataset, store list, catalog, and the scope facts used by access checks.
-import { SqlClient } from "@effect/sql";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Cache, Duration, Effect, Exit, Option, Stream } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { JsonText } from "../domain/answers.ts";

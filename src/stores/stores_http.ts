@@ -1,6 +1,7 @@
 // Handlers of the stores group: dataset, stores, catalog, reference (conditional reads) and
 // profile edits.
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { createHash } from "node:crypto";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";

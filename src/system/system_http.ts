@@ -1,7 +1,7 @@
 // Liveness and readiness: the database answers, every migration is applied and every routine
 // installed.
-import { HttpApiBuilder } from "@effect/platform";
-import { SqlClient } from "@effect/sql";
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { dbBoundary } from "../db/errors.ts";
