@@ -1,6 +1,5 @@
 // The one place where every Layer is composed into the service's web handler.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
 import { Layer } from "effect";
@@ -9,6 +8,7 @@ import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
 import { type AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
+import { loadDocsPage } from "./http/docs_page.ts";
 import { makeFront } from "./http/front.ts";
 import { apiRoutes } from "./http/routes.ts";
 import { effectLoggerLayer, type Log, processLog } from "./log.ts";
@@ -52,10 +52,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(ServicesLive),
 );
 
-const DocsLive = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-  HttpApiScalar.layer({ path: "/api-docs", scalar: { withDefaultFonts: false } }),
-);
+// /api-docs is made by the front door on first request (docs_page.ts).
+const DocsLive = HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" });
 
 // The whole service over a given database and configuration.
 export const makeAppLayer = <E>(
@@ -89,6 +87,7 @@ export const makeHandler = <E>(
     requestMs: limits.requestMs,
     bodyMs: limits.bodyMs,
     log,
+    docsPage: loadDocsPage,
   });
   return { handler, dispose: api.dispose };
 };

@@ -14,10 +14,12 @@ Environment:
   BENCH_DATABASE_URL    local PostgreSQL database to use
                         (default postgres://postgres@127.0.0.1:5432/bench_energy)
   DB_POOL_MAX           connection pool size of both servers (default 10)
-  BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baseline);
+  BENCH_SCALE_SECONDS   seconds of load per endpoint and concurrency in the scale run (default 5)
+  BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baselines);
                         imports: only the import benchmark (no wrk, no baseline server), e.g.
-                        BENCH_ONLY=imports deno task bench   (about 1 min)
-                        unset: both, the imports after the read endpoints on the same service
+                        BENCH_ONLY=imports deno task bench   (about 1 min);
+                        scale: only the scale run (60, 500 and 2,000 stores)
+                        unset: all three, the imports after the read endpoints on the same service
 
 Imports: 3 XLSX then 3 CSV files of 100 stores x 100 days (10,000 values each) are previewed
 and committed over HTTP; each commit writes, so each file uses store-days without cleaned
@@ -112,8 +114,8 @@ const wholeSeconds = (name: string, fallback: number, min: number) => {
 const benchOnly = () => {
   const raw = Deno.env.get("BENCH_ONLY")?.trim() ?? "";
   if (raw === "") return undefined;
-  if (raw === "reads" || raw === "imports") return raw;
-  throw new SetupError(`BENCH_ONLY must be reads or imports, got "${raw}"`);
+  if (raw === "reads" || raw === "imports" || raw === "scale") return raw;
+  throw new SetupError(`BENCH_ONLY must be reads, imports or scale, got "${raw}"`);
 };
 
 const readSettings = () => {
@@ -152,6 +154,7 @@ const readSettings = () => {
     reseed: args.reseed ?? false,
     seconds: wholeSeconds("BENCH_SECONDS", 10, 1),
     warmup: wholeSeconds("BENCH_WARMUP_SECONDS", 2, 0),
+    scaleSeconds: wholeSeconds("BENCH_SCALE_SECONDS", 5, 1),
     databaseUrl: url,
     database,
     pool,
@@ -240,7 +243,9 @@ const openAdmin = async (settings: Settings) => {
   }
 };
 
-const prepareDatabase = async (settings: Settings) => {
+// Creates the database if missing and seeds it with `storeCount` stores when it holds none (or on
+// --reseed); returns the seed's wall time when it seeded.
+const prepareDatabase = async (settings: Settings, storeCount: number) => {
   const admin = await openAdmin(settings);
   let postgresVersion: string;
   try {
@@ -269,12 +274,13 @@ const prepareDatabase = async (settings: Settings) => {
   };
 
   const before = await countStores();
+  let seededSeconds: number | undefined;
   if (settings.reseed || before.stores === 0) {
-    const args = ["run", "-A", "scripts/seed.ts", "--stores", String(STORES)];
+    const args = ["run", "-A", "scripts/seed.ts", "--stores", String(storeCount)];
     // An emptied but migrated database may still hold a dataset row; --reset clears it.
     if (before.migrated) args.push("--reset");
     log(
-      `seeding ${settings.database} with ${STORES} stores (deno task seed ${
+      `seeding ${settings.database} with ${storeCount} stores (deno task seed ${
         args.slice(3).join(" ")
       })`,
     );
@@ -283,7 +289,8 @@ const prepareDatabase = async (settings: Settings) => {
     if (out.code !== 0) {
       throw new SetupError(`seed failed:\n${(out.stdout + out.stderr).slice(-3000)}`);
     }
-    log(`  seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    seededSeconds = (performance.now() - started) / 1000;
+    log(`  seeded in ${seededSeconds.toFixed(1)} s`);
   }
   // A fresh load has no planner statistics until autovacuum runs; without them the energy query
   // seq-scans energy_revisions (~100 ms instead of ~5 ms), so every run starts from fresh ones.
@@ -302,7 +309,7 @@ const prepareDatabase = async (settings: Settings) => {
       safeUrl(settings.databaseUrl)
     }: ${after.stores} stores (PostgreSQL ${postgresVersion})`,
   );
-  return { postgresVersion, stores: after.stores };
+  return { postgresVersion, stores: after.stores, seededSeconds };
 };
 
 const issueKey = async (
@@ -555,62 +562,68 @@ interface Goal {
 }
 
 const HANDWRITTEN = "handwritten.energy";
+const MINIMAL = "minimal.energy";
+const BASELINES = new Set([HANDWRITTEN, MINIMAL]);
+const RSS_LIMIT_BYTES = 256 * 1024 * 1024;
 
-const evaluate = (rows: ReadonlyArray<Measurement>): Array<Goal> => {
+// Goals at c=32: the service against the hand-written server running the same SQL, and against the
+// minimal server over a plain table; the service's peak RSS over the whole benchmark.
+const evaluate = (rows: ReadonlyArray<Measurement>, importPeak: number): Array<Goal> => {
   const find = (target: string, c: number) =>
     rows.find((r) => r.target === target && r.connections === c);
-  const hw = find(HANDWRITTEN, 32);
-  const ratioGoal = (target: string, label: string, min: number): Goal => {
+  const ratioGoal = (
+    target: string,
+    label: string,
+    base: string,
+    baseLabel: string,
+    min: number,
+  ) => {
     const row = find(target, 32);
-    const goal = `${label} req/s >= ${min.toFixed(1)}x hand-written at c=32`;
-    if (!row || !hw) return { goal, measured: "not measured", pass: false };
-    const ratio = row.requests_per_second / hw.requests_per_second;
-    const bad = failures(row) + failures(hw);
+    const baseRow = find(base, 32);
+    const goal = `${label} req/s >= ${min.toFixed(1)}x ${baseLabel} at c=32`;
+    if (!row || !baseRow) return { goal, measured: "not measured", pass: false };
+    const ratio = row.requests_per_second / baseRow.requests_per_second;
+    const bad = failures(row) + failures(baseRow);
     return {
       goal,
-      measured: `${ratio.toFixed(2)}x`,
+      measured: `${ratio.toFixed(2)}x (${row.requests_per_second.toFixed(0)} vs ${
+        baseRow.requests_per_second.toFixed(0)
+      } req/s)`,
       pass: bad === 0 && ratio >= min,
       note: bad > 0 ? "invalid: failed requests during the load" : undefined,
     };
   };
   const energy = find("service.energy", 32);
+  const hw = find(HANDWRITTEN, 32);
   const p99: Goal = !energy || !hw
-    ? { goal: "energy p99 <= 1.5x hand-written at c=32", measured: "not measured", pass: false }
+    ? { goal: "energy p99 <= 1.5x same-SQL at c=32", measured: "not measured", pass: false }
     : (() => {
       const ratio = energy.p99_ms / hw.p99_ms;
       const bad = failures(energy) + failures(hw);
       return {
-        goal: "energy p99 <= 1.5x hand-written at c=32",
-        measured: `${ratio.toFixed(2)}x`,
+        goal: "energy p99 <= 1.5x same-SQL at c=32",
+        measured: `${ratio.toFixed(2)}x (${energy.p99_ms.toFixed(1)} vs ${
+          hw.p99_ms.toFixed(1)
+        } ms)`,
         pass: bad === 0 && ratio <= 1.5,
         note: bad > 0 ? "invalid: failed requests during the load" : undefined,
       };
     })();
   const servicePeak = Math.max(
-    0,
-    ...rows.filter((r) => r.target !== HANDWRITTEN).map((r) => r.peak_rss_bytes),
+    importPeak,
+    ...rows.filter((r) => !BASELINES.has(r.target)).map((r) => r.peak_rss_bytes),
   );
-  const hwPeak = Math.max(
-    0,
-    ...rows.filter((r) => r.target === HANDWRITTEN).map((r) => r.peak_rss_bytes),
-  );
-  const rssRatio = hwPeak > 0 ? servicePeak / hwPeak : Infinity;
-  const energyPeak = Math.max(
-    0,
-    ...rows.filter((r) => r.target === "service.energy").map((r) => r.peak_rss_bytes),
-  );
-  const serviceFailed = rows.some((r) => r.target !== HANDWRITTEN && failures(r) > 0);
+  const serviceFailed = rows.some((r) => !BASELINES.has(r.target) && failures(r) > 0);
   return [
-    ratioGoal("service.energy", "energy", 1.0),
+    ratioGoal("service.energy", "energy", HANDWRITTEN, "same-SQL", 1.0),
+    ratioGoal("service.energy", "energy", MINIMAL, "minimal (plain table, date and kWh)", 0.5),
     p99,
-    ratioGoal("service.metrics", "metrics", 0.7),
-    ratioGoal("service.periods", "periods", 0.7),
+    ratioGoal("service.metrics", "metrics", HANDWRITTEN, "same-SQL energy", 0.8),
+    ratioGoal("service.periods", "periods", HANDWRITTEN, "same-SQL energy", 0.8),
     {
-      goal: "service peak RSS under load <= 1.5x hand-written",
-      measured: `${rssRatio.toFixed(2)}x (${mib(servicePeak)} vs ${mib(hwPeak)}; ${
-        mib(energyPeak)
-      } by the end of the energy load)`,
-      pass: !serviceFailed && rssRatio <= 1.5,
+      goal: "service peak RSS over the whole benchmark <= 256 MiB",
+      measured: `${mib(servicePeak)}`,
+      pass: !serviceFailed && servicePeak <= RSS_LIMIT_BYTES,
       note: serviceFailed
         ? "invalid: failed requests during the load (error answers are cheap)"
         : undefined,
@@ -681,176 +694,327 @@ const machine = () => {
   };
 };
 
+// The plain table of the minimal server: the served value of each stored day, refreshed per run.
+const preparePlainTable = async (url: URL) => {
+  const client = await connect(url);
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS bench_plain_days (
+      scope_id int NOT NULL, business_date date NOT NULL, kwh numeric NOT NULL,
+      PRIMARY KEY (scope_id, business_date))`);
+    await client.query("TRUNCATE bench_plain_days");
+    await client.query(`INSERT INTO bench_plain_days
+      SELECT scope_id, business_date, served_kwh FROM energy_days WHERE served_kwh IS NOT NULL
+      ORDER BY scope_id, business_date`);
+    await client.query("ANALYZE bench_plain_days");
+  } finally {
+    await client.end();
+  }
+};
+
+// --- The scale run: the same reads over 60, 500 and 2,000 stores.
+
+const SCALE_SIZES = [60, 500, 2000] as const;
+const SEED_TIMES = `${OUT_DIR}/seed-times.json`;
+const SEED_GOAL_SECONDS = 60;
+const FLAT_RATIO = 1.2;
+
+interface ScaleRow {
+  readonly stores: number;
+  readonly endpoint: string;
+  readonly p50_c1_ms: number;
+  readonly rps_c32: number;
+  readonly failed: number;
+}
+
+const readSeedTimes = (): Record<string, { seconds: number; at: string }> => {
+  try {
+    return JSON.parse(Deno.readTextFileSync(SEED_TIMES));
+  } catch {
+    return {};
+  }
+};
+
+const scaleRun = async (settings: Settings, stamp: string) => {
+  const seedTimes = readSeedTimes();
+  const rows: Array<ScaleRow> = [];
+  for (const size of SCALE_SIZES) {
+    const url = new URL(settings.databaseUrl);
+    url.pathname = `/bench_scale_${size}`;
+    const scaleSettings = { ...settings, databaseUrl: url, database: `bench_scale_${size}` };
+    const before = performance.now();
+    const prepared = await prepareDatabase({ ...scaleSettings, reseed: false }, size);
+    if (prepared.seededSeconds !== undefined) {
+      seedTimes[String(size)] = { seconds: prepared.seededSeconds, at: new Date().toISOString() };
+      await Deno.writeTextFile(SEED_TIMES, JSON.stringify(seedTimes, null, 2) + "\n");
+    }
+    log(`scale ${size}: database ready in ${((performance.now() - before) / 1000).toFixed(1)} s`);
+    const key = await issueKey(scaleSettings, `bench-scale-${size}`, "Scale benchmark");
+    const port = freePort(18083);
+    const service = await startServer(
+      `service-${size}`,
+      ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
+      {
+        DATABASE_URL: url.toString(),
+        DB_POOL_MAX: String(settings.pool),
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        SEED_DEMO: "false",
+      },
+      port,
+      "/health/ready",
+      stamp,
+    );
+    const list = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const { stores: storeRows } = await list.json() as {
+      stores: Array<{ id: number; scope_id: number }>;
+    };
+    const targetsFile = `${OUT_DIR}/${stamp}-targets-${size}.txt`;
+    await Deno.writeTextFile(
+      targetsFile,
+      storeRows.map((r) => `${r.id} ${r.scope_id}`).join("\n") + "\n",
+    );
+    for (const [endpoint, path] of SCALE_ENDPOINTS) {
+      const target: Target = { key: endpoint, label: endpoint, server: service, path, auth: true };
+      await runWrk(target, 32, 1, targetsFile, key);
+      const c1 = await runWrk(target, 1, settings.scaleSeconds, targetsFile, key);
+      const c32 = await runWrk(target, 32, settings.scaleSeconds, targetsFile, key);
+      const row = {
+        stores: size,
+        endpoint,
+        p50_c1_ms: c1.p50_ms,
+        rps_c32: c32.requests_per_second,
+        failed: failures(c1) + failures(c32),
+      };
+      rows.push(row);
+      log(
+        `  ${String(size).padStart(4)} stores ${endpoint.padEnd(8)} p50 c=1 ${
+          row.p50_c1_ms.toFixed(2)
+        } ms, c=32 ${row.rps_c32.toFixed(1)} req/s${
+          row.failed > 0 ? `  ! ${row.failed} failed` : ""
+        }`,
+      );
+    }
+    await stopChild(service.child);
+  }
+  const goals: Array<Goal> = [];
+  for (const [endpoint] of SCALE_ENDPOINTS) {
+    const small = rows.find((r) => r.stores === SCALE_SIZES[0] && r.endpoint === endpoint);
+    const large = rows.find((r) => r.stores === SCALE_SIZES.at(-1) && r.endpoint === endpoint);
+    const goal = `${endpoint} p50 at c=1, ${SCALE_SIZES.at(-1)} stores <= ${FLAT_RATIO}x ${
+      SCALE_SIZES[0]
+    } stores`;
+    if (!small || !large) {
+      goals.push({ goal, measured: "not measured", pass: false });
+      continue;
+    }
+    const ratio = large.p50_c1_ms / small.p50_c1_ms;
+    goals.push({
+      goal,
+      measured: `${ratio.toFixed(2)}x (${large.p50_c1_ms.toFixed(2)} vs ${
+        small.p50_c1_ms.toFixed(2)
+      } ms)`,
+      pass: small.failed + large.failed === 0 && ratio <= FLAT_RATIO,
+      note: small.failed + large.failed > 0 ? "invalid: failed requests" : undefined,
+    });
+  }
+  const seed = seedTimes[String(SCALE_SIZES.at(-1))];
+  goals.push({
+    goal: `seed of ${SCALE_SIZES.at(-1)} stores <= ${SEED_GOAL_SECONDS} s`,
+    measured: seed === undefined ? "not measured" : `${seed.seconds.toFixed(1)} s (${seed.at})`,
+    pass: seed !== undefined && seed.seconds <= SEED_GOAL_SECONDS,
+  });
+  return { rows, goals, seedTimes };
+};
+
+const SCALE_ENDPOINTS = [
+  ["energy", `/api/v1/stores/{store}/energy?scope_id={scope}&${RANGE}`],
+  ["metrics", `/api/v1/stores/{store}/metrics?scope_id={scope}&${RANGE}`],
+  ["periods", `/api/v1/stores/{store}/periods?scope_id={scope}&as_of=${AS_OF}`],
+] as const;
+
+const scaleTable = (rows: ReadonlyArray<ScaleRow>) => {
+  const lines = [
+    "stores  endpoint  p50 c=1 ms  req/s c=32  failed",
+    "------  --------  ----------  ----------  ------",
+  ];
+  for (const r of rows) {
+    lines.push(
+      `${String(r.stores).padStart(6)}  ${r.endpoint.padEnd(8)}  ${
+        r.p50_c1_ms.toFixed(2).padStart(10)
+      }  ${r.rps_c32.toFixed(1).padStart(10)}  ${String(r.failed).padStart(6)}`,
+    );
+  }
+  return lines.join("\n");
+};
+
 const main = async (): Promise<number> => {
   const settings = readSettings();
   const startedAt = new Date();
   const loadAtStart = loadAverage();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
   await Deno.mkdir(OUT_DIR, { recursive: true });
-  const doReads = settings.only !== "imports";
-  const doImports = settings.only !== "reads";
+  const doReads = settings.only === undefined || settings.only === "reads";
+  const doImports = settings.only === undefined || settings.only === "imports";
+  const doScale = settings.only === undefined || settings.only === "scale";
 
-  const wrk = doReads ? await ensureWrk() : wrkVersion() ?? "not used";
-  const { postgresVersion, stores } = await prepareDatabase(settings);
-  // A write key's member is a WRITER; raw lets it read batches and lineage.
-  const importKey = doImports
-    ? await issueKey(settings, "bench-import", "Import benchmark", "read,write,raw")
-    : "";
-  const key = doReads ? await issueKey(settings) : importKey;
-
-  const servicePort = freePort(18080);
-  const handwrittenPort = freePort(18081, [servicePort]);
-  const common = {
-    DATABASE_URL: settings.databaseUrl.toString(),
-    DB_POOL_MAX: String(settings.pool),
-    HOST: "127.0.0.1",
-  };
-  log(
-    `starting the service on :${servicePort}` +
-      (doReads ? ` and the hand-written server on :${handwrittenPort}` : ""),
-  );
-  const service = await startServer(
-    "service",
-    ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
-    { ...common, PORT: String(servicePort), SEED_DEMO: "false" },
-    servicePort,
-    "/health/ready",
-    stamp,
-  );
-  const handwritten = doReads
-    ? await startServer(
-      "handwritten",
-      ["run", "-A", "scripts/bench/handwritten_server.ts"],
-      { ...common, PORT: String(handwrittenPort) },
-      handwrittenPort,
-      "/health",
-      stamp,
-    )
-    : undefined;
-  log(
-    `  service PID ${service.pid}` +
-      (handwritten ? `, hand-written PID ${handwritten.pid}` : "") + `; logs in ${OUT_DIR}`,
-  );
-
-  const list = await fetch(`http://127.0.0.1:${servicePort}/api/v1/stores`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
-  if (list.status !== 200) {
-    throw new SetupError(`GET /api/v1/stores answered ${list.status}: ${await list.text()}`);
-  }
-  const { stores: storeRows } = await list.json() as {
-    stores: Array<{ id: number; scope_id: number }>;
-  };
-  const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
-  if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
-  const targetsFile = `${OUT_DIR}/${stamp}-targets.txt`;
-  await Deno.writeTextFile(targetsFile, pairs.join("\n") + "\n");
-
-  const targets: Array<Target> = handwritten === undefined ? [] : [
-    {
-      key: HANDWRITTEN,
-      label: "hand-written energy 366d",
-      server: handwritten,
-      path: `/energy?scope_id={scope}&${RANGE}`,
-      auth: false,
-    },
-    {
-      key: "service.energy",
-      label: "service energy 366d",
-      server: service,
-      path: `/api/v1/stores/{store}/energy?scope_id={scope}&${RANGE}`,
-      auth: true,
-    },
-    {
-      key: "service.metrics",
-      label: "service metrics 366d",
-      server: service,
-      path: `/api/v1/stores/{store}/metrics?scope_id={scope}&${RANGE}`,
-      auth: true,
-    },
-    {
-      key: "service.periods",
-      label: "service periods YTD",
-      server: service,
-      path: `/api/v1/stores/{store}/periods?scope_id={scope}&as_of=${AS_OF}`,
-      auth: true,
-    },
-    {
-      key: "service.stores",
-      label: "service stores",
-      server: service,
-      path: "/api/v1/stores",
-      auth: true,
-    },
-    {
-      key: "service.catalog",
-      label: "service catalog",
-      server: service,
-      path: "/api/v1/catalog",
-      auth: true,
-    },
-  ];
-
-  const runs = targets.length * CONCURRENCY.length;
-  if (doReads) {
-    log(
-      `load: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up per endpoint), ` +
-        `${pairs.length} store/scope pairs, pool ${settings.pool}, about ` +
-        `${Math.ceil((runs * settings.seconds + targets.length * settings.warmup) / 60)} min`,
-    );
-  }
+  const wrk = doReads || doScale ? await ensureWrk() : wrkVersion() ?? "not used";
+  const { postgresVersion, stores } = doReads || doImports
+    ? await prepareDatabase(settings, STORES)
+    : { postgresVersion: "", stores: 0 };
   const rows: Array<Measurement> = [];
   const probes: Record<string, Probe> = {};
-  for (const target of targets) {
-    const answer = await probe(target, pairs[0], key);
-    probes[target.key] = answer;
-    log(
-      `${target.label}: probe answered ${answer.status}` +
-        (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
-    );
-    if (settings.warmup > 0) {
-      await runWrk(target, 32, Math.min(settings.warmup, settings.seconds), targetsFile, key);
-    }
-    for (const c of CONCURRENCY) {
-      const m = await runWrk(target, c, settings.seconds, targetsFile, key);
-      rows.push(m);
-      log(
-        `  c=${String(c).padEnd(2)} ${m.requests_per_second.toFixed(1).padStart(9)} req/s  ` +
-          `p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
-          `RSS ${mib(m.peak_rss_bytes)}` +
-          (failures(m) > 0
-            ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
-            : ""),
-      );
-    }
-  }
-
   let imports: ImportBenchResult | undefined;
   let importError: string | undefined;
-  if (doImports) {
+  let pairsCount = 0;
+
+  if (doReads || doImports) {
+    // A write key's member is a WRITER; raw lets it read batches and lineage.
+    const importKey = doImports
+      ? await issueKey(settings, "bench-import", "Import benchmark", "read,write,raw")
+      : "";
+    const key = doReads ? await issueKey(settings) : importKey;
+    if (doReads) await preparePlainTable(settings.databaseUrl);
+
+    const servicePort = freePort(18080);
+    const handwrittenPort = freePort(18081, [servicePort]);
+    const minimalPort = freePort(18082, [servicePort, handwrittenPort]);
+    const common = {
+      DATABASE_URL: settings.databaseUrl.toString(),
+      DB_POOL_MAX: String(settings.pool),
+      HOST: "127.0.0.1",
+    };
     log(
-      `imports: 3 XLSX then 3 CSV files of 100 stores x 100 days, preview and commit each ` +
-        `(service PID ${service.pid}, RSS sampled every 20 ms during the preview)`,
+      `starting the service on :${servicePort}` +
+        (doReads
+          ? `, the hand-written server on :${handwrittenPort}, the minimal server on :${minimalPort}`
+          : ""),
     );
-    try {
-      imports = await runImportBench({
-        baseUrl: `http://127.0.0.1:${servicePort}`,
-        pid: service.pid,
-        key: importKey,
-        databaseUrl: settings.databaseUrl,
-        log,
-      });
-    } catch (error) {
-      if (interrupted) throw error;
-      importError = (error as Error).stack ?? String(error);
-      log(`! the import benchmark could not run: ${importError}`);
+    const service = await startServer(
+      "service",
+      ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
+      { ...common, PORT: String(servicePort), SEED_DEMO: "false" },
+      servicePort,
+      "/health/ready",
+      stamp,
+    );
+    const handwritten = doReads
+      ? await startServer(
+        "handwritten",
+        ["run", "-A", "scripts/bench/handwritten_server.ts"],
+        { ...common, PORT: String(handwrittenPort) },
+        handwrittenPort,
+        "/health",
+        stamp,
+      )
+      : undefined;
+    const minimal = doReads
+      ? await startServer(
+        "minimal",
+        ["run", "-A", "scripts/bench/minimal_server.ts"],
+        { ...common, PORT: String(minimalPort) },
+        minimalPort,
+        "/health",
+        stamp,
+      )
+      : undefined;
+    log(`  service PID ${service.pid}; logs in ${OUT_DIR}`);
+
+    const list = await fetch(`http://127.0.0.1:${servicePort}/api/v1/stores`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    if (list.status !== 200) {
+      throw new SetupError(`GET /api/v1/stores answered ${list.status}: ${await list.text()}`);
     }
+    const { stores: storeRows } = await list.json() as {
+      stores: Array<{ id: number; scope_id: number }>;
+    };
+    const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
+    if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
+    pairsCount = pairs.length;
+    const targetsFile = `${OUT_DIR}/${stamp}-targets.txt`;
+    await Deno.writeTextFile(targetsFile, pairs.join("\n") + "\n");
+
+    const targets: Array<Target> = handwritten === undefined || minimal === undefined ? [] : [
+      {
+        key: MINIMAL,
+        label: "minimal energy 366d",
+        server: minimal,
+        path: `/energy?scope_id={scope}&${RANGE}`,
+        auth: false,
+      },
+      {
+        key: HANDWRITTEN,
+        label: "same-SQL energy 366d",
+        server: handwritten,
+        path: `/energy?scope_id={scope}&${RANGE}`,
+        auth: false,
+      },
+      ...SERVICE_TARGETS.map((t) => ({ ...t, server: service, auth: true })),
+    ];
+
+    const runs = targets.length * CONCURRENCY.length;
+    if (doReads) {
+      log(
+        `load: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up per endpoint), ` +
+          `${pairs.length} store/scope pairs, pool ${settings.pool}, about ` +
+          `${Math.ceil((runs * settings.seconds + targets.length * settings.warmup) / 60)} min`,
+      );
+    }
+    for (const target of targets) {
+      const answer = await probe(target, pairs[0], key);
+      probes[target.key] = answer;
+      log(
+        `${target.label}: probe answered ${answer.status}` +
+          (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
+      );
+      if (settings.warmup > 0) {
+        await runWrk(target, 32, Math.min(settings.warmup, settings.seconds), targetsFile, key);
+      }
+      for (const c of CONCURRENCY) {
+        const m = await runWrk(target, c, settings.seconds, targetsFile, key);
+        rows.push(m);
+        log(
+          `  c=${String(c).padEnd(2)} ${m.requests_per_second.toFixed(1).padStart(9)} req/s  ` +
+            `p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
+            `RSS ${mib(m.peak_rss_bytes)}` +
+            (failures(m) > 0
+              ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
+              : ""),
+        );
+      }
+    }
+
+    if (doImports) {
+      log(
+        `imports: 3 XLSX then 3 CSV files of 100 stores x 100 days, preview and commit each ` +
+          `(service PID ${service.pid}, RSS sampled every 20 ms during the preview)`,
+      );
+      try {
+        imports = await runImportBench({
+          baseUrl: `http://127.0.0.1:${servicePort}`,
+          pid: service.pid,
+          key: importKey,
+          databaseUrl: settings.databaseUrl,
+          log,
+        });
+      } catch (error) {
+        if (interrupted) throw error;
+        importError = (error as Error).stack ?? String(error);
+        log(`! the import benchmark could not run: ${importError}`);
+      }
+    }
+    await stopAll();
   }
 
+  if (doScale) log("scale run: 60, 500 and 2,000 stores");
+  const scale = doScale ? await scaleRun(settings, stamp) : undefined;
   await stopAll();
 
+  const importPeak = Math.max(0, ...(imports?.summary ?? []).map((s) => s.rss_peak_bytes));
   const goals: Array<Goal> = [
-    ...(doReads ? evaluate(rows) : []),
+    ...(doReads ? evaluate(rows, importPeak) : []),
     ...(imports?.goals ?? []),
     ...(importError === undefined ? [] : [{
       goal: "import benchmark",
@@ -858,6 +1022,7 @@ const main = async (): Promise<number> => {
       pass: false,
       note: importError.split("\n")[0],
     }]),
+    ...(scale?.goals ?? []),
   ];
   const failed = rows.filter((r) => failures(r) > 0);
   if (doReads) {
@@ -867,6 +1032,10 @@ const main = async (): Promise<number> => {
   if (imports !== undefined) {
     log("");
     log(importTable(imports));
+  }
+  if (scale !== undefined) {
+    log("");
+    log(scaleTable(scale.rows));
   }
   const loadAtEnd = loadAverage();
   log("");
@@ -908,10 +1077,11 @@ const main = async (): Promise<number> => {
     settings: {
       seconds: settings.seconds,
       warmup_seconds: settings.warmup,
+      scale_seconds: settings.scaleSeconds,
       pool: settings.pool,
       database: safeUrl(settings.databaseUrl),
       stores,
-      store_scope_pairs: pairs.length,
+      store_scope_pairs: pairsCount,
       range: RANGE,
       as_of: AS_OF,
       only: settings.only ?? null,
@@ -919,6 +1089,7 @@ const main = async (): Promise<number> => {
     probes,
     rows,
     imports: imports ?? (importError === undefined ? null : { error: importError }),
+    scale: scale ?? null,
     goals,
     flagged: failed.length > 0 || imports?.failed === true || importError !== undefined,
     passed: failed.length === 0 && imports?.failed !== true && importError === undefined &&
@@ -929,6 +1100,26 @@ const main = async (): Promise<number> => {
   log(`results: ${resultsFile.slice(ROOT.length + 1)}`);
   return importError !== undefined ? 2 : results.passed ? 0 : 1;
 };
+
+const SERVICE_TARGETS: ReadonlyArray<Omit<Target, "server" | "auth">> = [
+  {
+    key: "service.energy",
+    label: "service energy 366d",
+    path: `/api/v1/stores/{store}/energy?scope_id={scope}&${RANGE}`,
+  },
+  {
+    key: "service.metrics",
+    label: "service metrics 366d",
+    path: `/api/v1/stores/{store}/metrics?scope_id={scope}&${RANGE}`,
+  },
+  {
+    key: "service.periods",
+    label: "service periods YTD",
+    path: `/api/v1/stores/{store}/periods?scope_id={scope}&as_of=${AS_OF}`,
+  },
+  { key: "service.stores", label: "service stores", path: "/api/v1/stores" },
+  { key: "service.catalog", label: "service catalog", path: "/api/v1/catalog" },
+];
 
 let code: number;
 try {

@@ -68,3 +68,47 @@ export const jsonStream = <E>(
       headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
     },
   );
+
+// A JSON answer assembled from its parts as bytes: each part is encoded on its own (small strings,
+// collected young), then copied once into the body, whose size is then known. For answers of a
+// few hundred kilobytes that are read whole, cheaper than a stream of many chunks.
+export const jsonParts = (parts: ReadonlyArray<string>, etag?: string) => {
+  const encoded = parts.map((part) => encoder.encode(part));
+  const body = new Uint8Array(encoded.reduce((n, bytes) => n + bytes.byteLength, 0));
+  let at = 0;
+  for (const bytes of encoded) {
+    body.set(bytes, at);
+    at += bytes.byteLength;
+  }
+  return HttpServerResponse.uint8Array(body, {
+    contentType: "application/json",
+    headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
+  });
+};
+
+// JSON.stringify(value)'s text, made in parts: the array under `key` is written `size` items at a
+// time, so that no string of the whole answer (a 366-day metrics answer is 240 KB) is made.
+export const chunkedJson = (
+  value: Readonly<Record<string, unknown>>,
+  key: string,
+  size = 32,
+): Array<string> => {
+  const parts: Array<string> = [];
+  let text = "{";
+  for (const [name, field] of Object.entries(value)) {
+    if (field === undefined) continue;
+    text += `${text === "{" ? "" : ","}${JSON.stringify(name)}:`;
+    if (name !== key || !Array.isArray(field)) {
+      text += JSON.stringify(field);
+      continue;
+    }
+    parts.push(`${text}[`);
+    for (let i = 0; i < field.length; i += size) {
+      const items = JSON.stringify(field.slice(i, i + size)).slice(1, -1);
+      parts.push(i === 0 ? items : `,${items}`);
+    }
+    text = "]";
+  }
+  parts.push(`${text}}`);
+  return parts;
+};

@@ -129,11 +129,13 @@ export const currentRevisionKindSql = (e: string) =>
  */
 export const monthChunksSql = (pairs: string) => `
 SELECT d.scope_id, d.month,
-  string_agg(d.t, ', ' ORDER BY d.day) AS days_json,
-  array_agg(length(d.t) ORDER BY d.day) AS lengths,
-  string_agg(d.s, '' ORDER BY d.day) AS statuses,
-  array_agg(d.served_kwh ORDER BY d.day) AS served,
-  array_agg(d.rev ORDER BY d.day) AS revisions
+  -- In the order of d (sorted below): an ORDER BY in each aggregate would sort every month's days
+  -- five more times (a commit of 10,000 days spends 120 ms there).
+  string_agg(d.t, ', ') AS days_json,
+  array_agg(length(d.t)) AS lengths,
+  string_agg(d.s, '') AS statuses,
+  array_agg(d.served_kwh) AS served,
+  array_agg(d.rev) AS revisions
 FROM (
   SELECT p.scope_id, p.month, c.day,
     ${storedRowJson("e", "c.day")} AS t,
@@ -145,6 +147,7 @@ FROM (
     WHERE p.month + i < (p.month + interval '1 month')::date
   ) c
   LEFT JOIN energy_days e ON e.scope_id = p.scope_id AND e.business_date = c.day
+  ORDER BY p.scope_id, p.month, c.day
 ) d
 GROUP BY d.scope_id, d.month`;
 

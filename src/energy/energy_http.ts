@@ -2,23 +2,21 @@
 // history.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Effect, Stream } from "effect";
+import { Effect } from "effect";
 import { Api } from "../api/api.ts";
-import { etagMatches, etagOf, heldVersion, jsonStream, notModified } from "../api/json_response.ts";
+import { etagMatches, etagOf, heldVersion, jsonParts, notModified } from "../api/json_response.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { rangeOf } from "../domain/range.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { type EnergyDays, EnergyService } from "./energy_service.ts";
 
-// Sent part by part: no string of the whole answer (150 KB for a year) is ever made.
+// Encoded part by part: no string of the whole answer (150 KB for a year) is ever made.
 const encode = (answer: EnergyDays, etag: string) => {
   const head = JSON.stringify(answer.head);
-  return jsonStream(
-    `${head.slice(0, -1)},"summary":${answer.summary},"days":[`,
-    Stream.fromIterable(answer.days),
-    "]}",
-    etag,
-  );
+  const parts = [`${head.slice(0, -1)},"summary":${answer.summary},"days":[`];
+  answer.days.forEach((part, i) => parts.push(i === 0 ? part : `, ${part}`));
+  parts.push("]}");
+  return jsonParts(parts, etag);
 };
 
 export const EnergyHttpLive = HttpApiBuilder.group(

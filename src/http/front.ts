@@ -19,6 +19,8 @@ export interface FrontOptions {
   readonly requestMs: number;
   readonly bodyMs: number;
   readonly log: Log;
+  // Makes the handler of the /api-docs page (on its first request).
+  readonly docsPage: () => Promise<(request: Request) => Promise<Response>>;
 }
 
 // Paths whose answers are the same for everyone until a restart: compressed once, with an ETag.
@@ -70,10 +72,10 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     let doc = documents.get(url.pathname);
     if (doc === undefined) {
       doc = (async () => {
-        const response = await inner(
-          new Request(new URL(url.pathname, url), { method: "GET" }),
-          Context.make(RequestNote, note),
-        );
+        const request = new Request(new URL(url.pathname, url), { method: "GET" });
+        const response = url.pathname === "/api-docs"
+          ? await (await options.docsPage())(request)
+          : await inner(request, Context.make(RequestNote, note));
         const plain = new Uint8Array(await response.arrayBuffer());
         return {
           status: response.status,
