@@ -8,6 +8,7 @@ import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
 import { type AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
+import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
 import { makeFront } from "./http/front.ts";
 import { apiRoutes } from "./http/routes.ts";
@@ -88,6 +89,7 @@ export const makeHandler = <E>(
     bodyMs: limits.bodyMs,
     log,
     docsPage: loadDocsPage,
+    console: makeConsoleHandler(),
   });
   return { handler, dispose: api.dispose };
 };

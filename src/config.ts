@@ -9,6 +9,8 @@ export interface AppConfigShape {
   readonly dbPoolMax: number;
   readonly sessionSecret: Option.Option<Redacted.Redacted<string>>;
   readonly seedDemo: boolean;
+  // Build the browser console on start when its bundle is missing or stale.
+  readonly buildConsole: boolean;
   // Session-cookie writes must come from this origin (scheme, host, port); unset: the request's own.
   readonly publicOrigin: Option.Option<string>;
   readonly limits: ServiceLimits;
@@ -58,6 +60,7 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
     dbPoolMax: Config.integer("DB_POOL_MAX").pipe(Config.withDefault(10)),
     sessionSecret: Config.option(Config.redacted("SESSION_SECRET")),
     seedDemo: Config.boolean("SEED_DEMO").pipe(Config.withDefault(true)),
+    buildConsole: Config.boolean("BUILD_CONSOLE").pipe(Config.withDefault(true)),
     publicOrigin: Config.option(Config.string("PUBLIC_ORIGIN")).pipe(
       Config.map(Option.filter((origin) => origin.trim() !== "")),
     ),

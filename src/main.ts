@@ -2,6 +2,7 @@
 import { Effect, Layer, ManagedRuntime, Option } from "effect";
 import { makeHandler } from "./app.ts";
 import { bootstrap, type DemoKey } from "./bootstrap.ts";
+import { buildConsole } from "./console/build.ts";
 import { AppConfig } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
 import { serve } from "./http/serve.ts";
@@ -48,6 +49,20 @@ try {
   log.error("start-up failed", { cause: error instanceof Error ? error.message : String(error) });
   await runtime.dispose();
   Deno.exit(1);
+}
+
+// The browser console is built when its bundle is missing or was made from other sources.
+if (config.buildConsole) {
+  try {
+    const console = await buildConsole();
+    if (console.built) {
+      log.info(`console built in ${Math.round(console.ms)} ms`, { script: console.stamp.script });
+    }
+  } catch (error) {
+    log.warn("the console could not be built; the API is served without it", {
+      cause: error instanceof Error ? error.message.slice(0, 500) : String(error),
+    });
+  }
 }
 
 const context = await runtime.runtime();

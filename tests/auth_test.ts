@@ -262,6 +262,47 @@ Deno.test("energy: credential, permission, store and scope refusals keep their o
   assertErrorBody(await app.call("GET", energy(a.id, a.scope_id), { headers: { cookie } }), 401);
 });
 
+Deno.test("GET /auth/session tells who the credential is and what it may do, never more", async () => {
+  assertErrorBody(await app.call("GET", "/auth/session"), 401, "MISSING_CREDENTIAL");
+  const scoped = await app.key(["read", "write"], { stores: [storeIds[2]], member: "whoami-1" });
+  const byKey = await app.call("GET", "/auth/session", { key: scoped.key });
+  assert.equal(byKey.status, 200);
+  assert.equal(byKey.body.member, "whoami-1");
+  assert.deepEqual([...byKey.body.permissions].sort(), ["read", "write"]);
+  assert.deepEqual(byKey.body.store_ids, [storeIds[2]]);
+  assert.equal(byKey.body.can_write, true);
+  assert.equal(byKey.body.via, "key");
+  assert.ok(!JSON.stringify(byKey.body).includes("esk_"), "the key is never echoed");
+
+  const reader = await app.key(["read", "raw"]);
+  const cookie = cookieOf((await session(reader.key)).setCookie);
+  const bySession = await app.call("GET", "/auth/session", { headers: { cookie } });
+  assert.equal(bySession.status, 200);
+  assert.equal(bySession.body.via, "session");
+  assert.equal(bySession.body.store_ids, null);
+  assert.equal(bySession.body.can_write, false);
+  await app.db.run(revokeKey(reader.id));
+  assertErrorBody(await app.call("GET", "/auth/session", { headers: { cookie } }), 401);
+});
+
+Deno.test("the session cookie is Secure when the service is reached over HTTPS, not over HTTP", async () => {
+  const { key } = await app.key(["read"]);
+  const plain = await session(key);
+  assert.doesNotMatch(plain.setCookie ?? "", /;\s*Secure/i);
+  const tls = new URL(BASE);
+  tls.protocol = "https:";
+  const response = await app.handler(
+    new Request(new URL("/auth/session", tls), {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: tls.origin },
+      body: JSON.stringify({ access_key: key }),
+    }),
+  );
+  assert.equal(response.status, 200);
+  await response.body?.cancel();
+  assert.match(response.headers.get("set-cookie") ?? "", /;\s*Secure/i);
+});
+
 Deno.test({
   name: "close the test app",
   fn: () => app.close(),

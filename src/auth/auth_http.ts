@@ -3,6 +3,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect, Layer, Option } from "effect";
 import { AppConfig } from "../config.ts";
+import { Caller, canWrite } from "../domain/auth.ts";
 import { Api } from "../api/api.ts";
 import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/security.ts";
 import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
@@ -55,6 +56,8 @@ export const PendingAuthenticationLive = Layer.effect(
 
 const sessionCookie = Authentication.security.session;
 
+const isHttps = (origin: string | undefined) => origin?.startsWith("https:") === true;
+
 export const AuthHttpLive = HttpApiBuilder.group(
   Api,
   "auth",
@@ -67,9 +70,12 @@ export const AuthHttpLive = HttpApiBuilder.group(
           Effect.gen(function* () {
             const facts = yield* requestFactsNow;
             const session = yield* auth.createSession(payload.access_key, facts);
+            // Secure when the service is reached over HTTPS (PUBLIC_ORIGIN, or the request's
+            // own scheme): a Secure cookie is never sent over plain HTTP, which would lock out a
+            // browser on http://host:8000 (browsers allow it only on localhost).
             yield* HttpApiBuilder.securitySetCookie(sessionCookie, session.cookie, {
               httpOnly: true,
-              secure: true,
+              secure: isHttps(facts.expectedOrigin),
               sameSite: "strict",
               path: "/",
               maxAge: `${SESSION_HOURS} hours`,
@@ -85,12 +91,21 @@ export const AuthHttpLive = HttpApiBuilder.group(
             yield* auth.endSession(yield* requestFactsNow);
             yield* HttpApiBuilder.securitySetCookie(sessionCookie, "", {
               httpOnly: true,
-              secure: true,
+              secure: isHttps((yield* requestFactsNow).expectedOrigin),
               sameSite: "strict",
               path: "/",
               maxAge: 0,
             });
             return { status: "LOGGED_OUT" as const };
-          }));
+          }))
+        .handle("whoami", () =>
+          Effect.map(Caller, (caller) => ({
+            member: caller.loginName,
+            name: caller.displayName,
+            permissions: [...caller.permissions].sort(),
+            store_ids: caller.storeIds === null ? null : [...caller.storeIds],
+            can_write: canWrite(caller),
+            via: caller.viaSession ? "session" as const : "key" as const,
+          })));
     }),
 );

@@ -55,3 +55,14 @@ export const SessionResult = Schema.Struct({
 export const LogoutResult = Schema.Struct({
   status: Schema.Literal("LOGGED_OUT"),
 }).annotations({ identifier: "LogoutResult" });
+
+// Who the current credential is and what it may do (GET /auth/session): what a client shows and
+// offers. The service still decides every request on its own.
+export const SessionInfo = Schema.Struct({
+  member: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  permissions: Schema.Array(Permission),
+  store_ids: Schema.NullOr(Schema.Array(Schema.Int)),
+  can_write: Schema.Boolean,
+  via: Schema.Literal("session", "key"),
+}).annotations({ identifier: "SessionInfo" });

@@ -8,6 +8,7 @@ import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Route } from "./routes.ts";
+import { type ConsoleHandler, isConsolePath } from "../console/assets.ts";
 
 export type InnerHandler = (
   request: Request,
@@ -21,6 +22,8 @@ export interface FrontOptions {
   readonly log: Log;
   // Makes the handler of the /api-docs page (on its first request).
   readonly docsPage: () => Promise<(request: Request) => Promise<Response>>;
+  // The browser console: "/" and "/console/..." (absent: those paths are unknown).
+  readonly console?: ConsoleHandler;
 }
 
 // Paths whose answers are the same for everyone until a restart: compressed once, with an ETag.
@@ -121,6 +124,17 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
 
   // The answer to one request, before X-Request-ID and logging.
   const answer = async (request: Request, url: URL, note: RequestNoteShape): Promise<Response> => {
+    if (options.console !== undefined && isConsolePath(url.pathname)) {
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return errorResponse(405, "METHOD_NOT_ALLOWED", "This path answers GET, HEAD", {
+          allow: "GET, HEAD",
+        });
+      }
+      if (announcesBody(request)) {
+        return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
+      }
+      return options.console(request, url);
+    }
     const match = route(request.method, url.pathname);
     if (match.kind === "none") {
       return errorResponse(404, "NOT_FOUND", "No endpoint at this path");

@@ -1,0 +1,194 @@
+/// <reference lib="dom" />
+// One store-day (raw permission): its current value, every version with who and which batch, its
+// revision history, and from a revision the import row's lineage back to the sealed source.
+import { useState } from "preact/hooks";
+import { type EnergyVersions, get, type Lineage, type Revision } from "../api.ts";
+import { t, words } from "../i18n.ts";
+import type { Session } from "../main.ts";
+import { Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+
+const cellOf = (reference: Record<string, unknown> | null) => {
+  if (reference === null) return t("platformPath");
+  const row = reference.row as number | undefined;
+  const column = reference.column as string | undefined;
+  if (row === undefined || column === undefined) return t("platformPath");
+  return typeof reference.sheet === "string"
+    ? t("sheetRowCol", { sheet: reference.sheet, row, column })
+    : t("csvRowCol", { row, column });
+};
+
+const LineageView = (props: { importRowId: number }) => {
+  const lineage = useLoad(
+    (signal) => get<Lineage>(`/api/v1/import-rows/${props.importRowId}/lineage`, signal),
+    [props.importRowId],
+  );
+  return html`
+    <section class="lineage" aria-labelledby="lineage-title" data-testid="lineage">
+      <h3 id="lineage-title">${t("lineage")}</h3>
+      <${Loaded} load=${lineage.load} retry=${lineage.reload}>${(l: Lineage) =>
+        html`
+          <dl class="profile">
+            <div>
+              <dt>${t("batch")}</dt>
+              <dd>
+                <${Link} href=${`/console/imports/${l.batch_id}`}>${l.batch_id}<//></dd></div>
+                  <div><dt>${t("action")}</dt><dd><${Code} code=${l.action} /></dd></div>
+                  <div><dt>${t("brand")} / ${t("store")}</dt><dd>${show(l.raw_brand)} / ${show(
+                    l.raw_store_name,
+                  )}</dd></div>
+                  <div><dt>${t("date")}</dt><dd>${show(l.raw_date)}</dd></div>
+                  <div><dt>${t("kwh")}</dt><dd>${show(l.raw_energy)}</dd></div>
+                  <div><dt>${t("cell")}</dt><dd data-testid="lineage-cell">${cellOf(
+                    l.source_reference,
+                  )}</dd></div>
+                </dl>
+                ${l.sources.map((s) =>
+                  html`
+                    <dl class="profile source">
+                      <div>
+                        <dt>${t("file")}</dt>
+                        <dd data-testid="lineage-file">${show(
+                          (s.record.filename as string | undefined) ?? s.explanation,
+                        )}</dd>
+                      </div>
+                      <div>
+                        <dt>${t("source")}</dt>
+                        <dd>${s.source_kind} · ${s.source_table}</dd>
+                      </div>
+                      <div>
+                        <dt>${t("sha")}</dt>
+                        <dd class="mono" data-testid="lineage-sha">${s.file_sha256}</dd>
+                      </div>
+                      <div>
+                        <dt>${t("record")}</dt>
+                        <dd class="mono">${JSON.stringify(s.record)}</dd>
+                      </div>
+                    </dl>
+                  `
+                )}
+        `}<//>
+      </section>
+  `;
+};
+
+export const DayPage = (props: { session: Session; storeId: number; date: string }) => {
+  const [traced, setTraced] = useState<number | null>(null);
+  const versions = useLoad(
+    (signal) =>
+      get<EnergyVersions>(`/api/v1/stores/${props.storeId}/energy/${props.date}/versions`, signal),
+    [props.storeId, props.date],
+  );
+  const energyId = versions.load.state === "ready"
+    ? versions.load.value.current?.energy_id
+    : undefined;
+  const history = useLoad(
+    (signal) =>
+      energyId === undefined
+        ? Promise.resolve({ revisions: [] as ReadonlyArray<Revision> })
+        : get<{ revisions: ReadonlyArray<Revision> }>(`/api/v1/energy/${energyId}/history`, signal),
+    [energyId],
+  );
+  return html`
+    <p>
+      <${Link} href=${`/console/stores/${props.storeId}`}>← ${t("store")} ${props.storeId}<//></p>
+        <h1 tabindex="-1">${t("dayTitle", { date: props.date, store: props.storeId })}</h1>
+        <${Loaded} load=${versions.load} retry=${versions.reload}>${(v: EnergyVersions) =>
+          v.current === null ? html`<p class="muted">${t("noFact")}</p>` : html`
+            <dl class="summary" data-testid="current">
+              <div>
+                <dt>${t("current")}</dt>
+                <dd data-testid="current-kwh">${show(v.current.energy_kwh)}</dd>
+              </div>
+              <div>
+                <dt>${t("source")}</dt>
+                <dd>${v.current.source_label}</dd>
+              </div>
+              <div>
+                <dt>${t("quality")}</dt>
+                <dd>${show(v.current.quality_status)}</dd>
+              </div>
+              <div>
+                <dt>${t("note")}</dt>
+                <dd>${show(v.current.quality_note)}</dd>
+              </div>
+              <div>
+                <dt>${t("revision")}</dt>
+                <dd>${v.current.revision_no}</dd>
+              </div>
+            </dl>
+            <${Table}
+              caption=${t("versions")}
+              head=${[
+                t("revision"),
+                t("operation"),
+                t("before"),
+                t("after"),
+                t("source"),
+                t("actor"),
+                t("batch"),
+                t("committed"),
+                t("reason"),
+                "",
+              ]}
+            >
+                      ${v.versions.map((r) =>
+                        html`
+                          <tr data-testid="version-row">
+                            <th scope="row">${r.revision_no}</th>
+                            <td>
+                              <${Code} code=${r.operation} />
+                            </td>
+                            <td class="num">${show(r.before_kwh)}</td>
+                            <td class="num">${r.after_is_void === 1
+                              ? words("VOID")
+                              : show(r.after_kwh)}</td>
+                            <td>${r.source_label}</td>
+                            <td>${show(r.actor.label)}</td>
+                            <td>${r.batch === null
+                              ? t("none")
+                              : html`${r.batch.batch_no}${
+                                r.batch.filename ? ` (${r.batch.filename})` : ""
+                              }`}</td>
+                            <td>${r.committed_at}</td>
+                            <td>${show(r.change_reason)}</td>
+                            <td><button type="button" onClick=${() =>
+                              setTraced(r.import_row_id)}>${t("showLineage")}</button></td>
+                          </tr>
+                        `
+                      )}
+                    <//>
+          `}<//>
+        ${traced !== null && html`<${LineageView} key=${traced} importRowId=${traced} />`}
+        <h2>${t("history")}</h2>
+        <${Loaded} load=${history.load} retry=${history.reload}>${(
+          h: { revisions: ReadonlyArray<Revision> },
+        ) =>
+          html`<${Table} caption=${t("history")} head=${[
+            t("revision"),
+            t("operation"),
+            t("before"),
+            t("after"),
+            t("source"),
+            t("committed"),
+            t("reason"),
+          ]}>
+        ${
+            h.revisions.map((r) =>
+              html`
+                <tr data-testid="history-row">
+                  <th scope="row">${r.revision_no}</th>
+                  <td>
+                    <${Code} code=${r.operation} />
+                  </td>
+                  <td class="num">${show(r.before_kwh)}</td>
+                  <td class="num">${show(r.after_kwh)}</td>
+                  <td>${words(r.source_kind)}</td>
+                  <td>${r.committed_at}</td>
+                  <td>${r.change_reason}</td>
+                </tr>
+              `
+            )
+          }
+      <//>`}<//>
+  `;
+};

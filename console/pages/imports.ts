@@ -1,0 +1,326 @@
+/// <reference lib="dom" />
+// Imports (write permission): the template as a file, an upload previewed as a table grouped by
+// action (or every located problem of a refused file), the commit with an Idempotency-Key made
+// once per preview (a retry after a lost connection sends the same request), and batch details.
+import { useState } from "preact/hooks";
+import { ApiError, call, get, type ImportBatch, type ImportRow, type Template } from "../api.ts";
+import { type Key, t, words } from "../i18n.ts";
+import type { Session } from "../main.ts";
+import { Code, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
+
+const ACTIONS = [
+  "INSERT",
+  "UPDATE",
+  "RELINK",
+  "RESTORE",
+  "VOID",
+  "KEEP_CLEANED",
+  "UNCHANGED",
+  "SKIP_MISSING",
+] as const;
+
+const base64Of = (bytes: Uint8Array) => {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+};
+
+const download = (template: Template) => {
+  const bytes = Uint8Array.from(atob(template.content_base64), (c) => c.charCodeAt(0));
+  const url = URL.createObjectURL(
+    new Blob([bytes], {
+      type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    }),
+  );
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = template.filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+};
+
+const conflictText = (error: ApiError) =>
+  error.status === 409 &&
+    error.code in
+      {
+        STALE_PREVIEW: 1,
+        BATCH_EXPIRED: 1,
+        ALREADY_COMMITTED: 1,
+        NOT_COMMITTABLE: 1,
+        IDEMPOTENCY_KEY_REUSED: 1,
+      }
+    ? t(error.code as Key)
+    : error.code === "NETWORK"
+    ? t("networkRetry")
+    : error.message;
+
+// The rows of a batch grouped by action, each group a table (blank cells folded away).
+export const RowsByAction = (props: {
+  rows: ReadonlyArray<ImportRow>;
+  storeNames: ReadonlyMap<number, string>;
+}) =>
+  html`${
+    ACTIONS.filter((a) => props.rows.some((r) => r.action === a)).map((action) => {
+      const rows = props.rows.filter((r) => r.action === action);
+      return html`
+        <details class="action-group" open=${action !== "SKIP_MISSING" &&
+          action !== "UNCHANGED"} data-testid="action-group" data-action=${action}>
+          <summary><${Code} code=${action} /> <span class="count">${rows.length}</span></summary>
+          <${Table}
+            caption=${words(action)}
+            head=${[t("rowNo"), t("store"), t("date"), t("before"), t("proposed"), t("note")]}
+          >
+                  ${rows.slice(0, 500).map((r) =>
+                    html`
+                      <tr data-testid="preview-row">
+                        <th scope="row">${r.row_number}</th>
+                        <td>${props.storeNames.get(r.resolved_store_id) ?? r.resolved_store_id}</td>
+                        <td>${r.business_date}</td>
+                        <td class="num">${show(r.before_energy_kwh)}</td>
+                        <td class="num">${show(r.proposed_energy_kwh ?? r.raw_energy)}</td>
+                        <td>${show(r.quality_note)}</td>
+                      </tr>
+                    `
+                  )}
+                <//>
+                ${rows.length > 500 ? html`<p class="muted">… ${rows.length - 500}</p>` : ""}
+              </details>
+      `;
+    })
+  }`;
+
+const Counts = (props: { counts: Readonly<Record<string, number>> }) =>
+  html`<ul class="counts" data-testid="action-counts">
+    ${
+    ACTIONS.map((a) =>
+      html`<li data-action=${a}><${Code} code=${a} />: <strong>${
+        props.counts[a] ?? 0
+      }</strong></li>`
+    )
+  }
+  </ul>`;
+
+const useStoreNames = () => {
+  const stores = useLoad(
+    (signal) =>
+      get<{ stores: ReadonlyArray<{ id: number; name: string }> }>("/api/v1/stores", signal),
+    [],
+  );
+  return new Map(
+    stores.load.state === "ready" ? stores.load.value.stores.map((s) => [s.id, s.name]) : [],
+  );
+};
+
+export const ImportsPage = (props: { session: Session }) => {
+  const storeNames = useStoreNames();
+  const [templateBusy, setTemplateBusy] = useState(false);
+  const [templateError, setTemplateError] = useState<string | null>(null);
+  const [busy, setBusy] = useState<"preview" | "commit" | null>(null);
+  const [problems, setProblems] = useState<string[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [preview, setPreview] = useState<ImportBatch | null>(null);
+  const [committed, setCommitted] = useState<ImportBatch | null>(null);
+  // One key per request: kept while the same file and reason are sent again after a failure.
+  const [previewKey, setPreviewKey] = useState<{ signature: string; key: string } | null>(null);
+  const [commitKey, setCommitKey] = useState<{ batch: number; key: string } | null>(null);
+
+  if (!props.session.may("write")) {
+    return html`
+      <h1 tabindex="-1">${t("importsTitle")}</h1>
+      <p class="alert" role="alert">${t("forbidden")}</p>
+    `;
+  }
+
+  const getTemplate = async () => {
+    setTemplateBusy(true);
+    setTemplateError(null);
+    try {
+      download(await get<Template>("/api/v1/imports/template"));
+    } catch (failure) {
+      setTemplateError((failure as Error).message);
+    } finally {
+      setTemplateBusy(false);
+    }
+  };
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const file = (form.elements.namedItem("file") as HTMLInputElement).files?.[0];
+    const reason = (form.elements.namedItem("reason") as HTMLInputElement).value;
+    if (file === undefined) return;
+    setBusy("preview");
+    setProblems(null);
+    setError(null);
+    setPreview(null);
+    setCommitted(null);
+    try {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      const content = base64Of(bytes);
+      const signature = `${file.name}\u0000${reason}\u0000${content.length}\u0000${
+        content.slice(0, 64)
+      }`;
+      const key = previewKey?.signature === signature ? previewKey.key : crypto.randomUUID();
+      setPreviewKey({ signature, key });
+      const batch = await call<ImportBatch>("POST", "/api/v1/imports/preview", {
+        headers: { "idempotency-key": key },
+        body: { filename: file.name, content_base64: content, reason },
+      });
+      setPreview(batch);
+      setCommitKey({ batch: batch.id, key: crypto.randomUUID() });
+    } catch (failure) {
+      if (failure instanceof ApiError && failure.code === "INVALID_FILE") {
+        setProblems(failure.message.split("\n").slice(1).map((line) => line.replace(/^- /, "")));
+        setError(failure.message.split("\n")[0]);
+      } else {
+        setError(failure instanceof ApiError ? conflictText(failure) : (failure as Error).message);
+      }
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const commit = async () => {
+    if (preview === null || commitKey === null) return;
+    setBusy("commit");
+    setError(null);
+    try {
+      const batch = await call<ImportBatch>("POST", `/api/v1/imports/${preview.id}/commit`, {
+        headers: { "idempotency-key": commitKey.key },
+        body: {},
+      });
+      setCommitted(batch);
+    } catch (failure) {
+      setError(failure instanceof ApiError ? conflictText(failure) : (failure as Error).message);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const changing = (b: ImportBatch) =>
+    ["INSERT", "UPDATE", "RELINK", "RESTORE", "VOID"].reduce(
+      (n, a) => n + (b.action_counts[a] ?? 0),
+      0,
+    );
+
+  return html`<h1 tabindex="-1">${t("importsTitle")}</h1>
+    <p>${t("importsIntro")}</p>
+    <section aria-labelledby="template-title">
+      <h2 id="template-title">${t("template")}</h2>
+      <button type="button" onClick=${getTemplate} disabled=${templateBusy} data-testid="template">
+        ${templateBusy ? t("preparing") : t("downloadTemplate")}
+      </button>
+      ${templateError && html`<p class="alert" role="alert">${templateError}</p>`}
+    </section>
+    <section aria-labelledby="upload-title">
+      <h2 id="upload-title">${t("upload")}</h2>
+      <form class="upload" onSubmit=${submit}>
+        <label><span>${t("fileLabel")}</span>
+          <input name="file" type="file" required accept=".xlsx,.csv,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" />
+        </label>
+        <label><span>${t("reasonLabel")}</span>
+          <input name="reason" required maxlength="500" placeholder=${t("reasonHint")} />
+        </label>
+        <button type="submit" disabled=${busy !== null}>${
+    busy === "preview" ? t("previewing") : t("previewButton")
+  }</button>
+      </form>
+      ${
+    error &&
+    html`<div class="alert" role="alert" data-testid="import-error"><p>${error}</p>${
+      problems && html`
+        <p>${t("fileRejected")}</p>
+        <ul class="problems">${problems.map((p) => html`<li>${p}</li>`)}</ul>
+      `
+    }</div>`
+  }
+    </section>
+    ${
+    preview &&
+    html`<section aria-labelledby="preview-title" data-testid="preview">
+      <h2 id="preview-title">${t("previewTitle", { batch: preview.batch_no })}</h2>
+      <p>${t("counts", { total: preview.total_rows })} · ${preview.filename}</p>
+      <${Counts} counts=${preview.action_counts} />
+      ${
+      committed === null
+        ? html`<button type="button" class="primary" onClick=${commit} disabled=${
+          busy !== null
+        } data-testid="commit">
+            ${busy === "commit" ? t("committing") : t("commit")}
+          </button>`
+        : html`<p class="notice" role="status" data-testid="committed">${
+          t("committedOk", { n: changing(committed) })
+        }
+            ${
+          props.session.may("raw") && html`
+            <${Link} href=${`/console/imports/${committed.id}`}>${t("openBatch")}<//>
+          `
+        }</p>`
+    }
+      <${RowsByAction} rows=${preview.rows} storeNames=${storeNames} />
+    </section>`
+  }`;
+};
+
+const PAGE_ROWS = 500;
+
+export const BatchPage = (props: { session: Session; batchId: number; query: URLSearchParams }) => {
+  const storeNames = useStoreNames();
+  const offset = Math.max(0, Number(props.query.get("offset") ?? 0) || 0);
+  const batch = useLoad(
+    (signal) =>
+      get<ImportBatch>(
+        `/api/v1/imports/${props.batchId}?row_offset=${offset}&row_limit=${PAGE_ROWS}`,
+        signal,
+      ),
+    [props.batchId, offset],
+  );
+  const page = (at: number) => navigate(`/console/imports/${props.batchId}?offset=${at}`);
+  return html`
+    <p>
+      <${Link} href="/console/imports">← ${t("importsTitle")}<//></p>
+        <${Loaded} load=${batch.load} retry=${batch.reload}>${(b: ImportBatch) =>
+          html`
+            <h1 tabindex="-1">${t("batchTitle", { batch: b.batch_no })}</h1>
+            <dl class="summary">
+              <div>
+                <dt>${t("status")}</dt>
+                <dd data-testid="batch-status">${b.status}</dd>
+              </div>
+              <div>
+                <dt>${t("file")}</dt>
+                <dd>${show(b.filename)}</dd>
+              </div>
+              <div>
+                <dt>${t("uploaded")}</dt>
+                <dd>${b.uploaded_at}</dd>
+              </div>
+              <div>
+                <dt>${t("committed")}</dt>
+                <dd>${show(b.committed_at)}</dd>
+              </div>
+              <div>
+                <dt>${t("reason")}</dt>
+                <dd>${show(b.change_reason)}</dd>
+              </div>
+            </dl>
+            <${Counts} counts=${b.action_counts} />
+            <p class="muted">${t("rowsShown", {
+              from: b.total_rows === 0 ? 0 : offset + 1,
+              to: Math.min(b.total_rows, offset + b.rows.length),
+              total: b.total_rows,
+            })}</p>
+            <div class="pager">
+              <button type="button" disabled=${offset === 0} onClick=${() =>
+                page(Math.max(0, offset - PAGE_ROWS))}>${t("previous")}</button>
+              <button type="button" disabled=${offset + PAGE_ROWS >= b.total_rows} onClick=${() =>
+                page(offset + PAGE_ROWS)}>${t("next")}</button>
+            </div>
+            <${RowsByAction} rows=${b.rows} storeNames=${storeNames} />
+          `}<//>
+  `;
+};

@@ -1,0 +1,58 @@
+/// <reference lib="dom" />
+// Sign-in: the key goes once to POST /auth/session and is dropped; the cookie it buys is HttpOnly.
+import { useState } from "preact/hooks";
+import { ApiError, call } from "../api.ts";
+import { t } from "../i18n.ts";
+import { html } from "../ui.ts";
+
+export const SignIn = (props: { message: string | null; onSignedIn: () => void }) => {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const input = form.elements.namedItem("access_key") as HTMLInputElement;
+    const key = input.value.trim();
+    if (key === "") return;
+    setBusy(true);
+    setError(null);
+    try {
+      await call("POST", "/auth/session", { body: { access_key: key } });
+      input.value = "";
+      props.onSignedIn();
+    } catch (failure) {
+      setError(
+        failure instanceof ApiError && failure.status === 401
+          ? t("badKey")
+          : (failure as Error).message,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return html`<main id="main" class="signin">
+    <h1 tabindex="-1">${t("appTitle")}</h1>
+    <h2>${t("signInTitle")}</h2>
+    <p>${t("signInIntro")}</p>
+    ${
+    props.message &&
+    html`<p class="notice" role="status" data-testid="signin-message">${props.message}</p>`
+  }
+    <form onSubmit=${submit} autocomplete="off">
+      <label for="access_key">${t("accessKey")}</label>
+      <input
+        id="access_key"
+        name="access_key"
+        type="password"
+        required
+        maxlength="200"
+        autocomplete="off"
+        spellcheck="false"
+      />
+      <button type="submit" disabled=${busy}>${busy ? t("signingIn") : t("signIn")}</button>
+      ${error && html`<p class="alert" role="alert" data-testid="signin-error">${error}</p>`}
+    </form>
+  </main>`;
+};

@@ -1,0 +1,554 @@
+/// <reference lib="dom" />
+// A store: its energy over a range (chart and days), savings metrics, periods and reference data,
+// with the profile edit for those who may.
+import { useState } from "preact/hooks";
+import {
+  ApiError,
+  call,
+  type EnergyResponse,
+  get,
+  type Hours,
+  type MetricsResponse,
+  type MetricSummary,
+  type PeriodOverview,
+  type StoreReference,
+} from "../api.ts";
+import { EnergyChart } from "../chart.ts";
+import { t, words } from "../i18n.ts";
+import type { Session } from "../main.ts";
+import {
+  addDays,
+  Code,
+  daysBetween,
+  Flag,
+  html,
+  isDate,
+  Link,
+  Loaded,
+  navigate,
+  show,
+  Table,
+  useLoad,
+} from "../ui.ts";
+
+const ENERGY_MAX_DAYS = 366;
+
+// The range asked for, else the last 366 days of the dataset (contract: the dataset's range is
+// the reference client's default).
+const rangeOf = (session: Session, query: URLSearchParams) => {
+  const { start: first, end: last } = session.dataset;
+  const end = isDate(query.get("end")) ? query.get("end")! : last;
+  const fallback = addDays(end, -(ENERGY_MAX_DAYS - 1));
+  const start = isDate(query.get("start"))
+    ? query.get("start")!
+    : fallback < first
+    ? first
+    : fallback;
+  return { start, end };
+};
+
+const RangeForm = (props: { session: Session; storeId: number; start: string; end: string }) => {
+  const [error, setError] = useState<string | null>(null);
+  const { start: first, end: last } = props.session.dataset;
+  const go = (start: string, end: string) =>
+    navigate(`/console/stores/${props.storeId}?start=${start}&end=${end}`);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const start = (form.elements.namedItem("start") as HTMLInputElement).value;
+    const end = (form.elements.namedItem("end") as HTMLInputElement).value;
+    if (!isDate(start) || !isDate(end) || start > end) return setError(t("rangeOrder"));
+    if (daysBetween(start, end) > ENERGY_MAX_DAYS) return setError(t("rangeTooLong"));
+    setError(null);
+    go(start, end);
+  };
+  const year = Number(last.slice(0, 4)) - (last.slice(5) < "09-30" ? 1 : 0);
+  return html`<form class="range" onSubmit=${submit}>
+    <label><span>${t("start")}</span>
+      <input name="start" type="date" value=${props.start} min=${first} max=${last} required />
+    </label>
+    <label><span>${t("end")}</span>
+      <input name="end" type="date" value=${props.end} min=${first} max=${last} required />
+    </label>
+    <button type="submit">${t("apply")}</button>
+    <span class="presets" role="group" aria-label=${t("presets")}>
+      <button type="button" onClick=${() => go(addDays(last, -29), last)}>${t("last30")}</button>
+      <button type="button" onClick=${() =>
+    go(addDays(last, -365) < first ? first : addDays(last, -365), last)}>${t("last366")}</button>
+      <button type="button" onClick=${() => go(`${year}-06-01`, `${year}-09-30`)}>${
+    t("summer", { year })
+  }</button>
+    </span>
+    ${error && html`<p class="alert" role="alert">${error}</p>`}
+  </form>`;
+};
+
+const EnergySection = (props: {
+  session: Session;
+  storeId: number;
+  scopeId: number;
+  start: string;
+  end: string;
+}) => {
+  const q = `scope_id=${props.scopeId}&start=${props.start}&end=${props.end}`;
+  const energy = useLoad(
+    (signal) => get<EnergyResponse>(`/api/v1/stores/${props.storeId}/energy?${q}`, signal),
+    [props.storeId, q],
+  );
+  const metrics = useLoad(
+    (signal) => get<MetricsResponse>(`/api/v1/stores/${props.storeId}/metrics?${q}`, signal),
+    [props.storeId, q],
+  );
+  const raw = props.session.may("raw");
+  return html`
+    <section aria-labelledby="energy-title">
+      <h2 id="energy-title">${t("energyTitle")} · ${props.start} – ${props.end}</h2>
+      <${Loaded} load=${energy.load} retry=${energy.reload}>${(e: EnergyResponse) =>
+        html`
+          <${EnergyChart}
+            days=${e.days}
+            metrics=${metrics.load.state === "ready" ? metrics.load.value.days : null}
+          />
+          <dl class="summary" data-testid="energy-summary">
+            <div>
+              <dt>${t("requested")}</dt>
+              <dd>${e.summary.requested_days}</dd>
+            </div>
+            <div>
+              <dt>${t("available")}</dt>
+              <dd>${e.summary.available_days}</dd>
+            </div>
+            <div>
+              <dt>${t("missing")}</dt>
+              <dd>${e.summary.missing_days}</dd>
+            </div>
+            <div>
+              <dt>${t("voided")}</dt>
+              <dd>${e.summary.void_days}</dd>
+            </div>
+            <div>
+              <dt>${t("total")}</dt>
+              <dd>${show(e.summary.available_energy_kwh)}</dd>
+            </div>
+            <div>
+              <dt>${t("complete")}</dt>
+              <dd>${e.summary.complete ? t("yes") : t("no")}</dd>
+            </div>
+          </dl>
+          <details class="days">
+            <summary>${t("daysTable")} (${e.days.length})</summary>
+            <${Table}
+              caption=${t("daysTable")}
+              head=${[
+                t("date"),
+                t("kwh"),
+                t("status"),
+                t("source"),
+                t("quality"),
+                t("note"),
+                t("revision"),
+              ]}
+            >
+                    ${e.days.map((d) =>
+                      html`
+                        <tr data-testid="day-row" data-date=${d.business_date}>
+                          <th scope="row">${raw && d.energy_id !== null
+                            ? html`<${Link} href=${`/console/stores/${props.storeId}/days/${d.business_date}`}>${d.business_date}<//>`
+                            : d.business_date}</th>
+                          <td class="num" data-testid="kwh">${show(d.energy_kwh)}</td>
+                          <td>
+                            <${Code} code=${d.status} />
+                          </td>
+                          <td>${d.source_label}</td>
+                          <td>${show(d.quality_status)}</td>
+                          <td>${show(d.quality_note)}</td>
+                          <td class="num">${show(d.revision_no)}</td>
+                        </tr>
+                      `
+                    )}
+                  <//>
+                </details>
+        `}<//>
+        <${MetricsSection} load=${metrics.load} retry=${metrics.reload} />
+      </section>
+  `;
+};
+
+const Cards = (props: { summary: MetricSummary }) => {
+  const s = props.summary;
+  const card = (label: string, value: string | null, unit = "kWh") =>
+    html`
+      <div
+        class="card"><span class="label">${label}</span><span class="value">${show(
+          value,
+        )}</span>${value !== null ? html`<span class="unit">${unit}</span>` : ""}</div>
+    `;
+  return html`
+    <div class="cards" data-testid="metric-cards">
+        ${card(t("actual"), s.actual_kwh)}
+        ${card(t("matchedEba"), s.matched_eba_kwh)}
+        ${card(t("aes"), s.aes_kwh)}
+        ${card(t("aer"), s.aer_percent, "%")}
+        ${card(t("tes180"), s.tes_180_kwh)}
+        ${card(t("tes210"), s.tes_210_kwh)}
+        <div class="card flags">
+          <span><${Flag} value=${s.eba_pass} /> ${t("ebaPass")}</span>
+          <span><${Flag} value=${s.tes_pass} /> ${t("tesPass")}</span>
+          <span><${Flag} value=${s.tes_180_pass} /> ${t("tes180Pass")}</span>
+          <span><${Flag} value=${s.tes_210_pass} /> ${t("tes210Pass")}</span>
+          <span><${Flag} value=${s.tev_pass} /> ${t("tevPass")}</span>
+        </div>
+      </div>
+    <p class="muted">${t("matchedDays", {
+      matched: s.matched_days,
+      requested: s.requested_days,
+    })}</p>
+  `;
+};
+
+const MetricsSection = (props: {
+  load: ReturnType<typeof useLoad<MetricsResponse>>["load"];
+  retry: () => void;
+}) =>
+  html`
+    <section aria-labelledby="metrics-title">
+      <h2 id="metrics-title">${t("metricsTitle")}</h2>
+      <${Loaded} load=${props.load} retry=${props.retry}>${(m: MetricsResponse) =>
+        html`
+          <${Cards} summary=${m.summary} />
+          <${Table} caption=${t("availability")} head=${[
+            t("details"),
+            t("status"),
+            t("available"),
+            t("reason"),
+          ]}>
+                  ${m.availability.map((a) =>
+                    html`
+                      <tr>
+                        <th scope="row">${a.label}</th>
+                        <td>
+                          <${Code} code=${a.status} />
+                        </td>
+                        <td class="num">${a.available_days} / ${a.requested_days}</td>
+                        <td>${a.reasons.length === 0
+                          ? t("none")
+                          : a.reasons.map(words).join("; ")}</td>
+                      </tr>
+                    `
+                  )}
+                <//>
+                ${m.notes.length > 0 &&
+                  html`
+                    <h3>${t("notes")}</h3>
+                    <ul class="notes">${m.notes.map((n) => html`<li>${n}</li>`)}</ul>
+                  `}
+        `}<//>
+      </section>
+  `;
+
+const PeriodsSection = (props: { storeId: number; scopeId: number; asOf: string }) => {
+  const periods = useLoad(
+    (signal) =>
+      get<PeriodOverview>(
+        `/api/v1/stores/${props.storeId}/periods?scope_id=${props.scopeId}&as_of=${props.asOf}`,
+        signal,
+      ),
+    [props.storeId, props.asOf],
+  );
+  return html`
+    <section aria-labelledby="periods-title">
+      <h2 id="periods-title">${t("periodsTitle", { date: props.asOf })}</h2>
+      <${Loaded} load=${periods.load} retry=${periods.reload}>${(p: PeriodOverview) =>
+        html`
+          <${Table}
+            caption=${t("periodsTitle", { date: props.asOf })}
+            head=${[
+              t("period"),
+              t("range"),
+              t("actual"),
+              t("matchedEba"),
+              t("aes"),
+              t("aer"),
+              t("ebaPass"),
+            ]}
+          >
+                  ${p.periods.map((r) =>
+                    html`
+                      <tr data-testid="period-row">
+                        <th scope="row">${t(r.key)}</th>
+                        <td>${r.start} – ${r.end}</td>
+                        <td class="num">${show(r.summary.actual_kwh)}</td>
+                        <td class="num">${show(r.summary.matched_eba_kwh)}</td>
+                        <td class="num">${show(r.summary.aes_kwh)}</td>
+                        <td class="num">${show(r.summary.aer_percent)}</td>
+                        <td>
+                          <${Flag} value=${r.summary.eba_pass} />
+                        </td>
+                      </tr>
+                    `
+                  )}
+                <//>
+        `}<//>
+      </section>
+  `;
+};
+
+const hours = (list: ReadonlyArray<Hours> | null) =>
+  list === null
+    ? t("none")
+    : list.map((h) => `${h.start}–${h.end}${h.next_day ? " (+1)" : ""}`).join(", ");
+
+const ProfileEdit = (
+  props: { storeId: number; reference: StoreReference; onSaved: () => void },
+) => {
+  const profile = props.reference.profile;
+  const [name, setName] = useState(profile.name);
+  const [address, setAddress] = useState(profile.address ?? "");
+  const [version, setVersion] = useState(profile.version);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<
+    { kind: "ok" | "alert"; text: string; changes?: string[] } | null
+  >(null);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setMessage(null);
+    try {
+      const result = await call<{ status: string; profile: { version: number } }>(
+        "PATCH",
+        `/api/v1/stores/${props.storeId}/profile`,
+        { body: { name, address, expected_version: version } },
+      );
+      setVersion(result.profile.version);
+      setMessage({
+        kind: "ok",
+        text: result.status === "UPDATED"
+          ? t("saved", { v: result.profile.version })
+          : t("unchanged"),
+      });
+      props.onSaved();
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "STALE_VERSION") {
+        // Read the profile again and show what the other change did.
+        const now = await get<StoreReference>(`/api/v1/stores/${props.storeId}/reference`);
+        const changes: string[] = [];
+        if (now.profile.name !== profile.name) {
+          changes.push(
+            t("theyChanged", { field: t("name"), from: profile.name, to: now.profile.name }),
+          );
+        }
+        if ((now.profile.address ?? "") !== (profile.address ?? "")) {
+          changes.push(
+            t("theyChanged", {
+              field: t("address"),
+              from: profile.address ?? "",
+              to: now.profile.address ?? "",
+            }),
+          );
+        }
+        setName(now.profile.name);
+        setAddress(now.profile.address ?? "");
+        setVersion(now.profile.version);
+        setMessage({ kind: "alert", text: t("staleVersion", { v: now.profile.version }), changes });
+      } else if (error instanceof ApiError && error.code === "NAME_TAKEN") {
+        setMessage({ kind: "alert", text: t("nameTaken") });
+      } else {
+        setMessage({ kind: "alert", text: (error as Error).message });
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="profile-edit" onSubmit=${save} data-testid="profile-form">
+    <h4>${t("editProfile")}</h4>
+    <label><span>${t("name")}</span>
+      <input name="name" required maxlength="80" value=${name} onInput=${(e: Event) =>
+    setName((e.target as HTMLInputElement).value)} />
+    </label>
+    <label><span>${t("address")}</span>
+      <input name="address" required maxlength="200" value=${address} onInput=${(e: Event) =>
+    setAddress((e.target as HTMLInputElement).value)} />
+    </label>
+    <p class="muted">${t("version")} ${version}</p>
+    <button type="submit" disabled=${busy}>${busy ? t("saving") : t("save")}</button>
+    ${
+    message &&
+    html`<div class=${message.kind === "ok" ? "notice" : "alert"} role=${
+      message.kind === "ok" ? "status" : "alert"
+    } data-testid="profile-message">
+      <p>${message.text}</p>
+      ${
+      message.changes && message.changes.length > 0 && html`<ul>${
+        message.changes.map((c) => html`<li>${c}</li>`)
+      }</ul>`
+    }
+    </div>`
+  }
+  </form>`;
+};
+
+const ReferenceSection = (
+  props: { session: Session; storeId: number; load: ReturnType<typeof useLoad<StoreReference>> },
+) =>
+  html`
+    <section aria-labelledby="reference-title">
+      <h2 id="reference-title">${t("referenceTitle")}</h2>
+      <${Loaded} load=${props.load.load} retry=${props.load.reload}>${(r: StoreReference) => {
+        const p = r.profile;
+        return html`<div class="reference">
+      <dl class="profile" data-testid="profile">
+        <div><dt>${t("name")}</dt><dd data-testid="profile-name">${p.name}</dd></div>
+        <div><dt>${t("brand")}</dt><dd>${p.brand_name}</dd></div>
+        <div><dt>${t("city")}</dt><dd>${show(p.city)}</dd></div>
+        <div><dt>${t("address")}</dt><dd data-testid="profile-address">${show(p.address)}</dd></div>
+        <div><dt>${t("hours")}</dt><dd>${hours(p.business_hours)}</dd></div>
+        <div><dt>${t("peak")}</dt><dd>${hours(p.peak_hours)}</dd></div>
+        <div><dt>${t("mode")}</dt><dd>${show(p.business_mode)}</dd></div>
+        <div><dt>${t("settlement")}</dt><dd>${show(p.settlement_mode)}</dd></div>
+        <div><dt>${t("tags")}</dt><dd>${p.tags === null ? t("none") : p.tags.join(", ")}</dd></div>
+        <div><dt>${t("keyStore")}</dt><dd><${Code} code=${p.key_store_status} /></dd></div>
+        <div><dt>${t("version")}</dt><dd>${p.version}</dd></div>
+      </dl>
+      ${
+          r.can_edit_profile && props.session.may("write") &&
+          html`<${ProfileEdit} key=${p.version} storeId=${props.storeId} reference=${r} onSaved=${props.load.reload} />`
+        }
+      ${
+          r.target_candidate &&
+          html`<p class="muted">${
+            t("candidate")
+          }: TES-180 ${r.target_candidate.tes_180_kwh} · TES-210 ${r.target_candidate.tes_210_kwh} kWh · ${r.target_candidate.status}</p>`
+        }
+      <${Table} caption=${t("devices")} head=${[
+          t("deviceName"),
+          t("code"),
+          t("deviceType"),
+          t("material"),
+          t("status"),
+          t("observed"),
+        ]}>
+        ${
+          r.devices.map((d) =>
+            html`
+              <tr>
+                <th scope="row">${show(d.device_name)}</th>
+                <td>${d.device_code}</td>
+                <td>${d.device_type}</td>
+                <td>${show(d.material_code)}</td>
+                <td>${words(d.online_status)}</td>
+                <td>${show(d.status_observed_at)}</td>
+              </tr>
+            `
+          )
+        }
+      <//>
+      ${
+          r.strategy &&
+          html`<p>${t("strategy")}: ${show(r.strategy.configured_count)} ${t("configured")}, ${
+            show(r.strategy.dispatched_count)
+          } ${t("dispatched")} · ${r.strategy.execution_status}</p>`
+        }
+      ${
+          r.strategy_items.length > 0 &&
+          html`<${Table} caption=${t("strategy")} head=${[
+            t("name"),
+            "",
+            "",
+            t("status"),
+            t("dispatched"),
+          ]}>
+        ${
+            r.strategy_items.map((i) =>
+              html`
+                <tr>
+                  <th scope="row">${i.name}</th>
+                  <td>${show(i.date_category)}</td>
+                  <td>${show(i.day_week)}</td>
+                  <td>${show(i.publish_status)}</td>
+                  <td>${i.issue_status === 1 ? t("yes") : t("no")}</td>
+                </tr>
+              `
+            )
+          }
+      <//>`
+        }
+      <${Table} caption=${t("stageHistory")} head=${[
+          t("stage"),
+          t("validFrom"),
+          t("validTo"),
+          t("reason"),
+        ]}>
+        ${
+          r.stage_history.map((s) =>
+            html`
+              <tr>
+                <th scope="row">${s.stage}</th>
+                <td>${s.valid_from}</td>
+                <td>${show(s.valid_to)}</td>
+                <td>${s.change_reason}</td>
+              </tr>
+            `
+          )
+        }
+      <//>
+      <${Table} caption=${`${
+          t("deviceEvents")
+        } (${r.device_events.start} – ${r.device_events.end})`} head=${[
+          t("occurred"),
+          t("event"),
+          t("deviceName"),
+          t("note"),
+        ]}>
+        ${
+          r.device_events.events.map((e) =>
+            html`
+              <tr>
+                <th scope="row">${e.occurred_at}</th>
+                <td>${e.event_type}</td>
+                <td>${e.device_id}</td>
+                <td>${show(e.note)}</td>
+              </tr>
+            `
+          )
+        }
+      <//>
+    </div>`;
+      }}<//>
+      </section>
+  `;
+
+export const StorePage = (props: { session: Session; storeId: number; query: URLSearchParams }) => {
+  const { start, end } = rangeOf(props.session, props.query);
+  const reference = useLoad(
+    (signal) => get<StoreReference>(`/api/v1/stores/${props.storeId}/reference`, signal),
+    [props.storeId],
+  );
+  const stores = useLoad(
+    (signal) =>
+      get<{ stores: ReadonlyArray<{ id: number; scope_id: number; name: string }> }>(
+        "/api/v1/stores",
+        signal,
+      ),
+    [],
+  );
+  const store = stores.load.state === "ready"
+    ? stores.load.value.stores.find((s) => s.id === props.storeId)
+    : undefined;
+  return html`
+    <p>
+      <${Link} href="/console/stores">← ${t("backToStores")}<//></p>
+        <h1 tabindex="-1" data-testid="store-title">${store?.name ??
+          (reference.load.state === "ready" ? reference.load.value.profile.name : t("store"))}</h1>
+        <${Loaded} load=${stores.load} retry=${stores.reload}>${() =>
+          store === undefined ? html`<p class="alert" role="alert">${t("forbidden")}</p>` : html`
+            <${RangeForm} session=${props.session} storeId=${props
+              .storeId} start=${start} end=${end} />
+            <${EnergySection} session=${props.session} storeId=${props.storeId} scopeId=${store
+              .scope_id} start=${start}
+              end=${end} />
+            <${PeriodsSection} storeId=${props.storeId} scopeId=${store.scope_id} asOf=${end} />
+            <${ReferenceSection} session=${props.session} storeId=${props
+              .storeId} load=${reference} />
+          `}<//>
+  `;
+};

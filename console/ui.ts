@@ -1,0 +1,142 @@
+/// <reference lib="dom" />
+// Shared pieces of the console: htm bound to Preact, routing by the History API, dates, and the
+// small components every page uses (a value or a dash, a loading or error state, a table).
+import { h } from "preact";
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import htmModule from "htm";
+import { ApiError } from "./api.ts";
+import { t, words } from "./i18n.ts";
+
+// htm's types describe a CommonJS export; its default export is the function itself.
+const htm = htmModule as unknown as {
+  // A template is a node or a list of nodes, used wherever children are.
+  // deno-lint-ignore no-explicit-any
+  bind: (f: typeof h) => (strings: TemplateStringsArray, ...values: unknown[]) => any;
+};
+export const html = htm.bind(h);
+
+// --- Routing: paths under /console, changed with pushState; links are real <a href>.
+
+const listeners = new Set<() => void>();
+export const navigate = (path: string) => {
+  if (path !== location.pathname + location.search) history.pushState(null, "", path);
+  listeners.forEach((l) => l());
+  // The new page's heading takes the focus, so a screen reader announces it.
+  queueMicrotask(() => (document.querySelector("main h1") as HTMLElement | null)?.focus());
+};
+addEventListener("popstate", () => listeners.forEach((l) => l()));
+
+export const useLocation = () => {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const listener = () => setTick((n) => n + 1);
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  }, []);
+  return { path: location.pathname, query: new URLSearchParams(location.search) };
+};
+
+// A link handled by the console (a modified click opens a new tab as usual).
+export const Link = (props: { href: string; children: ComponentChildren; class?: string }) =>
+  html`
+    <a
+      href=${props.href}
+      class=${props.class}
+      onClick=${(event: MouseEvent) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+        event.preventDefault();
+        navigate(props.href);
+      }}
+    >${props.children}</a>
+  `;
+
+// --- Dates (YYYY-MM-DD, calendar days: no time zone arithmetic).
+
+export const addDays = (date: string, days: number) => {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+};
+export const daysBetween = (start: string, end: string) =>
+  Math.round((Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / 86_400_000) + 1;
+export const isDate = (text: string | null): text is string =>
+  text !== null && /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text));
+
+// --- Values: exactly as the service sent them, a dash for null.
+
+export const show = (value: string | number | null | undefined) =>
+  value === null || value === undefined || value === "" ? t("none") : String(value);
+
+export const Flag = (props: { value: boolean | null }) =>
+  props.value === null
+    ? html`<span class="dash">${t("none")}</span>`
+    : html`<span class=${props.value ? "flag pass" : "flag fail"}>${
+      props.value ? t("pass") : t("fail")
+    }</span>`;
+
+export const Code = (props: { code: string | null | undefined }) =>
+  html`<span class="code" title=${props.code ?? ""}>${words(props.code)}</span>`;
+
+// --- Loading states.
+
+export type Load<T> =
+  | { readonly state: "loading" }
+  | { readonly state: "failed"; readonly error: ApiError }
+  | { readonly state: "ready"; readonly value: T };
+
+// Loads `fetcher()` when `deps` change; `reload` runs it again.
+export const useLoad = <T>(fetcher: (signal: AbortSignal) => Promise<T>, deps: unknown[]) => {
+  const [load, setLoad] = useState<Load<T>>({ state: "loading" });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    const controller = new AbortController();
+    setLoad({ state: "loading" });
+    fetcher(controller.signal).then(
+      (value) => !controller.signal.aborted && setLoad({ state: "ready", value }),
+      (error) =>
+        !controller.signal.aborted &&
+        setLoad({
+          state: "failed",
+          error: error instanceof ApiError ? error : new ApiError(0, "UNKNOWN", String(error)),
+        }),
+    );
+    return () => controller.abort();
+  }, [...deps, round]);
+  return { load, reload: () => setRound((n) => n + 1) };
+};
+
+export const errorText = (error: ApiError) =>
+  error.status === 403
+    ? `${t("forbidden")} (${error.message})`
+    : error.status === 404
+    ? `${t("notFound")} (${error.message})`
+    : error.message;
+
+export const Loaded = <T>(props: {
+  load: Load<T>;
+  retry?: () => void;
+  children: (value: T) => ComponentChildren;
+}) =>
+  props.load.state === "loading"
+    ? html`<p class="muted" role="status">${t("loading")}</p>`
+    : props.load.state === "failed"
+    ? html`<div class="alert" role="alert">
+      <p>${errorText(props.load.error)}</p>
+      ${props.retry && html`<button type="button" onClick=${props.retry}>${t("retry")}</button>`}
+    </div>`
+    : props.children(props.load.value);
+
+// A table that scrolls sideways on a narrow screen, with a caption for screen readers.
+export const Table = (props: { caption: string; head: string[]; children: ComponentChildren }) =>
+  html`
+    <div class="table-wrap" tabindex="0" role="region" aria-label=${props.caption}>
+      <table>
+        <caption>${props.caption}</caption>
+        <thead>
+          <tr>${props.head.map((cell) => html`<th scope="col">${cell}</th>`)}</tr>
+        </thead>
+        <tbody>${props.children}</tbody>
+      </table>
+    </div>
+  `;

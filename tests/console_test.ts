@@ -1,0 +1,542 @@
+// The browser console end to end in a real browser (Debian's chromium, driven by puppeteer-core):
+// the service runs as a process over a fresh database with the demo, and each journey of a person
+// is walked through the pages, leaving a screenshot in .data/screenshots/. Without chromium on the
+// machine (CHROMIUM_PATH, else /usr/bin/chromium) the journeys are skipped; CI installs it.
+import assert from "node:assert/strict";
+import ExcelJS from "exceljs";
+import pg from "pg";
+// @ts-types="./puppeteer_core.d.ts"
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { buildConsole } from "../src/console/build.ts";
+import { testDatabaseUrl } from "./db.ts";
+
+const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+const hasChromium = (() => {
+  try {
+    return Deno.statSync(CHROMIUM).isFile;
+  } catch {
+    return false;
+  }
+})();
+const SHOTS = new URL("../.data/screenshots/", import.meta.url);
+
+interface DemoKey {
+  readonly member: string;
+  readonly key: string;
+  readonly stores: ReadonlyArray<number> | null;
+}
+
+interface Running {
+  readonly base: string;
+  readonly keys: ReadonlyArray<DemoKey>;
+  readonly browser: Browser;
+  readonly stop: () => Promise<void>;
+}
+
+const adminQuery = async (text: string) => {
+  const client = new pg.Client({ connectionString: testDatabaseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+};
+
+// The service as a person starts it (demo on first start), on a free loopback port.
+const start = async (): Promise<Running> => {
+  await buildConsole();
+  const dataDir = await Deno.makeTempDir({ prefix: "console-test-" });
+  let databaseUrl = "";
+  let drop = async () => {};
+  if (testDatabaseUrl) {
+    const name = `console_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const url = new URL(testDatabaseUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    drop = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "src/main.ts"],
+    cwd: new URL("..", import.meta.url),
+    env: {
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "info",
+      BUILD_CONSOLE: "false",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let port = 0;
+  while (port === 0) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the service stopped before it was ready:\n${seen}`);
+    seen += value;
+    port = Number(/ready on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1] ?? 0);
+  }
+  const draining = (async () => {
+    while (!(await reader.read()).done) { /* the access log */ }
+  })();
+  child.stderr.cancel();
+  const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`)) as DemoKey[];
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--lang=en-US",
+    ],
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    keys,
+    browser,
+    stop: async () => {
+      await browser.close();
+      child.kill("SIGTERM");
+      await child.status;
+      await draining.catch(() => {});
+      await drop();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+};
+
+const keyOf = (run: Running, member: string) => run.keys.find((k) => k.member === member)!;
+
+const shoot = async (page: Page, name: string, fullPage = true) => {
+  await Deno.mkdir(SHOTS, { recursive: true });
+  await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage });
+};
+
+// The page of the journey under way: shot when the journey fails, closed when it ends.
+let current: Page | undefined;
+
+// Each journey in its own browser profile, as another person on another machine.
+const openPage = async (run: Running, width = 1280) => {
+  const context = await run.browser.createBrowserContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const close = page.close.bind(page);
+  let closed = false;
+  page.close = async () => {
+    if (closed) return;
+    closed = true;
+    await close();
+    await context.close();
+  };
+  current = page;
+  await page.setViewport({ width, height: 900 });
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  return { page, errors };
+};
+
+const signIn = async (run: Running, page: Page, member: string) => {
+  await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#access_key");
+  await page.type("#access_key", keyOf(run, member).key);
+  await page.click("form button[type=submit]");
+  await page.waitForSelector("[data-testid=store-row]", { timeout: 20_000 });
+};
+
+// An API answer as the signed-in page gets it (its cookie).
+const api = <T>(page: Page, path: string) =>
+  page.evaluate(async (p: string) => {
+    const response = await fetch(p, { credentials: "same-origin" });
+    return { status: response.status, body: await response.json() };
+  }, path) as Promise<{ status: number; body: T }>;
+
+const texts = (page: Page, selector: string) =>
+  page.$$eval(selector, (nodes) => nodes.map((n) => (n.textContent ?? "").trim()));
+
+const journey = (t: Deno.TestContext, name: string, fn: () => Promise<void>) =>
+  t.step(name, async () => {
+    try {
+      await fn();
+    } catch (error) {
+      if (current !== undefined) {
+        await shoot(current, `failed-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`)
+          .catch(() => {});
+      }
+      throw error;
+    } finally {
+      await current?.close().catch(() => {});
+      current = undefined;
+    }
+  });
+
+Deno.test({
+  name: "console journeys in a real browser",
+  ignore: !hasChromium,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    const run = await start();
+    try {
+      await journey(t, "the page is served with a strict policy, and offline", async () => {
+        const answer = await fetch(`${run.base}/console/stores`);
+        await answer.body?.cancel();
+        assert.equal(answer.status, 200);
+        const csp = answer.headers.get("content-security-policy") ?? "";
+        assert.match(csp, /script-src 'self'/);
+        assert.match(csp, /frame-ancestors 'none'/);
+        assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+        assert.equal(answer.headers.get("x-content-type-options"), "nosniff");
+        const { page, errors } = await openPage(run);
+        const outside: string[] = [];
+        page.on("request", (request) => {
+          if (!request.url().startsWith(run.base) && !request.url().startsWith("data:")) {
+            outside.push(request.url());
+          }
+        });
+        await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
+        await page.waitForSelector("#access_key");
+        await shoot(page, "01-sign-in");
+        assert.deepEqual(outside, [], "nothing is fetched from another origin");
+        assert.deepEqual(errors, []);
+        await page.close();
+      });
+
+      await journey(
+        t,
+        "a wrong key is refused in words; a key never lands in storage or the URL",
+        async () => {
+          const { page } = await openPage(run);
+          await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
+          await page.type("#access_key", "esk_not-a-real-key");
+          await page.click("form button[type=submit]");
+          await page.waitForSelector("[data-testid=signin-error]");
+          assert.match(
+            (await texts(page, "[data-testid=signin-error]"))[0],
+            /not valid|expired|revoked/,
+          );
+          const key = keyOf(run, "demo-manager").key;
+          await page.$eval("#access_key", (el) => {
+            (el as unknown as { value: string }).value = "";
+          });
+          await page.type("#access_key", key);
+          await page.click("form button[type=submit]");
+          await page.waitForSelector("[data-testid=store-row]");
+          const stored = await page.evaluate(
+            "JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + " +
+              "location.href + document.documentElement.outerHTML",
+          ) as string;
+          assert.ok(!stored.includes(key), "the key is nowhere in the page");
+          const cookies = await page.cookies();
+          assert.ok(cookies.every((c) => c.value !== key && c.httpOnly));
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "an analyst signs in and sees every store, the dataset and what the key may do",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          assert.equal((await page.$$("[data-testid=store-row]")).length, 60);
+          const banner = (await texts(page, "[data-testid=dataset]"))[0];
+          assert.match(banner, /2025-01-01 – 2026-11-20/);
+          const perms = (await texts(page, "[data-testid=permissions]"))[0];
+          assert.match(perms, /read/);
+          assert.match(perms, /write/);
+          assert.match(perms, /raw/);
+          assert.ok(await page.$("nav a[href='/console/imports']"), "imports are offered");
+          // The search narrows the table.
+          const first = (await texts(page, "[data-testid=store-row] th"))[0];
+          await page.type("input[type=search]", first);
+          const shown = await texts(page, "[data-testid=store-row] th");
+          assert.ok(shown.length >= 1 && shown.every((name) => name.includes(first)));
+          await shoot(page, "02-stores");
+          assert.deepEqual(errors, []);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "a store's chart is drawn and its table shows the API's strings",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          const clicked = performance.now();
+          await page.click("[data-testid=store-row] a");
+          await page.waitForSelector("[data-testid=chart] canvas");
+          await page.waitForSelector("[data-testid=metric-cards]");
+          // A figure for the record (not a goal): from the click to a drawn year of days.
+          console.log(
+            `store page drawn ${Math.round(performance.now() - clicked)} ms after the click`,
+          );
+          await shoot(page, "03-store-top", false);
+          const drawn = await page.$eval("[data-testid=chart] canvas", (canvas) => {
+            const c = canvas as unknown as {
+              width: number;
+              height: number;
+              getContext(kind: "2d"): {
+                getImageData(
+                  x: number,
+                  y: number,
+                  w: number,
+                  h: number,
+                ): { data: Uint8ClampedArray };
+              };
+            };
+            const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+            const colors = new Set<number>();
+            for (let i = 0; i < data.length; i += 16) {
+              colors.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+            }
+            return colors.size;
+          });
+          assert.ok(drawn > 5, `the canvas is not blank (${drawn} colors)`);
+          const path = new URL(page.url());
+          const storeId = path.pathname.split("/")[3];
+          const stores = await api<{ stores: Array<{ id: number; scope_id: number }> }>(
+            page,
+            "/api/v1/stores",
+          );
+          const scope = stores.body.stores.find((s) => String(s.id) === storeId)!.scope_id;
+          const energy = await api<
+            { days: Array<{ business_date: string; energy_kwh: string | null }> }
+          >(
+            page,
+            `/api/v1/stores/${storeId}/energy?scope_id=${scope}&start=2025-11-20&end=2026-11-20`,
+          );
+          await page.click("details.days summary");
+          const shown = await page.$$eval("[data-testid=day-row]", (rows) =>
+            rows.map((r) => [
+              r.getAttribute("data-date"),
+              r.querySelector("[data-testid=kwh]")!.textContent!.trim(),
+            ]));
+          assert.equal(shown.length, energy.body.days.length);
+          assert.deepEqual(
+            shown,
+            energy.body.days.map((d) => [d.business_date, d.energy_kwh ?? "—"]),
+          );
+          assert.ok(shown.some(([, kwh]) => /^\d+\.\d{4}$/.test(kwh!)), "4-decimal strings");
+          await shoot(page, "03-store");
+          await page.setViewport({ width: 390, height: 844 });
+          await shoot(page, "04-store-390px");
+          assert.deepEqual(errors, []);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "a key limited to stores sees only those; a read key sees no import page",
+        async () => {
+          const { page } = await openPage(run);
+          await signIn(run, page, "demo-regional");
+          const ids = await page.$$eval(
+            "[data-testid=store-row]",
+            (rows) => rows.map((r) => Number(r.getAttribute("data-store"))),
+          );
+          assert.deepEqual(
+            ids.sort((a, b) => a - b),
+            [...keyOf(run, "demo-regional").stores!].sort((a, b) => a - b),
+          );
+          assert.match((await texts(page, "[data-testid=permissions]"))[0], /3 stores/);
+          assert.equal(await page.$("nav a[href='/console/imports']"), null);
+          await shoot(page, "05-scoped-key");
+          await page.goto(`${run.base}/console/imports`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("main .alert");
+          assert.equal(await page.$("[data-testid=template]"), null, "no import controls");
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "template, upload, preview, commit; the new revision and its lineage",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          await page.click("nav a[href='/console/imports']");
+          await page.waitForSelector("[data-testid=template]");
+          const downloads = await Deno.makeTempDir({ prefix: "console-downloads-" });
+          const cdp = await page.createCDPSession();
+          await cdp.send("Browser.setDownloadBehavior", {
+            behavior: "allow",
+            downloadPath: downloads,
+            browserContextId: page.browserContext().id,
+          });
+          await page.click("[data-testid=template]");
+          let file = "";
+          for (let i = 0; i < 100 && file === ""; i++) {
+            await new Promise((r) => setTimeout(r, 100));
+            for (const entry of Deno.readDirSync(downloads)) {
+              if (entry.name.endsWith(".xlsx")) file = `${downloads}/${entry.name}`;
+            }
+          }
+          assert.ok(file !== "", "the template is downloaded as a file");
+          // Fill one day of the first store of the first worksheet, as a person would in Excel.
+          const workbook = new ExcelJS.Workbook();
+          await workbook.xlsx.readFile(file);
+          const sheet = workbook.worksheets[0];
+          const storeName = String(sheet.getCell("A2").value);
+          const date = String(sheet.getCell("B1").value);
+          sheet.getCell("B2").value = 4321.125;
+          const filled = `${downloads}/filled.xlsx`;
+          await workbook.xlsx.writeFile(filled);
+
+          const input = (await page.$("input[type=file]"))!;
+          await input.uploadFile(filled);
+          await page.type("input[name=reason]", "meter replaced, reading corrected");
+          await page.click("form.upload button[type=submit]");
+          await page.waitForSelector("[data-testid=preview]", { timeout: 20_000 });
+          const groups = await page.$$eval(
+            "[data-testid=action-group]",
+            (nodes) => nodes.map((n) => n.getAttribute("data-action")),
+          );
+          assert.ok(
+            groups.some((g) => g === "UPDATE" || g === "INSERT" || g === "RESTORE"),
+            groups.join(),
+          );
+          assert.ok(groups.includes("SKIP_MISSING"), "blank cells are skipped");
+          await shoot(page, "06-preview");
+          await page.click("[data-testid=commit]");
+          await page.waitForSelector("[data-testid=committed]", { timeout: 20_000 });
+          await shoot(page, "07-committed");
+
+          // The day now reads 4321.1250 and its history holds the upload, traced to the file.
+          const stores = await api<{ stores: Array<{ id: number; name: string }> }>(
+            page,
+            "/api/v1/stores",
+          );
+          const store = stores.body.stores.find((s) => s.name === storeName)!;
+          const day = /^\d{4}-\d{2}-\d{2}$/.test(date) ? date : undefined;
+          assert.ok(day, `the template's day header is a date: ${date}`);
+          await page.goto(`${run.base}/console/stores/${store.id}/days/${day}`, {
+            waitUntil: "networkidle0",
+          });
+          await page.waitForSelector("[data-testid=current-kwh]");
+          assert.equal((await texts(page, "[data-testid=current-kwh]"))[0], "4321.1250");
+          const versions = await texts(page, "[data-testid=version-row]");
+          assert.match(versions.at(-1)!, /meter replaced, reading corrected/);
+          assert.match(versions.at(-1)!, /Demo Cleaning Analyst/);
+          assert.ok((await texts(page, "[data-testid=history-row]")).length >= 1);
+          const trace = await page.$$("[data-testid=version-row] button");
+          await trace.at(-1)!.click();
+          await page.waitForSelector("[data-testid=lineage-sha]");
+          assert.equal((await texts(page, "[data-testid=lineage-file]"))[0], "filled.xlsx");
+          const sha = (await texts(page, "[data-testid=lineage-sha]"))[0];
+          const expected = Array.from(
+            new Uint8Array(await crypto.subtle.digest("SHA-256", await Deno.readFile(filled))),
+            (b) => b.toString(16).padStart(2, "0"),
+          ).join("");
+          assert.equal(sha, expected, "the sealed file is the uploaded one");
+          assert.match((await texts(page, "[data-testid=lineage-cell]"))[0], /row 2, column B/);
+          await shoot(page, "08-lineage");
+          assert.deepEqual(errors, []);
+          await Deno.remove(downloads, { recursive: true });
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "a profile edit, then a conflict that shows what the other change did",
+        async () => {
+          const { page } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          await page.click("[data-testid=store-row] a");
+          await page.waitForSelector("[data-testid=profile-form]");
+          const storeId = new URL(page.url()).pathname.split("/")[3];
+          const setField = async (name: string, value: string) => {
+            await page.$eval(`[data-testid=profile-form] input[name=${name}]`, (el) => {
+              (el as unknown as { value: string }).value = "";
+            });
+            await page.type(`[data-testid=profile-form] input[name=${name}]`, value);
+          };
+          await setField("address", "上海市浦东新区世纪大道 100 号");
+          await page.click("[data-testid=profile-form] button[type=submit]");
+          await page.waitForFunction(
+            "document.querySelector('[data-testid=profile-address]')?.textContent?.includes('世纪大道')",
+          );
+          // Another person saves meanwhile, through the API.
+          const analyst = keyOf(run, "demo-analyst").key;
+          const now = await (await fetch(`${run.base}/api/v1/stores/${storeId}/reference`, {
+            headers: { authorization: `Bearer ${analyst}` },
+          })).json();
+          const other = await fetch(`${run.base}/api/v1/stores/${storeId}/profile`, {
+            method: "PATCH",
+            headers: { authorization: `Bearer ${analyst}`, "content-type": "application/json" },
+            body: JSON.stringify({
+              name: now.profile.name,
+              address: "北京市朝阳区建国路 1 号",
+              expected_version: now.profile.version,
+            }),
+          });
+          assert.equal(other.status, 200);
+          await setField("address", "广州市天河区体育西路 5 号");
+          await page.click("[data-testid=profile-form] button[type=submit]");
+          await page.waitForSelector("[data-testid=profile-message].alert");
+          const message = (await texts(page, "[data-testid=profile-message]"))[0];
+          assert.match(message, /changed this profile/);
+          assert.match(message, /建国路/);
+          assert.equal(
+            await page.$eval(
+              "[data-testid=profile-form] input[name=address]",
+              (el) => (el as unknown as { value: string }).value,
+            ),
+            "北京市朝阳区建国路 1 号",
+            "the form shows the other person's values",
+          );
+          await shoot(page, "09-profile-conflict");
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "Chinese labels on request; sign-out; a lost session returns to sign-in",
+        async () => {
+          const { page } = await openPage(run);
+          await signIn(run, page, "demo-auditor");
+          await page.select("header .language select", "zh-CN");
+          await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
+          assert.match((await texts(page, "header nav"))[0], /门店/);
+          await shoot(page, "10-chinese");
+          await page.select("header .language select", "en");
+          // The page is drawn again in English (its data read again) before the cookie goes.
+          await page.waitForNetworkIdle();
+          await page.waitForSelector("[data-testid=store-row]");
+          // The session cookie disappears (as when it expires): the next call is 401.
+          const cookies = await page.cookies();
+          await page.deleteCookie(...cookies);
+          await page.click("[data-testid=store-row] a");
+          await page.waitForSelector("[data-testid=signin-message]");
+          assert.match((await texts(page, "[data-testid=signin-message]"))[0], /session ended/);
+          await shoot(page, "11-session-ended");
+          // Signing in again returns to the page the person was on; then sign out.
+          await page.type("#access_key", keyOf(run, "demo-auditor").key);
+          await page.click("form button[type=submit]");
+          await page.waitForSelector("[data-testid=store-title]");
+          await page.click("header .who button");
+          await page.waitForSelector("[data-testid=signin-message]");
+          assert.match((await texts(page, "[data-testid=signin-message]"))[0], /signed out/);
+          const after = await api<unknown>(page, "/auth/session");
+          assert.equal(after.status, 401, "the session is over on the server too");
+          await page.close();
+        },
+      );
+    } finally {
+      await run.stop();
+    }
+  },
+});

@@ -1,0 +1,70 @@
+// The part of puppeteer-core's API the browser tests use. Its own declarations pull in a copy of
+// Node's types that hides Deno's node: modules (node:assert/strict no longer type-checks).
+export interface ElementHandle {
+  click(): Promise<void>;
+  uploadFile(...paths: string[]): Promise<void>;
+}
+
+export interface Cookie {
+  readonly name: string;
+  readonly value: string;
+  readonly httpOnly: boolean;
+}
+
+export interface CDPSession {
+  send(method: string, params?: Record<string, unknown>): Promise<unknown>;
+}
+
+export interface Request {
+  url(): string;
+}
+
+export interface Page {
+  setViewport(viewport: { width: number; height: number }): Promise<void>;
+  goto(url: string, options?: { waitUntil?: string }): Promise<unknown>;
+  waitForSelector(selector: string, options?: { timeout?: number }): Promise<ElementHandle | null>;
+  waitForFunction(expression: string, options?: { timeout?: number }): Promise<unknown>;
+  waitForNetworkIdle(options?: { idleTime?: number }): Promise<void>;
+  type(selector: string, text: string): Promise<void>;
+  click(selector: string): Promise<void>;
+  select(selector: string, ...values: string[]): Promise<string[]>;
+  $(selector: string): Promise<ElementHandle | null>;
+  $$(selector: string): Promise<ElementHandle[]>;
+  $eval<R>(selector: string, fn: (element: unknown) => R): Promise<Awaited<R>>;
+  $$eval<R>(selector: string, fn: (elements: Array<Element>) => R): Promise<Awaited<R>>;
+  evaluate<R>(fn: string | ((arg: string) => R), arg?: string): Promise<Awaited<R>>;
+  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  cookies(): Promise<Cookie[]>;
+  deleteCookie(...cookies: Cookie[]): Promise<void>;
+  createCDPSession(): Promise<CDPSession>;
+  browserContext(): { readonly id?: string };
+  on(event: "pageerror", handler: (error: Error) => void): void;
+  on(event: "request", handler: (request: Request) => void): void;
+  url(): string;
+  close(): Promise<void>;
+  setDefaultTimeout(ms: number): void;
+}
+
+// What the tests read of a DOM element inside the page.
+export interface Element {
+  readonly textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): Element | null;
+}
+
+export interface BrowserContext {
+  newPage(): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export interface Browser {
+  newPage(): Promise<Page>;
+  // A fresh profile: no cookie of another journey.
+  createBrowserContext(): Promise<BrowserContext>;
+  close(): Promise<void>;
+}
+
+declare const puppeteer: {
+  launch(options: { executablePath: string; headless: boolean; args: string[] }): Promise<Browser>;
+};
+export default puppeteer;
