@@ -24,7 +24,24 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-export const call = async <T>(method: string, path: string, options: CallOptions = {}) => {
+// An answer with the headers that name its data (reads as of an earlier instant).
+export interface Answer<T> {
+  readonly body: T;
+  readonly token: string | null;
+  readonly knownAt: string | null;
+}
+
+export const call = async <T>(method: string, path: string, options: CallOptions = {}) =>
+  (await send<T>(method, path, options)).body;
+
+export const getAnswer = <T>(path: string, signal?: AbortSignal) =>
+  send<T>("GET", path, { signal });
+
+const send = async <T>(
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Answer<T>> => {
   let response: Response;
   try {
     response = await fetch(path, {
@@ -61,7 +78,11 @@ export const call = async <T>(method: string, path: string, options: CallOptions
     }
     throw failure;
   }
-  return body as T;
+  return {
+    body: body as T,
+    token: response.headers.get("data-token"),
+    knownAt: response.headers.get("data-known-at"),
+  };
 };
 
 export const get = <T>(path: string, signal?: AbortSignal) => call<T>("GET", path, { signal });

@@ -5,6 +5,17 @@
 export type Lang = "en" | "zh-CN";
 
 const en = {
+  asOfLabel: "Data as known at",
+  asOfShow: "Show",
+  asOfNow: "Current data",
+  asOfInvalid: "Pick a date and time.",
+  asOfFuture: "That instant is still to come.",
+  asOfBanner:
+    "Showing the data as it was known at {at} (data token {token}): later commits are not shown.",
+  dataNow: "Current data (data token {token}).",
+  permalink: "Link to exactly these numbers",
+  HISTORY_NOT_KEPT: "The history of the data does not reach back that far",
+  DATA_REPLACED: "That data was replaced by a later snapshot load",
   appTitle: "Energy-saving console",
   skip: "Skip to content",
   signInTitle: "Sign in",
@@ -250,6 +261,16 @@ const en = {
 export type Key = keyof typeof en;
 
 const zh: Record<Key, string> = {
+  asOfLabel: "数据截至时刻",
+  asOfShow: "查看",
+  asOfNow: "当前数据",
+  asOfInvalid: "请选择日期和时间。",
+  asOfFuture: "该时刻尚未到来。",
+  asOfBanner: "显示截至 {at} 已知的数据（数据令牌 {token}）：之后的提交不显示。",
+  dataNow: "当前数据（数据令牌 {token}）。",
+  permalink: "指向这组数字的固定链接",
+  HISTORY_NOT_KEPT: "数据历史未保留到那么早",
+  DATA_REPLACED: "该数据已被之后的快照加载替换",
   appTitle: "节能数据控制台",
   skip: "跳到正文",
   signInTitle: "登录",

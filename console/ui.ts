@@ -111,6 +111,8 @@ export const errorText = (error: ApiError) =>
     ? `${t("forbidden")} (${error.message})`
     : error.status === 404
     ? `${t("notFound")} (${error.message})`
+    : error.status === 409
+    ? `${words(error.code)}: ${error.message}`
     : error.message;
 
 export const Loaded = <T>(props: {

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql";
 import { Cause, Effect, Exit, Layer } from "effect";
 import { AppConfig } from "../src/config.ts";
 import { AdminDatabaseLive } from "../src/db/database.ts";
+import { pendingMigrations } from "../src/db/migrator.ts";
 import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { addDays } from "../src/domain/range.ts";
 
@@ -26,6 +27,11 @@ if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
 
 const program = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient;
+  const pending = yield* pendingMigrations;
+  if (pending > 0) {
+    console.log(`${pending} migration(s) not applied: start the service once (it migrates) first`);
+    return 1;
+  }
   const started = performance.now();
   const stored = yield* checkStoredDays();
   console.log(`${stored.days} stored days checked: ${stored.mismatches.length} differ`);

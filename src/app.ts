@@ -2,7 +2,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
-import { Layer } from "effect";
+import { Layer, type Redacted } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
@@ -11,9 +11,15 @@ import { type AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts"
 import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
 import { makeFront } from "./http/front.ts";
+import { databaseProbeLayer } from "./ops/db_probe.ts";
+import { OpsMetrics } from "./ops/metrics.ts";
+import { trackPgPools } from "./ops/pg_pools.ts";
+import { TracingLive } from "./ops/tracing_layer.ts";
 import { apiRoutes } from "./http/routes.ts";
 import { effectLoggerLayer, type Log, processLog } from "./log.ts";
+import { ChangesHttpLive } from "./changes/changes_http.ts";
 import { EnergyHttpLive } from "./energy/energy_http.ts";
+import { ExportHttpLive } from "./exports/export_http.ts";
 import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
@@ -21,6 +27,7 @@ import { MetricsService } from "./metrics/metrics_service.ts";
 import { StoreAccess } from "./auth/access.ts";
 import { ImportService } from "./imports/import_service.ts";
 import { ProfileService } from "./stores/profile_service.ts";
+import { QualityHttpLive } from "./quality/quality_http.ts";
 import { ReferenceRepo } from "./stores/reference_repo.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
@@ -33,6 +40,9 @@ const GroupsLive = Layer.mergeAll(
   EnergyHttpLive,
   MetricsHttpLive,
   ImportsHttpLive,
+  ChangesHttpLive,
+  ExportHttpLive,
+  QualityHttpLive,
 );
 
 const ServicesLive = Layer.mergeAll(
@@ -56,10 +66,12 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 // /api-docs is made by the front door on first request (docs_page.ts).
 const DocsLive = HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" });
 
-// The whole service over a given database and configuration.
+// The whole service over a given database and configuration (traced when configured; with the
+// database sources of the metrics when there are metrics).
 export const makeAppLayer = <E>(
   infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>,
   log: Log,
+  metrics?: OpsMetrics,
 ) => {
   return Layer.mergeAll(
     ApiLive,
@@ -67,12 +79,16 @@ export const makeAppLayer = <E>(
     Layer.provide(DocsLive, ApiLive),
     HttpServer.layerContext,
     effectLoggerLayer(log),
+    TracingLive,
+    metrics === undefined ? Layer.empty : databaseProbeLayer(metrics),
   ).pipe(Layer.provide(infrastructure));
 };
 
 export interface HandlerOptions {
   readonly limits?: ServiceLimits;
   readonly log?: Log;
+  // GET /metrics behind this bearer token; absent: no /metrics and no request is counted.
+  readonly metricsToken?: Redacted.Redacted<string>;
 }
 
 // The service's web handler: the front door over the HttpApi.
@@ -82,7 +98,9 @@ export const makeHandler = <E>(
 ) => {
   const log = options.log ?? processLog();
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const api = HttpApiBuilder.toWebHandler(makeAppLayer(infrastructure, log));
+  const metrics = options.metricsToken === undefined ? undefined : new OpsMetrics();
+  if (metrics !== undefined) trackPgPools();
+  const api = HttpApiBuilder.toWebHandler(makeAppLayer(infrastructure, log, metrics));
   const handler = makeFront(api.handler, {
     routes: apiRoutes(),
     requestMs: limits.requestMs,
@@ -90,6 +108,9 @@ export const makeHandler = <E>(
     log,
     docsPage: loadDocsPage,
     console: makeConsoleHandler(),
+    metrics: metrics === undefined || options.metricsToken === undefined
+      ? undefined
+      : { registry: metrics, token: options.metricsToken },
   });
   return { handler, dispose: api.dispose };
 };

@@ -1,5 +1,5 @@
 // Service configuration, read from the environment once.
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect";
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect";
 
 export interface AppConfigShape {
   readonly port: number;
@@ -14,6 +14,24 @@ export interface AppConfigShape {
   // Session-cookie writes must come from this origin (scheme, host, port); unset: the request's own.
   readonly publicOrigin: Option.Option<string>;
   readonly limits: ServiceLimits;
+  // GET /metrics answers only with this bearer token; none: there is no /metrics.
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>;
+  // OpenTelemetry traces; none (the default): nothing is traced nor loaded for it.
+  readonly tracing: Option.Option<TracingSettings>;
+}
+
+export const SERVICE_NAME = "energy-saving-service";
+
+// From the standard OTEL_* variables.
+export interface TracingSettings {
+  // Where spans are POSTed (OTLP/HTTP, JSON).
+  readonly tracesUrl: string;
+  readonly serviceName: string;
+  // OTEL_EXPORTER_OTLP_HEADERS ("name=value,..."): often a collector's API key.
+  readonly headers: Redacted.Redacted<Readonly<Record<string, string>>>;
+  // The share of new traces kept (a request whose caller sent a sampled traceparent is kept).
+  readonly ratio: number;
+  readonly exportIntervalMs: number;
 }
 
 // Time limits against clients and statements that hold the service (milliseconds).
@@ -49,6 +67,83 @@ const millis = (name: string, fallback: number) =>
     Config.withDefault(fallback),
   );
 
+const MAX_OTEL_HEADERS = 32;
+
+// "name=value,name2=value2", values percent-encoded (the OpenTelemetry convention).
+const parseOtelHeaders = (text: string): Record<string, string> | undefined => {
+  const headers: Record<string, string> = {};
+  const parts = text.split(",").filter((p) => p.trim() !== "");
+  if (parts.length > MAX_OTEL_HEADERS) return undefined;
+  for (const part of parts) {
+    const eq = part.indexOf("=");
+    if (eq <= 0) return undefined;
+    const name = part.slice(0, eq).trim().toLowerCase();
+    if (!/^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(name)) return undefined;
+    try {
+      headers[name] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return headers;
+};
+
+const httpUrl = (text: string) => {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+const tracingConfig = Config.all({
+  endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  tracesEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault(SERVICE_NAME)),
+  headers: Config.redacted("OTEL_EXPORTER_OTLP_HEADERS").pipe(
+    Config.withDefault(Redacted.make("")),
+  ),
+  disabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  sampler: Config.string("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on")),
+  samplerArg: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(Config.withDefault(1)),
+  exportIntervalMs: millis("OTEL_BSP_SCHEDULE_DELAY", 5_000),
+}).pipe(Config.mapOrFail((c) => {
+  const fail = (message: string) => Either.left(ConfigError.InvalidData([], message));
+  const given = (o: Option.Option<string>) => Option.filter(o, (v) => v.trim() !== "");
+  const traces = given(c.tracesEndpoint);
+  const base = given(c.endpoint);
+  if (c.disabled || (Option.isNone(traces) && Option.isNone(base))) {
+    return Either.right(Option.none<TracingSettings>());
+  }
+  // The base endpoint gets the signal's path; the traces endpoint is used as it is.
+  const url = Option.isSome(traces)
+    ? httpUrl(traces.value.trim())
+    : httpUrl(`${Option.getOrThrow(base).trim().replace(/\/+$/, "")}/v1/traces`);
+  if (url === undefined) {
+    return fail("OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL");
+  }
+  const headers = parseOtelHeaders(Redacted.value(c.headers));
+  if (headers === undefined) {
+    return fail("OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas");
+  }
+  const sampler = c.sampler.trim().toLowerCase();
+  const ratio = sampler === "always_off" || sampler === "parentbased_always_off"
+    ? 0
+    : sampler.endsWith("traceidratio")
+    ? c.samplerArg
+    : 1;
+  if (!(ratio >= 0 && ratio <= 1)) return fail("OTEL_TRACES_SAMPLER_ARG must be between 0 and 1");
+  const serviceName = c.serviceName.trim().slice(0, 100) || SERVICE_NAME;
+  return Either.right(Option.some<TracingSettings>({
+    tracesUrl: url.toString(),
+    serviceName,
+    headers: Redacted.make(headers),
+    ratio,
+    exportIntervalMs: c.exportIntervalMs,
+  }));
+}));
+
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {
   static readonly fromEnv = Config.all({
     port: Config.integer("PORT").pipe(Config.withDefault(8000)),
@@ -72,6 +167,10 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       statementMs: millis("STATEMENT_TIMEOUT_MS", DEFAULT_LIMITS.statementMs),
       lockMs: millis("LOCK_TIMEOUT_MS", DEFAULT_LIMITS.lockMs),
     }),
+    metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(
+      Config.map(Option.filter((token) => Redacted.value(token).trim() !== "")),
+    ),
+    tracing: tracingConfig,
   });
 
   static readonly layer = Layer.effect(AppConfig, AppConfig.fromEnv);

@@ -1,5 +1,5 @@
 // Serves the service: bootstrap the database, warm up, listen, and shut down cleanly on a signal.
-import { Effect, Layer, ManagedRuntime, Option } from "effect";
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect";
 import { makeHandler } from "./app.ts";
 import { bootstrap, type DemoKey } from "./bootstrap.ts";
 import { buildConsole } from "./console/build.ts";
@@ -65,10 +65,24 @@ if (config.buildConsole) {
   }
 }
 
+const metricsToken = Option.getOrUndefined(config.metricsToken);
+// A short token can be guessed by a scraper that may try as often as it likes.
+if (metricsToken !== undefined && Redacted.value(metricsToken).trim().length < 16) {
+  log.warn("METRICS_TOKEN is shorter than 16 characters; use a long random one");
+}
+if (Option.isSome(config.tracing)) {
+  log.info("tracing on", {
+    otlp: new URL(config.tracing.value.tracesUrl).origin,
+    service: config.tracing.value.serviceName,
+    ratio: config.tracing.value.ratio,
+  });
+}
+
 const context = await runtime.runtime();
 const { handler, dispose } = makeHandler(Layer.succeedContext(context.context), {
   limits: config.limits,
   log,
+  metricsToken,
 });
 
 // Layers are built on the first request: build them, and touch the database, before listening.
@@ -93,7 +107,9 @@ const server = await serve(handler, {
 log.info(
   `ready on http://${config.host}:${server.port} (${
     embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
-  }; started in ${Math.round(performance.now() - started)} ms); docs at /api-docs`,
+  }; started in ${Math.round(performance.now() - started)} ms); docs at /api-docs${
+    metricsToken === undefined ? "" : "; metrics at /metrics"
+  }`,
 );
 
 let stopping = false;

@@ -5,6 +5,7 @@ import { Decimal } from "decimal.js";
 import ExcelJS from "exceljs";
 import { Cause, Effect, Either, Exit, FastCheck as fc } from "effect";
 import { MAX_IMPORT_ROWS } from "../src/domain/imports.ts";
+import { unprotectText } from "../src/imports/cell_values.ts";
 import {
   type CellValue,
   type FileProblem,
@@ -899,13 +900,14 @@ Deno.test("property: CSV rows come back exactly (with/without 备注, with/witho
           text += columns.map((c) => csvField(fields[c])).join(",") + eol;
           expected.push({
             rowNumber: i + 1,
-            brand: r.brand.trim(),
-            storeName: r.store.trim(),
+            // A text mark before a formula character is dropped (cell_values.ts protectText).
+            brand: unprotectText(r.brand.trim()),
+            storeName: unprotectText(r.store.trim()),
             date,
             rawDate,
             rawEnergy: r.energy.text.trim() === "" ? null : r.energy.text.trim(),
             value: r.energy.value,
-            note: withNote ? r.note.trim() : undefined,
+            note: withNote ? unprotectText(r.note.trim()) : undefined,
             location: { sheet: null, row: line, column: "日能耗" },
           });
           line += 1 + (r.note.split("\n").length - 1) * (withNote ? 1 : 0);

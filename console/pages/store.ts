@@ -3,10 +3,12 @@
 // with the profile edit for those who may.
 import { useState } from "preact/hooks";
 import {
+  type Answer,
   ApiError,
   call,
   type EnergyResponse,
   get,
+  getAnswer,
   type Hours,
   type MetricsResponse,
   type MetricSummary,
@@ -47,11 +49,96 @@ const rangeOf = (session: Session, query: URLSearchParams) => {
   return { start, end };
 };
 
-const RangeForm = (props: { session: Session; storeId: number; start: string; end: string }) => {
+// The data the page shows: now, or as known at an instant / as an earlier answer saw it (the
+// service's known_at and data_token; a link with data_token shows exactly the same numbers later).
+type AsOf = { readonly param: "known_at" | "data_token"; readonly value: string } | null;
+
+const asOfOf = (query: URLSearchParams): AsOf => {
+  const token = query.get("data_token");
+  if (token !== null && /^[1-9]\d{0,15}\.[0-9a-f]{16}$/.test(token)) {
+    return { param: "data_token", value: token };
+  }
+  const at = query.get("known_at");
+  if (at !== null && !Number.isNaN(Date.parse(at))) return { param: "known_at", value: at };
+  return null;
+};
+
+const asOfQuery = (asOf: AsOf) =>
+  asOf === null ? "" : `&${asOf.param}=${encodeURIComponent(asOf.value)}`;
+
+const pageUrl = (storeId: number, start: string, end: string, asOf: AsOf) =>
+  `/console/stores/${storeId}?start=${start}&end=${end}${asOfQuery(asOf)}`;
+
+// A local date and time for the picker (the browser's time zone).
+const localInput = (iso: string) => {
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${
+    pad(d.getMinutes())
+  }`;
+};
+
+const AsOfForm = (
+  props: { storeId: number; start: string; end: string; asOf: AsOf; token: string | null },
+) => {
+  const [error, setError] = useState<string | null>(null);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const value =
+      ((event.target as HTMLFormElement).elements.namedItem("known_at") as HTMLInputElement).value;
+    const at = new Date(value);
+    if (value === "" || Number.isNaN(at.getTime())) return setError(t("asOfInvalid"));
+    if (at.getTime() > Date.now()) return setError(t("asOfFuture"));
+    setError(null);
+    navigate(
+      pageUrl(props.storeId, props.start, props.end, {
+        param: "known_at",
+        value: at.toISOString(),
+      }),
+    );
+  };
+  const shown = props.asOf?.param === "known_at" ? localInput(props.asOf.value) : "";
+  return html`<form class="range as-of" onSubmit=${submit} data-testid="as-of-form">
+    <label><span>${t("asOfLabel")}</span>
+      <input name="known_at" type="datetime-local" step="1" value=${shown} />
+    </label>
+    <button type="submit">${t("asOfShow")}</button>
+    ${
+    props.asOf !== null &&
+    html`<button type="button" onClick=${() =>
+      navigate(pageUrl(props.storeId, props.start, props.end, null))}>${t("asOfNow")}</button>`
+  }
+    ${
+    props.token !== null &&
+    html`<${Link} href=${
+      pageUrl(props.storeId, props.start, props.end, { param: "data_token", value: props.token })
+    }>${t("permalink")}<//>`
+  }
+    ${error && html`<p class="alert" role="alert">${error}</p>`}
+  </form>`;
+};
+
+const AsOfBanner = (props: { asOf: AsOf; answer: Answer<unknown> }) =>
+  props.asOf === null
+    ? html`<p class="muted" data-testid="data-token">${
+      t("dataNow", {
+        token: props.answer.token ?? "—",
+      })
+    }</p>`
+    : html`<p class="notice" role="status" data-testid="as-of-banner">${
+      t("asOfBanner", {
+        at: props.answer.knownAt ?? props.asOf.value,
+        token: props.answer.token ?? "—",
+      })
+    }</p>`;
+
+const RangeForm = (
+  props: { session: Session; storeId: number; start: string; end: string; asOf: AsOf },
+) => {
   const [error, setError] = useState<string | null>(null);
   const { start: first, end: last } = props.session.dataset;
   const go = (start: string, end: string) =>
-    navigate(`/console/stores/${props.storeId}?start=${start}&end=${end}`);
+    navigate(pageUrl(props.storeId, start, end, props.asOf));
   const submit = (event: Event) => {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
@@ -89,10 +176,13 @@ const EnergySection = (props: {
   scopeId: number;
   start: string;
   end: string;
+  asOf: AsOf;
 }) => {
-  const q = `scope_id=${props.scopeId}&start=${props.start}&end=${props.end}`;
+  const q = `scope_id=${props.scopeId}&start=${props.start}&end=${props.end}${
+    asOfQuery(props.asOf)
+  }`;
   const energy = useLoad(
-    (signal) => get<EnergyResponse>(`/api/v1/stores/${props.storeId}/energy?${q}`, signal),
+    (signal) => getAnswer<EnergyResponse>(`/api/v1/stores/${props.storeId}/energy?${q}`, signal),
     [props.storeId, q],
   );
   const metrics = useLoad(
@@ -103,8 +193,17 @@ const EnergySection = (props: {
   return html`
     <section aria-labelledby="energy-title">
       <h2 id="energy-title">${t("energyTitle")} · ${props.start} – ${props.end}</h2>
-      <${Loaded} load=${energy.load} retry=${energy.reload}>${(e: EnergyResponse) =>
-        html`
+      <${AsOfForm}
+        storeId=${props.storeId}
+        start=${props.start}
+        end=${props.end}
+        asOf=${props.asOf}
+        token=${energy.load.state === "ready" ? energy.load.value.token : null}
+      />
+      <${Loaded} load=${energy.load} retry=${energy.reload}>${(answer: Answer<EnergyResponse>) => {
+        const e = answer.body;
+        return html`
+          <${AsOfBanner} asOf=${props.asOf} answer=${answer} />
           <${EnergyChart}
             days=${e.days}
             metrics=${metrics.load.state === "ready" ? metrics.load.value.days : null}
@@ -168,7 +267,8 @@ const EnergySection = (props: {
                     )}
                   <//>
                 </details>
-        `}<//>
+        `;
+      }}<//>
         <${MetricsSection} load=${metrics.load} retry=${metrics.reload} />
       </section>
   `;
@@ -246,14 +346,18 @@ const MetricsSection = (props: {
       </section>
   `;
 
-const PeriodsSection = (props: { storeId: number; scopeId: number; asOf: string }) => {
+const PeriodsSection = (
+  props: { storeId: number; scopeId: number; asOf: string; known: AsOf },
+) => {
   const periods = useLoad(
     (signal) =>
       get<PeriodOverview>(
-        `/api/v1/stores/${props.storeId}/periods?scope_id=${props.scopeId}&as_of=${props.asOf}`,
+        `/api/v1/stores/${props.storeId}/periods?scope_id=${props.scopeId}&as_of=${props.asOf}${
+          asOfQuery(props.known)
+        }`,
         signal,
       ),
-    [props.storeId, props.asOf],
+    [props.storeId, props.asOf, asOfQuery(props.known)],
   );
   return html`
     <section aria-labelledby="periods-title">
@@ -519,6 +623,7 @@ const ReferenceSection = (
 
 export const StorePage = (props: { session: Session; storeId: number; query: URLSearchParams }) => {
   const { start, end } = rangeOf(props.session, props.query);
+  const asOf = asOfOf(props.query);
   const reference = useLoad(
     (signal) => get<StoreReference>(`/api/v1/stores/${props.storeId}/reference`, signal),
     [props.storeId],
@@ -542,11 +647,13 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
         <${Loaded} load=${stores.load} retry=${stores.reload}>${() =>
           store === undefined ? html`<p class="alert" role="alert">${t("forbidden")}</p>` : html`
             <${RangeForm} session=${props.session} storeId=${props
-              .storeId} start=${start} end=${end} />
+              .storeId} start=${start} end=${end}
+              asOf=${asOf} />
             <${EnergySection} session=${props.session} storeId=${props.storeId} scopeId=${store
               .scope_id} start=${start}
-              end=${end} />
-            <${PeriodsSection} storeId=${props.storeId} scopeId=${store.scope_id} asOf=${end} />
+              end=${end} asOf=${asOf} />
+            <${PeriodsSection} storeId=${props.storeId} scopeId=${store
+              .scope_id} asOf=${end} known=${asOf} />
             <${ReferenceSection} session=${props.session} storeId=${props
               .storeId} load=${reference} />
           `}<//>

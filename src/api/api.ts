@@ -10,9 +10,12 @@ import {
   UnauthorizedWire,
 } from "../domain/errors.ts";
 import { AuthApi } from "./auth_api.ts";
+import { ChangesApi } from "./changes_api.ts";
 import { EnergyApi } from "./energy_api.ts";
+import { ExportApi } from "./export_api.ts";
 import { ImportsApi } from "./imports_api.ts";
 import { MetricsApi } from "./metrics_api.ts";
+import { QualityApi } from "./quality_api.ts";
 import { finishDocument } from "./openapi.ts";
 import { StoresApi } from "./stores_api.ts";
 import { SystemApi } from "./system_api.ts";
@@ -38,6 +41,9 @@ export class Api extends HttpApi.make("energy-saving-analytics")
   .add(EnergyApi)
   .add(MetricsApi)
   .add(ImportsApi)
+  .add(ChangesApi)
+  .add(ExportApi)
+  .add(QualityApi)
   .addError(BadRequestWire)
   .addError(UnauthorizedWire)
   .addError(ForbiddenWire)

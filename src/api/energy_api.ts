@@ -5,8 +5,9 @@ import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
 import { DateString, IdFromString } from "../domain/common.ts";
 import { EnergyResponse, EnergyVersions, HistoryResponse } from "../domain/energy.ts";
-import { CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
-import { RangeParams, StorePath } from "./params.ts";
+import { AS_OF, AS_OF_NOTE, CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
+import { RangeAsOfParams } from "./as_of_params.ts";
+import { StorePath } from "./params.ts";
 import { Authentication, PendingAuthentication } from "./security.ts";
 
 // Daily energy verifies its caller in the same statement as its data (PendingAuthentication);
@@ -39,7 +40,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
   .add(
     HttpApiEndpoint.get("days", "/stores/:store_id/energy")
       .setPath(StorePath)
-      .setUrlParams(RangeParams)
+      .setUrlParams(RangeAsOfParams)
       .addSuccess(EnergyResponse)
       .middleware(PendingAuthentication)
       .annotateContext(operation({
@@ -47,9 +48,10 @@ export class EnergyApi extends HttpApiGroup.make("energy")
         description: "One row per Beijing calendar day from `start` to `end` (inclusive, at " +
           "most 366 days) in kWh as exact decimal strings: a cleaned value, else the sealed " +
           "legacy value, else null (`NO_DATA`); never zero-filled. The summary counts " +
-          "available, missing and void days. Needs the read permission.",
-        errors: [...CALLER, ...STORE_OBJECT, ...SCOPE_RANGE],
+          "available, missing and void days. Needs the read permission. " + AS_OF_NOTE,
+        errors: [...CALLER, ...STORE_OBJECT, ...SCOPE_RANGE, ...AS_OF],
         conditional: true,
+        asOf: true,
       })),
   )
   .prefix("/api/v1")

@@ -3,23 +3,51 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
 import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
-import { IdFromString } from "../domain/common.ts";
+import { DateString, IdFromString } from "../domain/common.ts";
 import { CommitInput, Import, Lineage, PreviewInput, Template } from "../domain/imports.ts";
+import { fileOperation, XLSX_MEDIA } from "./export_api.ts";
 import { CALLER, JSON_BODY, operation, STORE_OBJECT, WRITE } from "./openapi.ts";
 import { IdempotencyHeaders, RowPageParams } from "./params.ts";
 import { Authentication } from "./security.ts";
 
+// The template's days (both or neither) and whether to answer the file itself.
+export const TemplateParams = Schema.Struct({
+  start: Schema.optional(DateString),
+  end: Schema.optional(DateString),
+  download: Schema.optional(Schema.Literal("1")).annotations({
+    description: "1: answer the workbook itself instead of the JSON Template",
+  }),
+});
+
 export class ImportsApi extends HttpApiGroup.make("imports")
   .add(
-    HttpApiEndpoint.get("template", "/imports/template").addSuccess(Template).annotateContext(
-      operation({
-        summary: "Download the import template",
-        description: "An XLSX workbook (base64) with one worksheet per brand, its store names " +
-          "prefilled from the current profiles, and the limits of an import. Needs the write and read " +
-          "permissions.",
-        errors: [...CALLER, "ROLE_READ_ONLY"],
-      }),
-    ),
+    HttpApiEndpoint.get("template", "/imports/template")
+      .setUrlParams(TemplateParams)
+      .addSuccess(Template)
+      .annotateContext(
+        fileOperation(
+          {
+            summary: "Download the import template",
+            description:
+              "An XLSX workbook (base64) with one worksheet per brand, its store names " +
+              "prefilled from the current profiles, and the limits of an import. Its day columns " +
+              "end at the dataset's end (at most 31 of them, fewer when stores x days would " +
+              "exceed 10,000), or are the days from `start` to `end` when both are given " +
+              "(inclusive, at most 366 days, within the dataset's days). With `download=1`, or " +
+              `with \`Accept: ${XLSX_MEDIA}\`, the answer is the workbook itself ` +
+              "(Content-Disposition: attachment). Needs the write and read permissions.",
+            errors: [
+              ...CALLER,
+              "ROLE_READ_ONLY",
+              "INVALID_REQUEST",
+              "INVALID_RANGE",
+              "RANGE_TOO_LONG",
+            ],
+          },
+          [XLSX_MEDIA],
+          true,
+        ),
+      ),
   )
   .add(
     HttpApiEndpoint.post("preview", "/imports/preview")

@@ -37,8 +37,24 @@ export const jsonResponse = (body: JsonText, etag?: string) =>
     headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
   });
 
-export const notModified = (etag: string) =>
-  HttpServerResponse.empty({ status: 304, headers: { etag, "cache-control": CACHE_CONTROL } });
+export const notModified = (etag: string, extra?: Readonly<Record<string, string>>) =>
+  HttpServerResponse.empty({
+    status: 304,
+    headers: { ...extra, etag, "cache-control": CACHE_CONTROL },
+  });
+
+// The headers that name the data an answer was made from (reads as of an earlier instant): the
+// token of its commit on every read, and for a read as of an earlier instant the instant it shows.
+// Such an answer never changes: it may be kept.
+export const dataHeaders = (
+  token: string | undefined,
+  asOf?: { readonly knownAt: string },
+): Record<string, string> => ({
+  ...(token === undefined ? {} : { "data-token": token }),
+  ...(asOf === undefined
+    ? {}
+    : { "data-known-at": asOf.knownAt, "cache-control": "private, max-age=86400" }),
+});
 
 const encoder = new TextEncoder();
 
@@ -72,7 +88,11 @@ export const jsonStream = <E>(
 // A JSON answer assembled from its parts as bytes: each part is encoded on its own (small strings,
 // collected young), then copied once into the body, whose size is then known. For answers of a
 // few hundred kilobytes that are read whole, cheaper than a stream of many chunks.
-export const jsonParts = (parts: ReadonlyArray<string>, etag?: string) => {
+export const jsonParts = (
+  parts: ReadonlyArray<string>,
+  etag?: string,
+  extra?: Readonly<Record<string, string>>,
+) => {
   const encoded = parts.map((part) => encoder.encode(part));
   const body = new Uint8Array(encoded.reduce((n, bytes) => n + bytes.byteLength, 0));
   let at = 0;
@@ -82,7 +102,10 @@ export const jsonParts = (parts: ReadonlyArray<string>, etag?: string) => {
   }
   return HttpServerResponse.uint8Array(body, {
     contentType: "application/json",
-    headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
+    headers: {
+      ...(etag === undefined ? {} : { etag, "cache-control": CACHE_CONTROL }),
+      ...extra,
+    },
   });
 };
 

@@ -25,6 +25,11 @@ export const JSON_BODY: Codes = [
   "UNSUPPORTED_MEDIA_TYPE",
   "REQUEST_TIMEOUT",
 ];
+// A read that can be made as of an earlier instant (known_at, data_token).
+export const AS_OF: Codes = ["INVALID_REQUEST", "HISTORY_NOT_KEPT", "DATA_REPLACED"];
+export const AS_OF_NOTE = "Every answer names the data it was made from in its `Data-Token` " +
+  "header; with `data_token` set to it, or `known_at` set to an instant, the answer is the " +
+  "one the service gave (or would have given) then: commits made later are not seen.";
 // A write: the write permission needs a role that allows writes; a session cookie needs Origin.
 export const WRITE: Codes = ["ROLE_READ_ONLY", "ORIGIN_REQUIRED"];
 // An object named by a path id that belongs to a store.
@@ -54,6 +59,8 @@ const STATUS: Record<number, { readonly name: string; readonly reason: string }>
 const SCHEMAS = "#/components/schemas/";
 const REQUEST_ID = "X-Request-ID";
 const ETAG = "ETag";
+const DATA_TOKEN = "Data-Token";
+const DATA_KNOWN_AT = "Data-Known-At";
 
 // The error answers of one operation: for each status, the Error body and the codes it may carry.
 const withErrorAnswers = (op: Json, codes: Codes): Json => {
@@ -101,19 +108,42 @@ const withConditional = (op: Json): Json => {
   };
 };
 
+// A read that names its data: every answer (200, 304) carries Data-Token, and one made as of an
+// earlier instant Data-Known-At.
+const withDataHeaders = (op: Json): Json => {
+  const responses = { ...(op.responses as Record<string, Json>) };
+  for (const status of ["200", "304"]) {
+    const answer = responses[status];
+    if (answer === undefined) continue;
+    responses[status] = {
+      ...answer,
+      headers: {
+        ...(answer.headers as Json | undefined),
+        [DATA_TOKEN]: { $ref: `#/components/headers/${DATA_TOKEN}` },
+        ...(status === "200"
+          ? { [DATA_KNOWN_AT]: { $ref: `#/components/headers/${DATA_KNOWN_AT}` } }
+          : {}),
+      },
+    };
+  }
+  return { ...op, responses };
+};
+
 // Summary, description and the error codes of one operation.
 export const operation = (doc: {
   readonly summary: string;
   readonly description: string;
   readonly errors: Codes;
   readonly conditional?: boolean;
+  readonly asOf?: boolean;
 }) =>
   OpenApi.annotations({
     summary: doc.summary,
     description: doc.description,
     transform: (op) => {
       const answered = withErrorAnswers(op, doc.errors);
-      return doc.conditional === true ? withConditional(answered) : answered;
+      const conditional = doc.conditional === true ? withConditional(answered) : answered;
+      return doc.asOf === true ? withDataHeaders(conditional) : conditional;
     },
   });
 
@@ -216,6 +246,20 @@ export const finishDocument = (spec: Json): Json => {
       "whenever the answer may",
     required: true,
     schema: { type: "string" },
+  };
+  components.headers[DATA_TOKEN] = {
+    description: "The commit the answer's data had reached, as a token: sent back as the " +
+      "`data_token` query parameter, it reads the same data again, byte for byte, whatever was " +
+      "committed since (as long as the loaded snapshot is not replaced)",
+    required: false,
+    schema: { type: "string" },
+  };
+  components.headers[DATA_KNOWN_AT] = {
+    description: "On a read as of an earlier instant only: the instant it shows (the " +
+      "`known_at` asked for, or the instant of the commit a `data_token` names), UTC with " +
+      "microseconds",
+    required: false,
+    schema: { type: "string", format: "date-time" },
   };
   for (const item of Object.values(spec.paths as Record<string, Json>)) {
     for (const op of Object.values(item) as Array<Json>) {

@@ -111,6 +111,17 @@ export const ERROR_CODES = [
     meaning: "Days changed since the preview: preview the file again",
   },
   {
+    code: "HISTORY_NOT_KEPT",
+    status: 409,
+    meaning: "known_at or data_token names data from before the earliest commit this database " +
+      "keeps the history of; the message names that commit's instant",
+  },
+  {
+    code: "DATA_REPLACED",
+    status: 409,
+    meaning: "data_token names data of a snapshot that a later snapshot load replaced",
+  },
+  {
     code: "PAYLOAD_TOO_LARGE",
     status: 413,
     meaning: "The body is larger than the operation accepts, or was sent to one that takes none",

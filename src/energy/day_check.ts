@@ -1,12 +1,14 @@
 // The proof that what is stored equals what is computed: each stored day's derived columns
 // against the rules of day_sql.ts applied to its facts, and the stored energy read against the
-// same answer computed from the facts alone. Used by the tests and by `deno task verify`.
+// same answer computed from the facts alone and as of the last commit from the revisions and the
+// kept states. Used by the tests and by `deno task verify`.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import {
   computedEnergyDaysSql,
   currentRevisionKindSql,
   derivedExpressions,
+  energyDaysAtSql,
   energyDaysSql,
   monthChunksSql,
 } from "./day_sql.ts";
@@ -65,7 +67,7 @@ export interface ReadMismatch {
   readonly scopeId: number;
   readonly start: string;
   readonly end: string;
-  readonly part: "summary" | "days" | "version";
+  readonly part: "summary" | "days" | "version" | "as_of";
 }
 
 // The stored energy read against the computed one, for each scope and range.
@@ -76,6 +78,13 @@ export const checkReads = (
     const sql = yield* SqlClient.SqlClient;
     const stored = energyDaysSql("$1::int", "$2::date", "$3::date");
     const computed = computedEnergyDaysSql("$1::int", "$2::date", "$3::date");
+    // The same range read as of the last commit, from the revisions and the kept states.
+    const asOf = energyDaysAtSql(
+      "$1::int",
+      "$2::date",
+      "$3::date",
+      "(SELECT seq FROM commit_clock)",
+    );
     const mismatches: Array<ReadMismatch> = [];
     for (const r of ranges) {
       const params = [r.scopeId, r.start, r.end];
@@ -92,6 +101,13 @@ export const checkReads = (
         mismatches.push({ ...r, part: "days" });
       }
       if (fast[0]?.version !== slow.version) mismatches.push({ ...r, part: "version" });
+      const [past] = yield* sql.unsafe<{ summary: string; days: string; kept: boolean }>(
+        asOf,
+        params,
+      );
+      if (!past.kept || past.summary !== slow.summary || past.days !== slow.days) {
+        mismatches.push({ ...r, part: "as_of" });
+      }
     }
     return mismatches;
   }).pipe(Effect.withSpan("DayCheck.checkReads"));

@@ -174,6 +174,12 @@ const lettersIn = (text: string, letter: string) =>
 const versionSql = (facts: string, revisions: string) =>
   `(SELECT generation FROM dataset) || '.' || ${facts} || '.' || ${revisions}`;
 
+// The commit the data a statement reads has reached, as a token a client can send back to read
+// the same data later: the clock's number and the loaded snapshot's generation (a reload starts
+// the numbers again). Null before any snapshot is loaded.
+export const dataTokenSql =
+  `(SELECT k.seq || '.' || left(d.generation, 16) FROM commit_clock k CROSS JOIN dataset d)`;
+
 /**
  * The energy days of a scope and range (inclusive), from the stored months: one row per calendar
  * month of the range, in order, each with the month's part of the days (DailyRows as JSON text,
@@ -214,7 +220,8 @@ WITH cal AS (
 )
 SELECT ${summarySql(`(${end} - ${start} + 1)`, "t.available", "t.voids", "t.kwh")} AS summary,
   ${versionSql("t.facts", "t.revisions")} AS version,
-  p.part
+  p.part,
+  ${dataTokenSql} AS token
 FROM parts p CROSS JOIN totals t
 ORDER BY p.month`;
 
@@ -224,15 +231,55 @@ SELECT ${versionSql("count(*)", "coalesce(sum(e.revision_no), 0)")} AS version
 FROM energy_days e
 WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
 
-// The same answer computed from the facts alone (no stored column), as the contract defines it:
-// the check of day_check.ts compares the stored answer with this one.
-export const computedEnergyDaysSql = (scope: string, start: string, end: string) => {
-  const e = "e";
-  const served = servedKwhSql(e);
-  const status = statusSql(e);
-  const kind = `CASE WHEN ${e}.id IS NULL THEN NULL ELSE ${
-    sourceKindSql(e, currentRevisionKindSql(e))
-  } END`;
+// The facts of the stored days of a scope and range as they are now, in the columns of
+// daysAtSql (void_kind: the source kind of a void day's current revision).
+const currentFactsSql = (scope: string, start: string, end: string) => `
+SELECT e.id, e.business_date, e.legacy_kwh, e.cleaned_kwh, e.cleaned_source_kind, e.is_void,
+  e.provisional, e.provisional_at, e.quality_status, e.quality_note, e.revision_no,
+  e.import_row_id, e.source_reference,
+  CASE WHEN e.is_void THEN ${currentRevisionKindSql("e")} END AS void_kind, true AS kept
+FROM energy_days e
+WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
+
+/**
+ * The facts of the stored days of a scope and range as they were once commit `seq` (commits.seq)
+ * was made: each day at its last revision committed then (a day whose first revision came later
+ * is absent). The state of a revision that is still current is the day's row; that of a revision
+ * a later one replaced is in energy_day_states; `kept` is false for a revision whose replaced
+ * state was not kept (made before history was kept: see commit_clock.history_from).
+ */
+export const daysAtSql = (scope: string, start: string, end: string, seq: string) => {
+  const pick = (column: string) =>
+    `CASE WHEN a.revision_no = e.revision_no THEN e.${column} ELSE s.${column} END AS ${column}`;
+  return `
+SELECT e.id, e.business_date, ${pick("legacy_kwh")}, ${pick("cleaned_kwh")},
+  ${pick("cleaned_source_kind")}, ${pick("is_void")}, ${pick("provisional")},
+  ${pick("provisional_at")}, ${pick("quality_status")}, ${pick("quality_note")},
+  a.revision_no, ${pick("import_row_id")}, ${pick("source_reference")},
+  a.source_kind AS void_kind,
+  a.revision_no = e.revision_no OR s.energy_id IS NOT NULL AS kept
+FROM energy_days e
+CROSS JOIN LATERAL (
+  SELECT r.revision_no, r.source_kind
+  FROM energy_revisions r
+  JOIN import_rows ir ON ir.id = r.import_row_id
+  JOIN commits c ON c.batch_id = ir.batch_id
+  WHERE r.energy_id = e.id AND c.seq <= ${seq}
+  ORDER BY r.revision_no DESC
+  LIMIT 1
+) a
+LEFT JOIN energy_day_states s ON s.energy_id = e.id AND s.revision_no = a.revision_no
+WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
+};
+
+// The answer of a range computed from facts in daysAtSql's columns (`facts`, a query), as the
+// contract defines it: the summary, the days (the DailyRow array as JSON text), the version, and
+// whether every fact's state was kept.
+const computedDaysSql = (facts: string, start: string, end: string) => {
+  const f = "f";
+  const served = servedKwhSql(f);
+  const status = statusSql(f);
+  const kind = `CASE WHEN ${f}.id IS NULL THEN NULL ELSE ${sourceKindSql(f, `${f}.void_kind`)} END`;
   return `
 SELECT
   ${
@@ -246,28 +293,51 @@ SELECT
   json_agg(${
     rowJsonOf({
       date: "c.day::date",
-      id: `${e}.id`,
+      id: `${f}.id`,
       served,
       status,
       kind,
-      qualityStatus: `${e}.quality_status`,
-      qualityNote: `${e}.quality_note`,
-      revisionNo: `${e}.revision_no`,
-      importRowId: `${e}.import_row_id`,
-      sourceReference: `${e}.source_reference`,
+      qualityStatus: `${f}.quality_status`,
+      qualityNote: `${f}.quality_note`,
+      revisionNo: `${f}.revision_no`,
+      importRowId: `${f}.import_row_id`,
+      sourceReference: `${f}.source_reference`,
     })
   }::json ORDER BY c.day)::text AS days,
-  ${versionSql(`count(${e}.id)`, `coalesce(sum(${e}.revision_no), 0)`)} AS version
+  ${versionSql(`count(${f}.id)`, `coalesce(sum(${f}.revision_no), 0)`)} AS version,
+  coalesce(bool_and(${f}.kept), true) AS kept
 FROM generate_series(${start}, ${end}, interval '1 day') AS c(day)
-LEFT JOIN energy_days ${e} ON ${e}.scope_id = ${scope} AND ${e}.business_date = c.day::date`;
+LEFT JOIN (${facts}) ${f} ON ${f}.business_date = c.day::date`;
 };
+
+// The same answer computed from the facts alone (no stored column), as the contract defines it:
+// the check of day_check.ts compares the stored answer with this one.
+export const computedEnergyDaysSql = (scope: string, start: string, end: string) =>
+  computedDaysSql(currentFactsSql(scope, start, end), start, end);
+
+// The answer as it was once commit `seq` was made (a read as of an earlier instant).
+export const energyDaysAtSql = (scope: string, start: string, end: string, seq: string) =>
+  computedDaysSql(daysAtSql(scope, start, end, seq), start, end);
 
 // The read functions: PL/pgSQL so that each statement's plan is prepared once per connection.
 export const energyRoutines: ReadonlyArray<Routine> = [
+  // The stored days of a range as they were once commit p_seq was made, with what the metrics
+  // read of a day (metrics_sql.ts reads energy_days' columns of the same names now).
+  functionRoutine(
+    "energy_days_at",
+    `CREATE FUNCTION energy_days_at(p_scope int, p_start date, p_end date, p_seq bigint)
+RETURNS TABLE (business_date date, served_kwh numeric, status text, provisional smallint,
+               provisional_at timestamptz, revision_no int, kept boolean)
+LANGUAGE sql STABLE AS $fn$
+SELECT f.business_date, ${servedKwhSql("f")}, ${statusSql("f")}, f.provisional,
+  f.provisional_at, f.revision_no, f.kept
+FROM (${daysAtSql("p_scope", "p_start", "p_end", "p_seq")}) f
+$fn$;`,
+  ),
   functionRoutine(
     "energy_days_json",
     `CREATE FUNCTION energy_days_json(p_scope int, p_start date, p_end date)
-RETURNS TABLE (summary text, version text, part text)
+RETURNS TABLE (summary text, version text, part text, token text)
 LANGUAGE plpgsql STABLE AS $fn$
 BEGIN
   RETURN QUERY ${energyDaysSql("p_scope", "p_start", "p_end")};
@@ -282,7 +352,7 @@ $fn$;`,
     "energy_read",
     `CREATE FUNCTION energy_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,
                             p_start date, p_end date, p_if_version text)
-RETURNS TABLE (credential json, summary text, version text, part text)
+RETURNS TABLE (credential json, summary text, version text, part text, token text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   c record;
@@ -303,13 +373,14 @@ BEGIN
     RETURN;
   END IF;
   IF p_if_version IS NOT NULL THEN
-    SELECT v.version INTO version FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
+    SELECT v.version, ${dataTokenSql} INTO version, token
+      FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
     IF version = p_if_version THEN
       RETURN NEXT;
       RETURN;
     END IF;
   END IF;
-  RETURN QUERY SELECT credential, j.summary, j.version, j.part
+  RETURN QUERY SELECT credential, j.summary, j.version, j.part, j.token
     FROM energy_days_json(p_scope, p_start, p_end) j;
 END;
 $fn$;`,

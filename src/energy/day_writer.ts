@@ -1,7 +1,9 @@
-// The one writer of the daily energy fact (energy_days), its revisions (energy_revisions) and its
-// month chunks (energy_months): the import commit and the snapshot loader both apply revisions
-// through applyRevisions, which stores each day's derived columns (day_sql.ts) in the same
-// statements as its facts, and rebuilds the chunks of the months it touched.
+// The one writer of the daily energy fact (energy_days), its revisions (energy_revisions), the
+// states they replace (energy_day_states), its month chunks (energy_months) and the commit order
+// (commits): the import commit and the snapshot loader both apply revisions through
+// applyRevisions, which stores each day's derived columns (day_sql.ts) in the same statements as
+// its facts, keeps the states it replaces and rebuilds the chunks of the months it touched, then
+// number their batches with recordCommits.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import type { Routine } from "../db/routines.ts";
@@ -57,6 +59,11 @@ export const createRevisionTable = (name: string) =>
         REVISION_COLUMNS.map(([column, type]) => `${column} ${type}`).join(", ")
       }) ON COMMIT DROP`,
     ));
+
+// A day's state at one of its revisions (energy_day_states).
+const STATE_COLUMNS = `energy_id, revision_no, legacy_kwh, cleaned_kwh, cleaned_source_kind,
+  is_void, provisional, provisional_at, quality_status, quality_note, import_row_id,
+  source_reference`;
 
 export interface Applied {
   // Days the revisions meant to create, and how many were created: fewer when some appeared
@@ -114,6 +121,19 @@ export const applyRevisions = (
         revisions: 0,
       } satisfies Applied;
     }
+    // The states the revisions leave behind: the current state of each day they change, and the
+    // state after each of their own revisions but the last (energy_days holds the last).
+    yield* sql.unsafe(
+      `INSERT INTO energy_day_states (${STATE_COLUMNS})
+       SELECT ${STATE_COLUMNS.replaceAll(/(\w+)/g, "e.$1").replace("e.energy_id", "e.id")}
+       FROM energy_days e JOIN ${source} p ON e.id = p.energy_id
+       WHERE NOT p.new_day AND p.last
+       UNION ALL
+       SELECT ${STATE_COLUMNS.replaceAll(/(\w+)/g, "p.$1")}
+       FROM ${source} p
+       WHERE NOT p.last`,
+      params,
+    );
     const [changed] = yield* sql.unsafe<{ n: number }>(
       `WITH changed AS (
          UPDATE energy_days e SET
@@ -167,6 +187,26 @@ export const applyRevisions = (
       revisions: revisions.n,
     } satisfies Applied;
   }).pipe(Effect.withSpan("DayWriter.applyRevisions"));
+
+/**
+ * Numbers the committed batches `batchIds` (in that order) with the next numbers of the commit
+ * clock. Called last in the transaction that commits them: the clock's row stays locked until the
+ * transaction ends, so numbers follow the order in which commits become visible, and a statement
+ * that reads the clock sees exactly the commits numbered up to it.
+ */
+export const recordCommits = (batchIds: ReadonlyArray<number>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(
+      `WITH tick AS (
+         UPDATE commit_clock SET seq = seq + $2::int,
+           committed_at = greatest(clock_timestamp(), coalesce(committed_at, '-infinity'))
+         RETURNING seq, committed_at
+       )
+       INSERT INTO commits (seq, batch_id, committed_at)
+       SELECT t.seq - $2::int + b.ord, b.id, t.committed_at
+       FROM tick t, unnest($1::int[]) WITH ORDINALITY AS b(id, ord)`,
+      [batchIds, batchIds.length],
+    )).pipe(Effect.asVoid, Effect.withSpan("DayWriter.recordCommits"));
 
 // Writes the month chunks of the (scope_id, month) pairs `pairs` (a query) gives.
 const refreshMonthsSql = (pairs: string) => `

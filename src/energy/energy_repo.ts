@@ -6,7 +6,7 @@ import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/en
 import type { CredentialRow } from "../auth/access.ts";
 import { utc } from "../db/sql_text.ts";
 import type { Credential } from "../domain/auth.ts";
-import { sourceLabelSql } from "./day_sql.ts";
+import { energyDaysAtSql, sourceLabelSql } from "./day_sql.ts";
 
 const revisionColumns = `
   r.revision_no, r.operation,
@@ -22,6 +22,16 @@ export interface EnergyDaysJson {
   readonly summary: string;
   readonly version: string;
   readonly parts: ReadonlyArray<string>;
+  // The data token of the commit the read saw (day_sql.ts dataTokenSql).
+  readonly token: string | undefined;
+}
+
+// The days of a range as they were once a commit was made (energyDaysAtSql): the summary, the
+// days as one part, and whether every day's state at that commit was kept.
+export interface EnergyDaysAt {
+  readonly summary: string;
+  readonly parts: ReadonlyArray<string>;
+  readonly kept: boolean;
 }
 
 // energy_read's answer: the credential's row, and when that credential may read them, the version
@@ -29,7 +39,8 @@ export interface EnergyDaysJson {
 export interface EnergyRead {
   readonly credential: CredentialRow | undefined;
   readonly version: string | undefined;
-  readonly data: Omit<EnergyDaysJson, "version"> | undefined;
+  readonly token: string | undefined;
+  readonly data: Omit<EnergyDaysJson, "version" | "token"> | undefined;
 }
 
 export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo", {
@@ -39,17 +50,33 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
     // The stored days through energy_days_json (day_sql.ts): one round trip, planned once per
     // connection.
     const days = (scopeId: number, start: string, end: string) =>
-      dbBoundary(sql<{ summary: string; version: string; part: string }>`
-        SELECT summary, version, part
+      dbBoundary(sql<{ summary: string; version: string; part: string; token: string | null }>`
+        SELECT summary, version, part, token
         FROM energy_days_json(${scopeId}, ${start}::date, ${end}::date)`)
         .pipe(
           Effect.map((rows): EnergyDaysJson => ({
             summary: rows[0].summary,
             version: rows[0].version,
             parts: rows.map((row) => row.part),
+            token: rows[0].token ?? undefined,
           })),
           Effect.withSpan("EnergyRepo.days"),
         );
+
+    // The days as they were once commit `seq` was made (a rare read: planned each time).
+    const daysAt = (scopeId: number, start: string, end: string, seq: string) =>
+      dbBoundary(sql.unsafe<{ summary: string; days: string; kept: boolean }>(
+        energyDaysAtSql("$1::int", "$2::date", "$3::date", "$4::bigint"),
+        [scopeId, start, end, seq],
+      )).pipe(
+        Effect.map(([row]): EnergyDaysAt => ({
+          summary: row.summary,
+          // The DailyRow array without its brackets: the one part of the days.
+          parts: [row.days.slice(1, -1)],
+          kept: row.kept,
+        })),
+        Effect.withSpan("EnergyRepo.daysAt"),
+      );
 
     // The credential check and the days in one round trip (energy_read, day_sql.ts).
     const read = (
@@ -65,8 +92,9 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         summary: string | null;
         version: string | null;
         part: string | null;
+        token: string | null;
       }>`
-        SELECT credential, summary, version, part FROM energy_read(
+        SELECT credential, summary, version, part, token FROM energy_read(
           ${credential.kind === "key" ? credential.keyHash : null}::text,
           ${credential.kind === "session" ? credential.sessionHash : null}::text,
           ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date,
@@ -74,11 +102,17 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         Effect.map((rows): EnergyRead => {
           const first = rows[0];
           if (first === undefined) {
-            return { credential: undefined, version: undefined, data: undefined };
+            return {
+              credential: undefined,
+              version: undefined,
+              token: undefined,
+              data: undefined,
+            };
           }
           return {
             credential: first.credential,
             version: first.version ?? undefined,
+            token: first.token ?? undefined,
             data: first.summary === null ? undefined : {
               summary: first.summary,
               parts: rows.map((row) => row.part ?? ""),
@@ -162,6 +196,6 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         [scopeId, date],
       )).pipe(Effect.map((rows) => rows[0]), Effect.withSpan("EnergyRepo.versions"));
 
-    return { days, read, factOwner, history, versions } as const;
+    return { days, daysAt, read, factOwner, history, versions } as const;
   }),
 }) {}

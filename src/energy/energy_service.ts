@@ -2,11 +2,13 @@
 import { Effect } from "effect";
 import { inScope, outsideStores, requirePermission, StoreAccess } from "../auth/access.ts";
 import { Auth } from "../auth/auth_service.ts";
-import { JsonText, type Versioned } from "../domain/answers.ts";
+import { type AsOfAnswer, JsonText, type Versioned } from "../domain/answers.ts";
+import type { AsOf } from "../domain/as_of.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
-import { notFound } from "../domain/errors.ts";
+import { conflict, notFound } from "../domain/errors.ts";
 import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/range.ts";
 import type { ScopeFacts } from "../stores/store_repo.ts";
+import { AsOfRepo } from "./as_of_repo.ts";
 import { EnergyRepo } from "./energy_repo.ts";
 
 export const ENERGY_METRIC = "AIR_CONDITIONING_DAILY_ENERGY";
@@ -42,6 +44,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
     const repo = yield* EnergyRepo;
     const access = yield* StoreAccess;
     const auth = yield* Auth;
+    const asOfRepo = yield* AsOfRepo;
 
     // Verify first, then read: for a caller that is already verified, and for a bad range (the
     // refusals keep their order: 401, 403, 404, 403, 400 scope, 400 range).
@@ -51,6 +54,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         const rows = yield* repo.days(request.scopeId, request.start, request.end);
         return {
           version: rows.version,
+          token: rows.token,
           value: rows.version === held ? undefined : {
             head: headOf(request, scope),
             summary: JsonText(rows.summary),
@@ -58,6 +62,32 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           },
         } satisfies Versioned<EnergyDays>;
       }).pipe(Effect.withSpan("EnergyService.days"));
+
+    // The days as they were at an earlier instant (or commit): checks first, in the same order.
+    const daysAsOf = (
+      caller: CallerShape,
+      request: RangeRequest,
+      asOf: Exclude<AsOf, { kind: "current" }>,
+    ) =>
+      Effect.gen(function* () {
+        const scope = yield* access.range(caller, request, ENERGY_MAX_DAYS);
+        const at = yield* asOfRepo.resolve(asOf);
+        const rows = yield* repo.daysAt(request.scopeId, request.start, request.end, at.seq);
+        if (!rows.kept) {
+          return yield* conflict(
+            "The state of a day at that instant was not kept (history starts later)",
+            "HISTORY_NOT_KEPT",
+          );
+        }
+        return {
+          asOf: at,
+          value: {
+            head: headOf(request, scope),
+            summary: JsonText(rows.summary),
+            days: rows.parts.map(JsonText),
+          },
+        } satisfies AsOfAnswer<EnergyDays>;
+      }).pipe(Effect.withSpan("EnergyService.daysAsOf"));
 
     // One round trip: energy_read returns the credential's row and, only when that credential may
     // read this store's scope, the days (or only their version, when the caller holds it). The
@@ -82,6 +112,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         if (read.version === undefined) return yield* days(caller, request, held);
         return {
           version: read.version,
+          token: read.token,
           value: read.data === undefined ? undefined : {
             head: headOf(request, scope),
             summary: JsonText(read.data.summary),
@@ -89,6 +120,12 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           },
         } satisfies Versioned<EnergyDays>;
       }).pipe(Effect.withSpan("EnergyService.daysFor"));
+
+    const daysAsOfFor = (
+      pending: PendingCallerShape,
+      request: RangeRequest,
+      asOf: Exclude<AsOf, { kind: "current" }>,
+    ) => Effect.flatMap(auth.verify(pending), (caller) => daysAsOf(caller, request, asOf));
 
     const versions = (caller: CallerShape, storeId: number, date: string) =>
       Effect.gen(function* () {
@@ -116,7 +153,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         return { revisions: yield* repo.history(energyId) };
       }).pipe(Effect.withSpan("EnergyService.history"));
 
-    return { days, daysFor, versions, history } as const;
+    return { days, daysFor, daysAsOf, daysAsOfFor, versions, history } as const;
   }),
-  dependencies: [EnergyRepo.Default, StoreAccess.Default, Auth.Default],
+  dependencies: [EnergyRepo.Default, AsOfRepo.Default, StoreAccess.Default, Auth.Default],
 }) {}

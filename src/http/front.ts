@@ -1,13 +1,22 @@
 // The front door of every request, before the HttpApi sees it: exact routes (404, 405), media types
 // (415), bodies read under a cap and a deadline (413, 408) and checked for nesting (400), a time
-// limit on the whole request (503), compressed and cached documents, X-Request-ID and the access log.
-import { Context } from "effect";
+// limit on the whole request (503), compressed and cached documents, X-Request-ID, the access log and
+// the request metrics (with GET /metrics behind its own token).
+import { Context, type Redacted } from "effect";
 import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
-import { makeRouter, type Route } from "./routes.ts";
+import { makeRouter, type Match, type Route } from "./routes.ts";
+import {
+  checkBearer,
+  CONSOLE_ROUTE,
+  type OpsMetrics,
+  type RouteStats,
+  tokenDigest,
+  UNMATCHED_ROUTE,
+} from "../ops/metrics.ts";
 import { type ConsoleHandler, isConsolePath } from "../console/assets.ts";
 
 export type InnerHandler = (
@@ -24,7 +33,18 @@ export interface FrontOptions {
   readonly docsPage: () => Promise<(request: Request) => Promise<Response>>;
   // The browser console: "/" and "/console/..." (absent: those paths are unknown).
   readonly console?: ConsoleHandler;
+  // Request metrics and GET /metrics (absent: that path is unknown and nothing is counted).
+  readonly metrics?: FrontMetrics;
 }
+
+export interface FrontMetrics {
+  readonly registry: OpsMetrics;
+  // The bearer token a scrape must send.
+  readonly token: Redacted.Redacted<string>;
+}
+
+export const METRICS_PATH = "/metrics";
+const METRICS_ROUTE: Route = { method: "GET", path: METRICS_PATH, body: { kind: "none" } };
 
 // Paths whose answers are the same for everyone until a restart: compressed once, with an ETag.
 const DOCUMENTS = new Set(["/openapi.json", "/api-docs"]);
@@ -66,10 +86,65 @@ const announcesBody = (request: Request) => {
 
 const FORM_TYPES = ["multipart/form-data", "application/x-www-form-urlencoded"];
 
+// What a request asks for: the console, or a route of the table (or none, or another method).
+type Target = Match | { readonly kind: "console" };
+const CONSOLE_TARGET: Target = { kind: "console" };
+
 // The front door over the HttpApi's web handler.
 export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
-  const route = makeRouter(options.routes);
+  const metrics = options.metrics;
+  const route = makeRouter(
+    metrics === undefined ? options.routes : [...options.routes, METRICS_ROUTE],
+  );
   const documents = new Map<string, Promise<Document>>();
+  const target = (method: string, pathname: string): Target =>
+    options.console !== undefined && isConsolePath(pathname)
+      ? CONSOLE_TARGET
+      : route(method, pathname);
+
+  // Each route's series are found by the route itself: no string is made per request.
+  const statsOf = new Map<Route, RouteStats>();
+  let unmatched: RouteStats | undefined;
+  let consoleStats: RouteStats | undefined;
+  const digest = metrics === undefined ? undefined : tokenDigest(metrics.token);
+  if (metrics !== undefined) {
+    for (const r of [...options.routes, METRICS_ROUTE]) {
+      statsOf.set(r, metrics.registry.route(r.path));
+    }
+    unmatched = metrics.registry.route(UNMATCHED_ROUTE);
+    consoleStats = metrics.registry.route(CONSOLE_ROUTE);
+  }
+  const statsFor = (t: Target | undefined) =>
+    t?.kind === "route"
+      ? statsOf.get(t.route) ?? unmatched!
+      : t?.kind === "console"
+      ? consoleStats!
+      : unmatched!;
+
+  const serveMetrics = async (request: Request, registry: OpsMetrics) => {
+    if (announcesBody(request)) {
+      return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
+    }
+    const check = checkBearer(request.headers.get("authorization"), digest!);
+    if (check !== "ok") {
+      return errorResponse(
+        401,
+        check === "missing" ? "MISSING_CREDENTIAL" : "INVALID_CREDENTIAL",
+        check === "missing"
+          ? "Send the metrics token as Authorization: Bearer <token>"
+          : "The metrics token is not valid",
+        { "www-authenticate": 'Bearer realm="metrics"' },
+      );
+    }
+    const text = await registry.render();
+    return new Response(request.method === "HEAD" ? null : text, {
+      status: 200,
+      headers: {
+        "content-type": "text/plain; version=0.0.4; charset=utf-8",
+        "cache-control": "no-store",
+      },
+    });
+  };
 
   const loadDocument = (url: URL, note: RequestNoteShape) => {
     let doc = documents.get(url.pathname);
@@ -123,8 +198,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   };
 
   // The answer to one request, before X-Request-ID and logging.
-  const answer = async (request: Request, url: URL, note: RequestNoteShape): Promise<Response> => {
-    if (options.console !== undefined && isConsolePath(url.pathname)) {
+  const answer = async (
+    request: Request,
+    url: URL,
+    note: RequestNoteShape,
+    match: Target,
+  ): Promise<Response> => {
+    if (match.kind === "console" && options.console !== undefined) {
       if (request.method !== "GET" && request.method !== "HEAD") {
         return errorResponse(405, "METHOD_NOT_ALLOWED", "This path answers GET, HEAD", {
           allow: "GET, HEAD",
@@ -135,8 +215,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       }
       return options.console(request, url);
     }
-    const match = route(request.method, url.pathname);
-    if (match.kind === "none") {
+    if (match.kind === "none" || match.kind === "console") {
       return errorResponse(404, "NOT_FOUND", "No endpoint at this path");
     }
     if (match.kind === "method") {
@@ -149,6 +228,9 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
     if (request.method === "GET" && DOCUMENTS.has(url.pathname)) {
       return serveDocument(request, url, note);
+    }
+    if (match.route === METRICS_ROUTE && metrics !== undefined) {
+      return serveMetrics(request, metrics.registry);
     }
 
     const contentType = request.headers.get("content-type");
@@ -230,10 +312,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     const started = performance.now();
     const note: RequestNoteShape = { requestId: crypto.randomUUID(), memberId: null };
     let url: URL | undefined;
+    let matched: Target | undefined;
     let response: Response;
+    metrics?.registry.started();
     try {
       url = new URL(request.url);
-      response = await answer(request, url, note);
+      matched = target(request.method, url.pathname);
+      response = await answer(request, url, note, matched);
     } catch (error) {
       options.log.error("request failed before the handler", {
         request_id: note.requestId,
@@ -249,7 +334,9 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response.headers.set("x-request-id", note.requestId);
     }
     const length = response.headers.get("content-length");
-    const logLine = (bytes: number | null, cut = false) =>
+    const logLine = (bytes: number | null, cut = false) => {
+      const ms = performance.now() - started;
+      metrics?.registry.finished(statsFor(matched), request.method, response.status, ms / 1000);
       options.log.write(response.status >= 500 || cut ? "warn" : "info", "request", {
         method: request.method.slice(0, 10),
         path: url === undefined ? null : url.pathname.slice(0, MAX_LOGGED_PATH),
@@ -258,13 +345,14 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
           ...new Set(url.searchParams.keys()),
         ].map((k) => k.slice(0, 40)).join(",").slice(0, 200),
         status: response.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
+        ms: Math.round(ms * 10) / 10,
         bytes,
         request_id: note.requestId,
         member: note.memberId,
         // The body stopped before its end: the client went away, or reading it failed.
         ...(cut ? { cut: true } : {}),
       });
+    };
     if (length !== null || response.body === null) {
       logLine(length === null ? 0 : Number(length));
       return response;

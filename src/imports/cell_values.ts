@@ -114,6 +114,20 @@ export const parseEnergyText = (input: string): CellValue | { problem: string } 
   return parseDecimal(text, false);
 };
 
+// Spreadsheet formula injection: a CSV field beginning with =, +, - or @ (also after spaces), a
+// tab or a carriage return is evaluated by spreadsheet programs that open the file. A writer puts
+// an apostrophe before such a text, and before such a text already preceded by apostrophes, so
+// that the mark is never ambiguous; spreadsheets show it as text, and the CSV reader drops that
+// one apostrophe. Only fields that begin with apostrophes and then one of these are read
+// differently from what they say (docs/imports.md).
+const FORMULA_START = /^'*(\s*[=+\-@]|[\t\r])/;
+
+export const protectText = (text: string): string => FORMULA_START.test(text) ? `'${text}` : text;
+
+// The inverse of protectText for a field read back (already trimmed by the reader).
+export const unprotectText = (field: string): string =>
+  field.startsWith("'") && FORMULA_START.test(field.slice(1)) ? field.slice(1) : field;
+
 // An XLSX numeric cell is a binary double: its shortest round-trip text is the value (rules.md §1).
 export const energyFromXlsxNumber = (n: number): CellValue | { problem: string } =>
   Number.isFinite(n) ? parseDecimal(String(n), true) : { problem: NOT_A_NUMBER };

@@ -10,6 +10,7 @@ import {
   parseEnergyText,
   problem,
   resolveHeaderDate,
+  unprotectText,
 } from "./cell_values.ts";
 
 export const CSV_COLUMNS = ["品牌", "门店", "日期", "日能耗"] as const;
@@ -128,8 +129,9 @@ const readRecord = (
       }));
     }
   }
-  const brand = record[cols.brand].trim();
-  const storeName = record[cols.store].trim();
+  // Free text may carry a spreadsheet's text mark (an exported name or note beginning with "=").
+  const brand = unprotectText(record[cols.brand].trim());
+  const storeName = unprotectText(record[cols.store].trim());
   const rawDate = record[cols.date].trim();
   const rawEnergy = record[cols.energy].trim();
   const date = resolveHeaderDate(rawDate, context.datasetEnd);
@@ -152,7 +154,7 @@ const readRecord = (
   if (isProblem(value)) {
     c.add(problem(value.problem, { ...where, column: "日能耗", raw: rawEnergy }));
   }
-  const note = cols.note === undefined ? undefined : record[cols.note].trim();
+  const note = cols.note === undefined ? undefined : unprotectText(record[cols.note].trim());
   if (brand === "" || storeName === "") return;
   if (!ok || date === undefined || isProblem(value)) {
     c.addCheck({

@@ -4,7 +4,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
 import { utc } from "../db/sql_text.ts";
-import { applyRevisions, createRevisionTable } from "../energy/day_writer.ts";
+import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
@@ -346,6 +346,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           UPDATE import_batches SET status = 'COMMITTED', committed_at = now(),
             committed_by = ${memberId}
           WHERE id = ${batchId}`;
+        yield* recordCommits([batchId]);
         return 0;
       }).pipe(Effect.withSpan("ImportRepo.applyRows"));
 

@@ -1,13 +1,36 @@
-// Handlers of the imports group: template, preview, commit, batch detail, lineage. Import answers
-// are encoded here and sent as their rows are read: head and counters first, then the rows page
-// by page (a batch of a million rows holds one page in memory).
+// Handlers of the imports group: template (JSON, or the workbook itself), preview, commit, batch
+// detail, lineage. Import answers are encoded here and sent as their rows are read: head and
+// counters first, then the rows page by page (a batch of a million rows holds one page in memory).
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
-import { Effect, Stream } from "effect";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
+import { Buffer } from "node:buffer";
+import { Effect, Layer, Stream } from "effect";
 import { Api } from "../api/api.ts";
+import { XLSX_MEDIA } from "../api/export_api.ts";
 import { jsonResponse, jsonStream } from "../api/json_response.ts";
 import { JsonText } from "../domain/answers.ts";
 import { Caller } from "../domain/auth.ts";
+import { badRequest } from "../domain/errors.ts";
+import { ExportService } from "../exports/export_service.ts";
+import { downloadHeaders } from "../exports/layout.ts";
 import { type ImportAnswer, ImportService } from "./import_service.ts";
+import { TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
+
+// Whether an Accept header asks for the XLSX media type (and not with q=0).
+const acceptsXlsx = (accept: string | undefined) =>
+  accept !== undefined &&
+  accept.split(",").some((range) => {
+    const [type, ...params] = range.split(";").map((part) => part.trim().toLowerCase());
+    return type === XLSX_MEDIA && !params.some((p) => /^q\s*=\s*0(\.0{0,3})?$/.test(p));
+  });
+
+// The template workbook itself, as a download.
+const workbook = (filename: string, bytes: Uint8Array) =>
+  HttpServerResponse.uint8Array(bytes, {
+    contentType: XLSX_MEDIA,
+    headers: downloadHeaders(filename),
+  });
 
 const encode = (answer: ImportAnswer) => {
   const c = answer.counts;
@@ -34,8 +57,35 @@ export const ImportsHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const imports = yield* ImportService;
+      const ranged = yield* ExportService;
       return handlers
-        .handle("template", () => Effect.flatMap(Caller, imports.template))
+        .handle("template", ({ urlParams }) =>
+          Effect.gen(function* () {
+            const caller = yield* Caller;
+            const request = yield* HttpServerRequest.HttpServerRequest;
+            const file = urlParams.download === "1" || acceptsXlsx(request.headers["accept"]);
+            const { start, end } = urlParams;
+            if (start === undefined && end === undefined) {
+              const template = yield* imports.template(caller);
+              return file
+                ? workbook(template.filename, Buffer.from(template.content_base64, "base64"))
+                : template;
+            }
+            if (start === undefined || end === undefined) {
+              return yield* badRequest(
+                "start and end go together: give both, or neither",
+                "INVALID_REQUEST",
+              );
+            }
+            const built = yield* ranged.template(caller, start, end);
+            return file ? workbook(built.filename, built.bytes) : {
+              filename: built.filename,
+              content_base64: Buffer.from(built.bytes).toString("base64"),
+              sheets: built.sheets.map((s) => ({ name: s.name, stores: s.stores })),
+              columns: TEMPLATE_COLUMNS,
+              limits: templateLimits(),
+            };
+          }))
         .handle("preview", ({ headers, payload }) =>
           Effect.flatMap(Caller, (caller) =>
             Effect.map(
@@ -75,4 +125,4 @@ export const ImportsHttpLive = HttpApiBuilder.group(
                 jsonResponse(body))),
         );
     }),
-);
+).pipe(Layer.provide(ExportService.Default));

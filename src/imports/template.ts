@@ -48,9 +48,19 @@ export const templateLimits = (): Record<string, number> => ({
 const displayWidth = (text: string): number =>
   Array.from(text).reduce((w, c) => w + (c.codePointAt(0)! >= 0x1100 ? 2 : 1), 0);
 
-const DAY_COLUMN_WIDTH = 12;
+export const TEMPLATE_DAY_COLUMN_WIDTH = 12;
 const MIN_STORE_COLUMN_WIDTH = 12;
 const MAX_STORE_COLUMN_WIDTH = 60;
+
+// The width of column A: its widest name, within bounds (also the export's, xlsx_stream.ts).
+export const storeColumnWidth = (stores: ReadonlyArray<string>): number =>
+  Math.min(
+    MAX_STORE_COLUMN_WIDTH,
+    stores.reduce(
+      (widest, store) => Math.max(widest, displayWidth(store)),
+      Math.max(MIN_STORE_COLUMN_WIDTH, displayWidth(STORE_NAME_HEADER)),
+    ) + 2,
+  );
 
 /**
  * Builds the template: brands in code-unit order of their names, one worksheet each (names from
@@ -70,11 +80,7 @@ export const buildTemplate = async (input: TemplateInput): Promise<BuiltTemplate
     const sheet = workbook.addWorksheet(name, {
       views: [{ state: "frozen", xSplit: 1, ySplit: 1, topLeftCell: "B2", activeCell: "B2" }],
     });
-    const storeWidth = Math.min(
-      MAX_STORE_COLUMN_WIDTH,
-      Math.max(MIN_STORE_COLUMN_WIDTH, ...[STORE_NAME_HEADER, ...stores].map(displayWidth)) + 2,
-    );
-    sheet.getColumn(1).width = storeWidth;
+    sheet.getColumn(1).width = storeColumnWidth(stores);
     // Text format keeps store names such as "001" or "2026-07-09" from being retyped by Excel.
     sheet.getColumn(1).numFmt = "@";
     const header = sheet.getRow(1);
@@ -83,7 +89,7 @@ export const buildTemplate = async (input: TemplateInput): Promise<BuiltTemplate
     a1.value = STORE_NAME_HEADER;
     a1.numFmt = "@";
     input.days.forEach((day, d) => {
-      sheet.getColumn(d + 2).width = DAY_COLUMN_WIDTH;
+      sheet.getColumn(d + 2).width = TEMPLATE_DAY_COLUMN_WIDTH;
       // A text cell with format "@" stays the text YYYY-MM-DD instead of becoming a date serial.
       const cell = header.getCell(d + 2);
       cell.value = day;

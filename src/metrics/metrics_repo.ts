@@ -2,6 +2,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
+import type { EnergyStatus, QualityDayInput } from "../quality/quality_rules.ts";
 import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./engine.ts";
 
 // The facts come from metric_inputs (metrics_sql.ts): the day facts as compact arrays; stages,
@@ -9,10 +10,16 @@ import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./en
 // resolveDays (a linear merge is cheaper than a lateral lookup per day).
 const inputsSql = `
 SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
-  out_baseline AS baseline, out_version AS version
+  out_baseline AS baseline, out_version AS version, out_token AS token
 FROM metric_inputs($1::int, $2::int, $3::date, $4::date, $5::text)`;
 
-type DayRow = readonly [string, string | null, 0 | 1, string | null];
+// The same inputs as they were once commit $6 was made.
+const inputsAtSql = `
+SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
+  out_baseline AS baseline, out_version AS version, out_token AS token
+FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint)`;
+
+type DayRow = readonly [string, string | null, 0 | 1, string | null, EnergyStatus];
 type StageRow = readonly [Stage, string, string | null];
 type PeriodRow = TargetInput & { readonly from: string; readonly to: string | null };
 type TevRow = readonly [string, string];
@@ -24,13 +31,18 @@ interface InputRows {
   readonly tev: ReadonlyArray<TevRow>;
   readonly baseline: ReadonlyArray<BaselineMonth>;
   readonly version: string;
+  readonly token: string | null;
 }
 
 export interface MetricInputs {
   readonly days: ReadonlyArray<DayInput>;
+  // Each day's energy as the energy read serves it (for the data-quality cross-check).
+  readonly energy: ReadonlyArray<QualityDayInput>;
   readonly baseline: ReadonlyArray<BaselineMonth>;
   // Changes whenever the inputs may (the data generation and the revisions of the facts read).
   readonly version: string;
+  // The data token of the commit the inputs were read at.
+  readonly token: string | undefined;
 }
 
 // One pass over ascending days with a cursor per list. Stage valid_to is exclusive (rules.md §3),
@@ -62,12 +74,26 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
-    const inputs = (storeId: number, scopeId: number, start: string, end: string, tz: string) =>
-      dbBoundary(sql.unsafe<InputRows>(inputsSql, [storeId, scopeId, start, end, tz])).pipe(
+    // `seq`: the commit to read the inputs at (a read as of an earlier instant); else now.
+    const inputs = (
+      storeId: number,
+      scopeId: number,
+      start: string,
+      end: string,
+      tz: string,
+      seq?: string,
+    ) =>
+      dbBoundary(
+        seq === undefined
+          ? sql.unsafe<InputRows>(inputsSql, [storeId, scopeId, start, end, tz])
+          : sql.unsafe<InputRows>(inputsAtSql, [storeId, scopeId, start, end, tz, seq]),
+      ).pipe(
         Effect.map(([rows]): MetricInputs => ({
           days: resolveDays(rows),
+          energy: rows.days.map(([date, servedKwh, , , status]) => ({ date, status, servedKwh })),
           baseline: rows.baseline,
           version: rows.version,
+          token: rows.token ?? undefined,
         })),
         Effect.withSpan("MetricsRepo.inputs"),
       );

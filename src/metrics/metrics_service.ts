@@ -7,7 +7,11 @@ import type { CallerShape } from "../domain/auth.ts";
 import type { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain/metrics.ts";
 import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
-import { MetricsRepo } from "./metrics_repo.ts";
+import { type MetricInputs, MetricsRepo } from "./metrics_repo.ts";
+import { AsOfRepo } from "../energy/as_of_repo.ts";
+import { QualityRepo } from "../quality/quality_repo.ts";
+import { checkQuality, describeQuality } from "../quality/quality_rules.ts";
+import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
 
 const TARGETS_NOTE =
   "One row per day. NO_EFFECTIVE_TARGET days carry null values and are never zero-filled. " +
@@ -20,14 +24,29 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
   effect: Effect.gen(function* () {
     const repo = yield* MetricsRepo;
     const access = yield* StoreAccess;
+    const asOfRepo = yield* AsOfRepo;
+    const quality = yield* QualityRepo;
 
-    const load = (caller: CallerShape, request: RangeRequest) =>
+    // The inputs of a range, now or as of an earlier instant (then no conditional read: `held`
+    // is ignored and the answer says which commit it shows).
+    const load = (caller: CallerShape, request: RangeRequest, asOf: AsOf) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, METRICS_MAX_DAYS);
+        const at = asOf.kind === "current" ? undefined : yield* asOfRepo.resolve(asOf);
         const { storeId, scopeId, start, end } = request;
-        const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone);
-        return { scope, inputs };
+        const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone, at?.seq);
+        return { scope, inputs, at };
       });
+
+    const unchanged = (inputs: MetricInputs, at: ResolvedAsOf | undefined, held?: string) =>
+      at === undefined && inputs.version === held;
+
+    const versioned = <A>(inputs: MetricInputs, at: ResolvedAsOf | undefined, value?: A) => ({
+      version: inputs.version,
+      token: at?.token ?? inputs.token,
+      asOf: at,
+      value,
+    });
 
     // The fields every range answer starts with.
     const head = (request: RangeRequest, timezone: string) => ({
@@ -38,28 +57,40 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       end: request.end,
     });
 
-    const targets = (caller: CallerShape, request: RangeRequest, held?: string) =>
-      Effect.map(load(caller, request), ({ scope, inputs }): Versioned<TargetsResponse> => {
-        if (inputs.version === held) return { version: inputs.version, value: undefined };
-        const result = computeTargets(inputs.days);
-        return {
-          version: inputs.version,
-          value: {
-            ...head(request, scope.timezone),
-            unit: "kWh/日",
-            summary: result.summary,
-            days: result.days,
-            note: TARGETS_NOTE,
-          },
-        };
-      }).pipe(Effect.withSpan("MetricsService.targets"));
+    const targets = (caller: CallerShape, request: RangeRequest, asOf: AsOf, held?: string) =>
+      Effect.map(
+        load(caller, request, asOf),
+        ({ scope, inputs, at }): Versioned<TargetsResponse> => {
+          if (unchanged(inputs, at, held)) return versioned(inputs, at);
+          const result = computeTargets(inputs.days);
+          return {
+            ...versioned(inputs, at),
+            value: {
+              ...head(request, scope.timezone),
+              unit: "kWh/日",
+              summary: result.summary,
+              days: result.days,
+              note: TARGETS_NOTE,
+            },
+          };
+        },
+      ).pipe(Effect.withSpan("MetricsService.targets"));
 
-    const metrics = (caller: CallerShape, request: RangeRequest, held?: string) =>
-      Effect.map(load(caller, request), ({ scope, inputs }): Versioned<MetricsResponse> => {
-        if (inputs.version === held) return { version: inputs.version, value: undefined };
+    // Days whose energy disagrees with the device reports are named in the notes and in a
+    // DATA_QUALITY availability entry (src/quality/); an answer without such days is unchanged.
+    const metrics = (caller: CallerShape, request: RangeRequest, asOf: AsOf, held?: string) =>
+      Effect.gen(function* () {
+        const { scope, inputs, at } = yield* load(caller, request, asOf);
+        if (unchanged(inputs, at, held)) return versioned(inputs, at);
         const result = computeMetrics(inputs.days, inputs.baseline);
+        const evidence = yield* quality.evidence(
+          request.scopeId,
+          inputs.energy.map((d) => d.date),
+        );
+        const checked = checkQuality(inputs.energy, evidence);
+        const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked) : undefined;
         return {
-          version: inputs.version,
+          ...versioned(inputs, at),
           value: {
             ...head(request, scope.timezone),
             unit: scope.unit,
@@ -68,11 +99,13 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
             rule_version: RULE_VERSION,
             tev_warning_ratio: "1.2",
             summary: result.summary,
-            availability: result.availability,
+            availability: flagged === undefined
+              ? result.availability
+              : [...result.availability, flagged.availability],
             days: result.days,
-            notes: result.notes,
+            notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
           },
-        };
+        } satisfies Versioned<MetricsResponse>;
       }).pipe(Effect.withSpan("MetricsService.metrics"));
 
     // rules.md §7: day, last 7, last 30 days and year to date, all ending at as_of; one query.
@@ -81,6 +114,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       storeId: number,
       scopeId: number,
       asOf: string,
+      known: AsOf,
       held?: string,
     ) =>
       Effect.gen(function* () {
@@ -91,18 +125,18 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
           { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
         ];
         const first = ranges.reduce((min, r) => (r.start < min ? r.start : min), asOf);
-        const { scope, inputs } = yield* load(caller, {
+        const { scope, inputs, at } = yield* load(caller, {
           storeId,
           scopeId,
           start: first,
           end: asOf,
-        });
-        if (inputs.version === held) {
-          return { version: inputs.version, value: undefined } satisfies Versioned<PeriodOverview>;
+        }, known);
+        if (unchanged(inputs, at, held)) {
+          return versioned(inputs, at) satisfies Versioned<PeriodOverview>;
         }
         const days = computeDays(inputs.days, inputs.baseline);
         return {
-          version: inputs.version,
+          ...versioned(inputs, at),
           value: {
             store_id: storeId,
             scope_id: scopeId,
@@ -121,5 +155,5 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
 
     return { targets, metrics, periods } as const;
   }),
-  dependencies: [MetricsRepo.Default, StoreAccess.Default],
+  dependencies: [MetricsRepo.Default, AsOfRepo.Default, QualityRepo.Default, StoreAccess.Default],
 }) {}

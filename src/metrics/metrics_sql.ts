@@ -2,13 +2,20 @@
 // prepared once per connection; planning cost more than executing), installed from here at start.
 // The day facts come from the stored day (day_sql.ts): the value served and its status.
 import { functionRoutine, type Routine } from "../db/routines.ts";
+import { dataTokenSql } from "../energy/day_sql.ts";
 
-export const metricsRoutines: ReadonlyArray<Routine> = [
+const metricInputsFunction = (
+  name: string,
+  extraParams: string,
+  // The stored days of the scope from `from` to `to` (SQL expressions), as a relation with
+  // business_date, served_kwh, status, provisional, provisional_at and revision_no.
+  days: (from: string, to: string) => string,
+) =>
   functionRoutine(
-    "metric_inputs",
-    `CREATE FUNCTION metric_inputs(p_store int, p_scope int, p_start date, p_end date, p_tz text)
+    name,
+    `CREATE FUNCTION ${name}(p_store int, p_scope int, p_start date, p_end date, p_tz text${extraParams})
 RETURNS TABLE (out_days json, out_stages json, out_periods json, out_tev json, out_baseline json,
-               out_version text)
+               out_version text, out_token text)
 LANGUAGE plpgsql STABLE AS $fn$
 #variable_conflict use_column
 BEGIN
@@ -16,9 +23,8 @@ BEGIN
 WITH cal AS (
   SELECT d::date AS day FROM generate_series(p_start, p_end, interval '1 day') AS d
 ), facts AS (
-  SELECT e.business_date, e.served_kwh, e.provisional, e.provisional_at, e.revision_no
-  FROM energy_days e
-  WHERE e.scope_id = p_scope AND e.business_date BETWEEN p_start AND p_end
+  SELECT e.business_date, e.served_kwh, e.provisional, e.provisional_at, e.revision_no, e.status
+  FROM ${days("p_start", "p_end")} e
 ), periods AS (
   SELECT tp.*, (SELECT sum(i.unit_price * i.priced_quantity) FROM target_period_items i
                 WHERE i.period_id = tp.id) AS device_cost
@@ -36,11 +42,10 @@ WITH cal AS (
   -- rules.md §4: settled, available, non-void BASELINE days of summer months before the range's
   -- last year
   SELECT e.business_date, e.served_kwh, e.revision_no
-  FROM energy_days e
+  FROM ${days("'-infinity'::date", "make_date(extract(year FROM p_end)::int, 1, 1) - 1")} e
   JOIN stage_history h ON h.store_id = p_store AND h.stage = 'BASELINE'
     AND h.valid_from <= e.business_date AND (h.valid_to IS NULL OR e.business_date < h.valid_to)
-  WHERE e.scope_id = p_scope AND e.status = 'AVAILABLE' AND e.provisional = 0
-    AND e.business_date < make_date(extract(year FROM p_end)::int, 1, 1)
+  WHERE e.status = 'AVAILABLE' AND e.provisional = 0
     AND extract(month FROM e.business_date) BETWEEN 6 AND 9
 ), baseline AS (
   SELECT extract(year FROM b.business_date)::int AS year,
@@ -55,7 +60,8 @@ SELECT
       f.served_kwh::text,
       coalesce(f.provisional, 0),
       CASE WHEN f.provisional = 1
-           THEN to_char(f.provisional_at AT TIME ZONE p_tz, 'YYYY-MM-DD HH24:MI') END
+           THEN to_char(f.provisional_at AT TIME ZONE p_tz, 'YYYY-MM-DD HH24:MI') END,
+      coalesce(f.status, 'NO_DATA')
     ) ORDER BY c.day)
    FROM cal c LEFT JOIN facts f ON f.business_date = c.day) AS days,
   coalesce((SELECT json_agg(json_build_array(h.stage, h.valid_from::text, h.valid_to::text)
@@ -78,8 +84,23 @@ SELECT
   -- What the answer depends on that can change: the range's facts and the baseline days.
   (SELECT generation FROM dataset) || '.' ||
     (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts) || '.' ||
-    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days) AS version;
+    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days) AS version,
+  ${dataTokenSql} AS token;
 END;
 $fn$;`,
+  );
+
+export const metricsRoutines: ReadonlyArray<Routine> = [
+  metricInputsFunction(
+    "metric_inputs",
+    "",
+    (from, to) =>
+      `(SELECT * FROM energy_days x WHERE x.scope_id = p_scope AND x.business_date BETWEEN ${from} AND ${to})`,
+  ),
+  // The same inputs as they were once commit p_seq was made (energy_days_at, day_sql.ts).
+  metricInputsFunction(
+    "metric_inputs_at",
+    ", p_seq bigint",
+    (from, to) => `energy_days_at(p_scope, ${from}, ${to}, p_seq)`,
   ),
 ];

@@ -2,7 +2,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import type * as SqlError from "@effect/sql/SqlError";
 import { Data, Effect } from "effect";
-import { applyRevisions } from "../energy/day_writer.ts";
+import { applyRevisions, recordCommits } from "../energy/day_writer.ts";
 import { generateSnapshot } from "./generate.ts";
 import {
   dateOfDay,
@@ -41,7 +41,9 @@ const DATA_TABLES = [
   "import_row_sources",
   "energy_days",
   "energy_revisions",
+  "energy_day_states",
   "energy_months",
+  "commits",
   "idempotency_records",
   "target_periods",
   "target_period_items",
@@ -88,7 +90,9 @@ const BULK_TABLES = [
   "import_row_sources",
   "energy_days",
   "energy_revisions",
+  "energy_day_states",
   "energy_months",
+  "commits",
 ] as const;
 
 const LEGACY_TABLE = "legacy_daily_energy";
@@ -225,6 +229,8 @@ const loadValid = (s: Snapshot, options: LoadOptions) =>
       yield* run(
         `TRUNCATE ${DATA_TABLES.join(", ")} ${owner ? "RESTART IDENTITY" : ""} CASCADE`,
       );
+      // A new snapshot starts a new history (its generation tells old tokens apart).
+      yield* run(`UPDATE commit_clock SET seq = 0, committed_at = NULL, history_from = 0`);
     } else {
       // Blocks concurrent writers (and a concurrent seed) until this load commits; readers go on.
       yield* run(`LOCK TABLE ${DATA_TABLES.join(", ")} IN EXCLUSIVE MODE`);
@@ -661,6 +667,7 @@ const loadEnergy = (s: Snapshot) =>
       // The data tables were empty (or emptied) at the start of this transaction.
       { fresh: true },
     );
+    yield* recordCommits([legacy.batchId, cleaned.batchId]);
   });
 
 // Validates, then loads everything in one transaction: on any error nothing is loaded.

@@ -1,0 +1,204 @@
+// The change feed's reads: energy revisions in commit order (commits.seq, then the import row's
+// number within its batch), import batches by id, a store's profile audit log. Each read is an
+// index range scan of bounded length, whatever the caller asks.
+import * as SqlClient from "@effect/sql/SqlClient";
+import { Effect } from "effect";
+import { dbBoundary } from "../db/errors.ts";
+import { fixed4, utc, utcMicros } from "../db/sql_text.ts";
+import type { Change } from "../domain/changes.ts";
+import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
+
+// The day's state at revision `rev` of fact `e` (energy_days): the fact itself while the revision
+// is current, else the state a later revision replaced (energy_day_states).
+const STATE_COLUMNS = [
+  "legacy_kwh",
+  "cleaned_kwh",
+  "cleaned_source_kind",
+  "is_void",
+  "quality_status",
+  "quality_note",
+];
+
+const stateAt = (alias: string, rev: string) =>
+  `LATERAL (
+  SELECT ${
+    STATE_COLUMNS.map((c) => `CASE WHEN ${rev} = e.revision_no THEN e.${c} ELSE s.${c} END AS ${c}`)
+      .join(", ")
+  },
+    ${rev} = e.revision_no OR s.energy_id IS NOT NULL AS kept
+  FROM (SELECT 1) one
+  LEFT JOIN energy_day_states s ON s.energy_id = e.id AND s.revision_no = ${rev}
+) ${alias}`;
+
+const actorJson = (m: string) =>
+  `CASE WHEN ${m}.id IS NULL THEN NULL ELSE json_build_object('member_id', ${m}.id,
+     'login_name', ${m}.login_name, 'display_name', ${m}.display_name) END`;
+
+// $1 commit number and $2 row number of the position, $3 the rows to scan at most, $4 the
+// changes to send at most, $5 the key's stores (null: every store).
+const changesSql = `
+WITH scanned AS (
+  SELECT c.seq, c.committed_at, c.batch_id, ir.id AS row_id, ir.row_number, ir.resolved_store_id
+  FROM (SELECT x.seq, x.batch_id, x.committed_at FROM commits x
+        WHERE x.seq >= $1::bigint ORDER BY x.seq LIMIT $3) c
+  CROSS JOIN LATERAL (
+    SELECT r.id, r.row_number, r.resolved_store_id FROM import_rows r
+    WHERE r.batch_id = c.batch_id
+      AND r.row_number > CASE WHEN c.seq = $1::bigint THEN $2::int ELSE 0 END
+    ORDER BY r.row_number LIMIT $3
+  ) ir
+  ORDER BY c.seq, ir.row_number
+  LIMIT $3
+), picked AS (
+  SELECT s.seq, s.committed_at, s.batch_id, s.row_id, s.row_number, v.id AS revision_id
+  FROM scanned s
+  JOIN energy_revisions v ON v.import_row_id = s.row_id
+  WHERE $5::int[] IS NULL OR s.resolved_store_id = ANY ($5::int[])
+  ORDER BY s.seq, s.row_number
+  LIMIT $4
+), meta AS (
+  SELECT count(*)::int AS scanned,
+    (array_agg(s.seq ORDER BY s.seq DESC, s.row_number DESC))[1]::text AS last_seq,
+    (array_agg(s.row_number ORDER BY s.seq DESC, s.row_number DESC))[1] AS last_row,
+    (SELECT left(generation, 16) FROM dataset) AS generation
+  FROM scanned s
+)
+SELECT m.scanned, m.last_seq, m.last_row, m.generation, x.change
+FROM meta m
+LEFT JOIN (
+  SELECT p.seq, p.row_number, json_build_object(
+    'commit_seq', p.seq,
+    'committed_at', ${utcMicros("p.committed_at")},
+    'batch_id', b.id, 'batch_no', b.batch_no, 'batch_kind', b.batch_kind,
+    'row_number', p.row_number, 'import_row_id', p.row_id,
+    'store_id', e.store_id, 'scope_id', e.scope_id, 'business_date', e.business_date::text,
+    'energy_id', e.id, 'revision_no', v.revision_no, 'operation', v.operation,
+    'change_reason', v.change_reason, 'actor', ${actorJson("mb")},
+    'state_kept', a.kept,
+    'energy_kwh', CASE WHEN a.kept THEN ${fixed4(servedKwhSql("a"))} END,
+    'status', CASE WHEN a.kept THEN ${statusSql("a")} END,
+    'source_kind', CASE WHEN a.kept THEN ${sourceKindSql("a", "v.source_kind")} END,
+    'quality_status', a.quality_status, 'quality_note', a.quality_note,
+    'before_energy_kwh', CASE WHEN v.revision_no > 1 AND p0.kept
+      THEN ${fixed4(servedKwhSql("p0"))} END,
+    'before_status', CASE WHEN v.revision_no = 1 THEN 'NO_DATA'
+      WHEN p0.kept THEN ${statusSql("p0")} END
+  ) AS change
+  FROM picked p
+  JOIN energy_revisions v ON v.id = p.revision_id
+  JOIN energy_days e ON e.id = v.energy_id
+  JOIN import_batches b ON b.id = p.batch_id
+  LEFT JOIN members mb ON mb.id = v.member_id
+  CROSS JOIN ${stateAt("a", "v.revision_no")}
+  CROSS JOIN ${stateAt("p0", "v.revision_no - 1")}
+) x ON true
+ORDER BY x.seq, x.row_number`;
+
+export interface ChangesScan {
+  readonly scanned: number;
+  readonly last: { readonly seq: string; readonly row: number } | undefined;
+  readonly generation: string | undefined;
+  readonly changes: ReadonlyArray<Change>;
+}
+
+// An import batch's status as answers give it (a preview past its expiry is EXPIRED).
+const batchStatusSql = (b: string) =>
+  `CASE WHEN ${b}.status = 'PREVIEWED' AND ${b}.expires_at < now() THEN 'EXPIRED'
+        ELSE ${b}.status END`;
+
+// $1 after id, $2 limit, $3 status or null, $4 the key's stores (null: every store). A scoped key
+// sees the batches all of whose rows are of its stores (as GET /imports/{batch_id} decides).
+const batchesSql = `
+SELECT json_build_object(
+  'id', b.id, 'batch_no', b.batch_no, 'batch_kind', b.batch_kind,
+  'status', ${batchStatusSql("b")}, 'filename', b.filename, 'change_reason', b.change_reason,
+  'uploaded_at', ${utc("b.uploaded_at")}, 'committed_at', ${utc("b.committed_at")},
+  'commit_seq', c.seq, 'uploaded_by', ${actorJson("m")}, 'action_counts', b.action_counts
+) AS batch
+FROM import_batches b
+LEFT JOIN commits c ON c.batch_id = b.id
+LEFT JOIN members m ON m.id = b.member_id
+WHERE b.id > $1
+  AND ($3::text IS NULL OR ${batchStatusSql("b")} = $3::text)
+  AND ($4::int[] IS NULL OR NOT EXISTS (
+    SELECT 1 FROM import_rows r
+    WHERE r.batch_id = b.id AND NOT (r.resolved_store_id = ANY ($4::int[]))))
+ORDER BY b.id
+LIMIT $2`;
+
+// $1 store, $2 after id, $3 limit.
+const auditSql = `
+SELECT json_build_object(
+  'id', a.id, 'action', a.action, 'actor', ${actorJson("m")},
+  'before', a.before, 'after', a.after, 'created_at', ${utcMicros("a.created_at")}
+) AS entry
+FROM audit_log a
+LEFT JOIN members m ON m.id = a.member_id
+WHERE a.entity_type = 'store' AND a.entity_id = $1 AND a.id > $2
+ORDER BY a.id
+LIMIT $3`;
+
+const parsed = <A>(value: unknown): A =>
+  (typeof value === "string" ? JSON.parse(value) : value) as A;
+
+export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+
+    const changes = (
+      after: { readonly seq: string; readonly row: number },
+      scan: number,
+      limit: number,
+      storeIds: ReadonlyArray<number> | null,
+    ) =>
+      dbBoundary(sql.unsafe<{
+        scanned: number;
+        last_seq: string | null;
+        last_row: number | null;
+        generation: string | null;
+        change: unknown;
+      }>(changesSql, [after.seq, after.row, scan, limit, storeIds === null ? null : [...storeIds]]))
+        .pipe(
+          Effect.map((rows): ChangesScan => {
+            const head = rows[0];
+            return {
+              scanned: head?.scanned ?? 0,
+              last: head?.last_seq == null || head.last_row == null
+                ? undefined
+                : { seq: head.last_seq, row: head.last_row },
+              generation: head?.generation ?? undefined,
+              changes: rows.filter((r) => r.change !== null).map((r) => parsed<Change>(r.change)),
+            };
+          }),
+          Effect.withSpan("ChangesRepo.changes"),
+        );
+
+    const generation = dbBoundary(
+      sql.unsafe<{ generation: string }>("SELECT left(generation, 16) AS generation FROM dataset"),
+    ).pipe(Effect.map((rows) => rows[0]?.generation));
+
+    const batches = (
+      after: number,
+      limit: number,
+      status: string | null,
+      storeIds: ReadonlyArray<number> | null,
+    ) =>
+      dbBoundary(sql.unsafe<{ batch: unknown }>(batchesSql, [
+        after,
+        limit,
+        status,
+        storeIds === null ? null : [...storeIds],
+      ])).pipe(
+        Effect.map((rows) => rows.map((r) => parsed<Record<string, unknown>>(r.batch))),
+        Effect.withSpan("ChangesRepo.batches"),
+      );
+
+    const audit = (storeId: number, after: number, limit: number) =>
+      dbBoundary(sql.unsafe<{ entry: unknown }>(auditSql, [storeId, after, limit])).pipe(
+        Effect.map((rows) => rows.map((r) => parsed<Record<string, unknown>>(r.entry))),
+        Effect.withSpan("ChangesRepo.audit"),
+      );
+
+    return { changes, generation, batches, audit } as const;
+  }),
+}) {}

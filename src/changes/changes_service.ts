@@ -1,0 +1,81 @@
+// The change feed, the batch list and the audit log for a caller: raw permission and store scope
+// (access.ts), cursors checked against the loaded snapshot, pages of bounded size.
+import { Effect } from "effect";
+import { requirePermission, StoreAccess } from "../auth/access.ts";
+import type { CallerShape } from "../domain/auth.ts";
+import {
+  type BatchItem,
+  CHANGES_DEFAULT_LIMIT,
+  CHANGES_SCAN_ROWS,
+  type ChangesPage,
+  cursorParts,
+  cursorText,
+  LIST_DEFAULT_LIMIT,
+} from "../domain/changes.ts";
+import { conflict, notReady } from "../domain/errors.ts";
+import { ChangesRepo } from "./changes_repo.ts";
+
+const replaced = () =>
+  conflict("The cursor names data that a later snapshot load replaced", "DATA_REPLACED");
+
+export class ChangesService extends Effect.Service<ChangesService>()("Changes/ChangesService", {
+  effect: Effect.gen(function* () {
+    const repo = yield* ChangesRepo;
+    const access = yield* StoreAccess;
+
+    const feed = (caller: CallerShape, q: { readonly after?: string; readonly limit?: number }) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "raw");
+        const limit = q.limit ?? CHANGES_DEFAULT_LIMIT;
+        const from = q.after === undefined ? undefined : cursorParts(q.after);
+        const position = from ?? { seq: "0", row: 0 };
+        const scan = yield* repo.changes(position, CHANGES_SCAN_ROWS, limit, caller.storeIds);
+        if (scan.generation === undefined) return yield* notReady("No data is loaded");
+        if (from !== undefined && from.generation !== scan.generation) return yield* replaced();
+        const full = scan.changes.length === limit;
+        const lastChange = scan.changes.at(-1);
+        const next = full && lastChange !== undefined
+          ? { seq: String(lastChange.commit_seq), row: lastChange.row_number }
+          : scan.last ?? position;
+        return {
+          changes: scan.changes,
+          next_cursor: cursorText({ ...next, generation: scan.generation }),
+          has_more: full || scan.scanned === CHANGES_SCAN_ROWS,
+          scanned_rows: scan.scanned,
+        } satisfies ChangesPage;
+      }).pipe(Effect.withSpan("ChangesService.feed"));
+
+    const batches = (
+      caller: CallerShape,
+      q: { readonly after?: number; readonly limit?: number; readonly status?: string },
+    ) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "raw");
+        const limit = q.limit ?? LIST_DEFAULT_LIMIT;
+        const rows = yield* repo.batches(q.after ?? 0, limit, q.status ?? null, caller.storeIds);
+        return {
+          batches: rows as unknown as ReadonlyArray<BatchItem>,
+          next_after: rows.length === limit ? Number(rows.at(-1)!.id) : null,
+        };
+      }).pipe(Effect.withSpan("ChangesService.batches"));
+
+    const audit = (
+      caller: CallerShape,
+      storeId: number,
+      q: { readonly after?: number; readonly limit?: number },
+    ) =>
+      Effect.gen(function* () {
+        yield* access.store(caller, storeId, "raw");
+        const limit = q.limit ?? LIST_DEFAULT_LIMIT;
+        const entries = yield* repo.audit(storeId, q.after ?? 0, limit);
+        return {
+          store_id: storeId,
+          entries: entries as never,
+          next_after: entries.length === limit ? Number(entries.at(-1)!.id) : null,
+        };
+      }).pipe(Effect.withSpan("ChangesService.audit"));
+
+    return { feed, batches, audit } as const;
+  }),
+  dependencies: [ChangesRepo.Default, StoreAccess.Default],
+}) {}

@@ -1,0 +1,117 @@
+// The change feed, the list of import batches and a store's profile audit log (beyond the
+// contract): what changed, in the order it became visible, for clients that follow the data.
+import { Schema } from "effect";
+import { Count, DateString, DecimalString, FreeObject, Id, Nullable } from "./common.ts";
+import { DayStatus, SourceKind } from "./energy.ts";
+
+export const CHANGES_MAX_LIMIT = 1000;
+export const CHANGES_DEFAULT_LIMIT = 100;
+// Import rows looked at per request at most, whether or not they made a change the key may see.
+export const CHANGES_SCAN_ROWS = 10_000;
+export const LIST_MAX_LIMIT = 200;
+export const LIST_DEFAULT_LIMIT = 50;
+
+// "<commit number>.<row number>.<first 16 hex digits of the snapshot's generation>": the position
+// after the last change a page sent. 0.0.<generation> is the start.
+const CURSOR = /^(0|[1-9]\d{0,15})\.(0|[1-9]\d{0,9})\.([0-9a-f]{16})$/;
+
+export const ChangeCursor = Schema.String.pipe(
+  Schema.filter((s) => CURSOR.test(s), {
+    message: () => "expected a cursor as an earlier page's next_cursor gives it",
+  }),
+).annotations({
+  identifier: "ChangeCursor",
+  jsonSchema: { type: "string", pattern: CURSOR.source, maxLength: 45 },
+});
+
+export interface CursorParts {
+  readonly seq: string;
+  readonly row: number;
+  readonly generation: string;
+}
+
+export const cursorParts = (cursor: string): CursorParts => {
+  const [, seq, row, generation] = CURSOR.exec(cursor)!;
+  return { seq, row: Number(row), generation };
+};
+
+export const cursorText = (p: CursorParts) => `${p.seq}.${p.row}.${p.generation}`;
+
+export const Actor = Schema.Struct({
+  member_id: Id,
+  login_name: Schema.String,
+  display_name: Nullable(Schema.String),
+}).annotations({ identifier: "Actor" });
+
+// One revision of a store-day: the day as it was after it, and the served value before it.
+export const Change = Schema.Struct({
+  commit_seq: Id,
+  committed_at: Schema.String,
+  batch_id: Id,
+  batch_no: Schema.String,
+  batch_kind: Schema.String,
+  row_number: Id,
+  import_row_id: Id,
+  store_id: Id,
+  scope_id: Id,
+  business_date: DateString,
+  energy_id: Id,
+  revision_no: Id,
+  operation: Schema.String,
+  change_reason: Schema.String,
+  actor: Nullable(Actor),
+  state_kept: Schema.Boolean,
+  energy_kwh: Nullable(DecimalString),
+  status: Nullable(DayStatus),
+  source_kind: Nullable(SourceKind),
+  quality_status: Nullable(Schema.String),
+  quality_note: Nullable(Schema.String),
+  before_energy_kwh: Nullable(DecimalString),
+  before_status: Nullable(DayStatus),
+}).annotations({ identifier: "Change" });
+export type Change = typeof Change.Type;
+
+export const ChangesPage = Schema.Struct({
+  changes: Schema.Array(Change),
+  next_cursor: ChangeCursor,
+  has_more: Schema.Boolean,
+  scanned_rows: Count,
+}).annotations({ identifier: "ChangesPage" });
+export type ChangesPage = typeof ChangesPage.Type;
+
+export const BatchStatus = Schema.Literal("PREVIEWED", "COMMITTED", "EXPIRED");
+
+export const BatchItem = Schema.Struct({
+  id: Id,
+  batch_no: Schema.String,
+  batch_kind: Schema.String,
+  status: BatchStatus,
+  filename: Nullable(Schema.String),
+  change_reason: Nullable(Schema.String),
+  uploaded_at: Schema.String,
+  committed_at: Nullable(Schema.String),
+  commit_seq: Nullable(Id),
+  uploaded_by: Nullable(Actor),
+  action_counts: Schema.Record({ key: Schema.String, value: Count }),
+}).annotations({ identifier: "BatchItem" });
+export type BatchItem = typeof BatchItem.Type;
+
+export const BatchList = Schema.Struct({
+  batches: Schema.Array(BatchItem),
+  next_after: Nullable(Id),
+}).annotations({ identifier: "BatchList" });
+
+export const AuditEntry = Schema.Struct({
+  id: Id,
+  action: Schema.String,
+  actor: Nullable(Actor),
+  before: Nullable(FreeObject),
+  after: Nullable(FreeObject),
+  created_at: Schema.String,
+}).annotations({ identifier: "AuditEntry" });
+
+export const AuditLog = Schema.Struct({
+  store_id: Id,
+  entries: Schema.Array(AuditEntry),
+  next_after: Nullable(Id),
+}).annotations({ identifier: "AuditLog" });

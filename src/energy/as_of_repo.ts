@@ -1,0 +1,97 @@
+// Which commit a read as of an earlier instant shows (commits, commit_clock: migration 0008), and
+// the refusals when that data is not known: an instant still to come, data of a replaced snapshot,
+// data from before the history this database keeps.
+import * as SqlClient from "@effect/sql/SqlClient";
+import { Effect } from "effect";
+import { dbBoundary } from "../db/errors.ts";
+import { utcMicros } from "../db/sql_text.ts";
+import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
+import { badRequest, conflict, notReady } from "../domain/errors.ts";
+
+interface Row {
+  readonly clock_seq: string;
+  readonly history_from: string;
+  readonly generation: string;
+  readonly future: boolean;
+  readonly known_at: string | null;
+  readonly seq: string | null;
+  readonly committed_at: string | null;
+  readonly kept_from: string | null;
+}
+
+// $1: the instant asked for, or $2: the commit number of a token.
+const resolveSql = (pick: string) => `
+SELECT k.seq::text AS clock_seq, k.history_from::text AS history_from,
+  left(d.generation, 16) AS generation,
+  coalesce($1::timestamptz > clock_timestamp(), false) AS future,
+  ${utcMicros("$1::timestamptz")} AS known_at,
+  c.seq::text AS seq, ${utcMicros("c.committed_at")} AS committed_at,
+  (SELECT ${utcMicros("x.committed_at")} FROM commits x
+   WHERE x.seq >= greatest(k.history_from, 1) ORDER BY x.seq LIMIT 1) AS kept_from
+FROM commit_clock k
+CROSS JOIN dataset d
+LEFT JOIN LATERAL (${pick}) c ON true`;
+
+const byInstant = resolveSql(`
+  SELECT x.seq, x.committed_at FROM commits x
+  WHERE x.committed_at <= $1::timestamptz
+  ORDER BY x.committed_at DESC, x.seq DESC
+  LIMIT 1`);
+
+const byToken = resolveSql(`
+  SELECT x.seq, x.committed_at FROM commits x WHERE x.seq = $2::bigint`);
+
+const notKept = (keptFrom: string | null) =>
+  conflict(
+    keptFrom === null
+      ? "No data was committed at that point"
+      : `This database keeps the history of its data from ${keptFrom}; ask for that instant ` +
+        "or a later one",
+    "HISTORY_NOT_KEPT",
+  );
+
+export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient;
+
+    const resolve = (asOf: Exclude<AsOf, { kind: "current" }>) =>
+      Effect.gen(function* () {
+        const rows = yield* dbBoundary(sql.unsafe<Row>(
+          asOf.kind === "instant" ? byInstant : byToken,
+          asOf.kind === "instant" ? [asOf.at] : [null, asOf.seq],
+        ));
+        const row = rows[0];
+        if (row === undefined) return yield* notReady("No data is loaded");
+        if (asOf.kind === "token" && asOf.generation !== row.generation) {
+          return yield* conflict(
+            "The data_token names data that a later snapshot load replaced",
+            "DATA_REPLACED",
+          );
+        }
+        if (asOf.kind === "instant" && row.future) {
+          return yield* badRequest(
+            "known_at is still to come: what will be known then is not known now",
+            "INVALID_REQUEST",
+          );
+        }
+        if (row.seq === null || row.committed_at === null) {
+          if (asOf.kind === "token") {
+            return yield* badRequest(
+              "The data_token names no commit of this data",
+              "INVALID_REQUEST",
+            );
+          }
+          return yield* notKept(row.kept_from);
+        }
+        if (BigInt(row.seq) < BigInt(row.history_from)) return yield* notKept(row.kept_from);
+        return {
+          seq: row.seq,
+          token: `${row.seq}.${row.generation}`,
+          committedAt: row.committed_at,
+          knownAt: row.known_at ?? row.committed_at,
+        } satisfies ResolvedAsOf;
+      }).pipe(Effect.withSpan("AsOfRepo.resolve"));
+
+    return { resolve } as const;
+  }),
+}) {}

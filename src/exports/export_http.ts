@@ -1,0 +1,35 @@
+// Handlers of the export group: a file answer, sent while it is written.
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
+import { Effect, Layer } from "effect";
+import { Api } from "../api/api.ts";
+import { Caller } from "../domain/auth.ts";
+import { type ExportFile, ExportService } from "./export_service.ts";
+import { downloadHeaders } from "./layout.ts";
+
+const fileResponse = (file: ExportFile) =>
+  HttpServerResponse.stream(file.body, {
+    contentType: file.mediaType,
+    headers: downloadHeaders(file.filename),
+  });
+
+export const ExportHttpLive = HttpApiBuilder.group(
+  Api,
+  "export",
+  (handlers) =>
+    Effect.gen(function* () {
+      const exports = yield* ExportService;
+      return handlers.handle("stores", ({ urlParams }) =>
+        Effect.flatMap(Caller, (caller) =>
+          Effect.map(
+            exports.exportFile(caller, {
+              start: urlParams.start,
+              end: urlParams.end,
+              format: urlParams.format,
+              storeIds: urlParams.store_ids,
+              legacy: urlParams.legacy ?? "blank",
+            }),
+            fileResponse,
+          )));
+    }),
+).pipe(Layer.provide(ExportService.Default));

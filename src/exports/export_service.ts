@@ -1,0 +1,279 @@
+// Exports: the current served values of stores in the import file's own layout (XLSX wide table,
+// CSV long table), sent while they are read, and the import template for a chosen range. A file
+// exported and sent back untouched previews as UNCHANGED and SKIP_MISSING rows only (layout.ts).
+import { Effect, Stream } from "effect";
+import { inScope, requirePermission } from "../auth/access.ts";
+import type { CallerShape } from "../domain/auth.ts";
+import { dbBoundary } from "../db/errors.ts";
+import {
+  badRequest,
+  forbidden,
+  notFound,
+  notReady,
+  type ServiceUnavailable,
+} from "../domain/errors.ts";
+import { addDays, checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
+import { ImportRepo } from "../imports/import_repo.ts";
+import type { CatalogStore } from "../imports/model.ts";
+import { compareNames, sheetNamesFor } from "../imports/sheet_names.ts";
+import { buildTemplate, type TemplateSheet } from "../imports/template.ts";
+import { ExportRepo, type StoredDay } from "./export_repo.ts";
+import {
+  CSV_BOM,
+  CSV_HEADER_FIELDS,
+  CSV_MEDIA_TYPE,
+  csvLine,
+  csvRow,
+  exportCell,
+  type ExportDay,
+  exportFilename,
+  type ExportFormat,
+  type LegacyCells,
+  XLSX_MEDIA_TYPE,
+} from "./layout.ts";
+import { type XlsxRow, xlsxStream } from "./xlsx_stream.ts";
+
+// At most this many store-days (stores x days) per export: 2,732 stores for a whole year. An
+// export is written while it is sent, so the bound is on the work of one request, not on memory.
+export const EXPORT_MAX_VALUES = 1_000_000;
+// Store-days read per statement (and held in memory at once): about 55 stores of a year.
+export const EXPORT_PAGE_VALUES = 20_000;
+
+// 400 RANGE_TOO_LONG above EXPORT_MAX_VALUES store-days.
+export const checkExportSize = (stores: number, days: number) => {
+  const values = stores * days;
+  return values <= EXPORT_MAX_VALUES ? Effect.void : Effect.fail(
+    badRequest(
+      `${stores} stores x ${days} days are ${values} values; an export holds at most ` +
+        `${EXPORT_MAX_VALUES}: choose fewer stores (store_ids) or fewer days`,
+      "RANGE_TOO_LONG",
+    ),
+  );
+};
+
+export interface ExportRequest {
+  readonly start: string;
+  readonly end: string;
+  readonly format: ExportFormat;
+  // undefined: every store the key may see.
+  readonly storeIds: ReadonlyArray<number> | undefined;
+  // How days served from their sealed legacy value are written (layout.ts).
+  readonly legacy: LegacyCells;
+}
+
+export interface ExportFile {
+  readonly filename: string;
+  readonly mediaType: string;
+  readonly body: Stream.Stream<Uint8Array, ServiceUnavailable>;
+}
+
+export interface TemplateFile {
+  readonly filename: string;
+  readonly bytes: Uint8Array;
+  readonly sheets: ReadonlyArray<TemplateSheet>;
+}
+
+const encoder = new TextEncoder();
+
+const byName = (a: CatalogStore, b: CatalogStore) =>
+  compareNames(a.brandName, b.brandName) || compareNames(a.storeName, b.storeName) ||
+  a.scopeId - b.scopeId;
+
+const chunk = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
+  Array.from(
+    { length: Math.ceil(items.length / size) },
+    (_, i) => items.slice(i * size, (i + 1) * size),
+  );
+
+const brandsOf = (stores: ReadonlyArray<CatalogStore>) => [
+  ...new Set(stores.map((s) => s.brandName)),
+];
+
+export class ExportService extends Effect.Service<ExportService>()("Exports/ExportService", {
+  effect: Effect.gen(function* () {
+    const imports = yield* ImportRepo;
+    const repo = yield* ExportRepo;
+
+    const catalog = (storeIds: ReadonlyArray<number> | null) =>
+      dbBoundary(imports.catalog(storeIds));
+
+    // A range of the dataset's days: a preview refuses any other date (rules.md §8), blank cells
+    // included, so neither an export nor a template lays one out.
+    const datasetRange = (start: string, end: string) =>
+      Effect.gen(function* () {
+        const days = yield* checkRange(start, end, ENERGY_MAX_DAYS);
+        const rows = yield* dbBoundary(imports.dataset);
+        if (rows.length !== 1) return yield* notReady("No snapshot is loaded");
+        const dataset = rows[0];
+        const last = dataset.end < dataset.today ? dataset.end : dataset.today;
+        if (start < dataset.start || end > last) {
+          return yield* badRequest(
+            `the range ${start}..${end} is not within the dataset's days ` +
+              `(${dataset.start}..${last}); an import accepts no other date`,
+            "INVALID_RANGE",
+          );
+        }
+        return Array.from({ length: days }, (_, i) => addDays(start, i));
+      });
+
+    // The stores asked for: the listed ones (404 for an unknown store, 403 for one outside the
+    // key's stores, as for a single store), else every store the key may see.
+    const selectStores = (caller: CallerShape, storeIds: ReadonlyArray<number> | undefined) =>
+      Effect.gen(function* () {
+        if (storeIds === undefined) return yield* catalog(caller.storeIds);
+        const ids = [...new Set(storeIds)];
+        const found = yield* catalog(ids);
+        const known = new Set(found.map((s) => s.storeId));
+        const unknown = ids.find((id) => !known.has(id));
+        if (unknown !== undefined) return yield* notFound(`Store ${unknown} does not exist`);
+        const outside = ids.find((id) => !inScope(caller, id));
+        if (outside !== undefined) {
+          return yield* forbidden(
+            `Store ${outside} is outside this key's stores`,
+            "STORE_FORBIDDEN",
+          );
+        }
+        return found;
+      });
+
+    // Worksheet names are made over every brand, as the resolver reads them back.
+    const sheetNames = (selected: ReadonlyArray<CatalogStore>, whole: boolean) =>
+      Effect.map(
+        whole ? Effect.succeed(selected) : catalog(null),
+        (all) => new Map(sheetNamesFor(brandsOf(all)).map((m) => [m.brand, m.sheet])),
+      );
+
+    // The days of a page of stores, one array per store (undefined: no stored day).
+    const readPage = (
+      page: ReadonlyArray<CatalogStore>,
+      start: string,
+      end: string,
+      length: number,
+    ) =>
+      Effect.map(repo.days(page.map((s) => s.scopeId), start, end), (found) => {
+        const byScope = new Map<number, Array<ExportDay | undefined>>(
+          page.map((s) => [s.scopeId, Array.from({ length })]),
+        );
+        for (const day of found as ReadonlyArray<StoredDay>) {
+          byScope.get(day.scopeId)![day.offset] = day;
+        }
+        return page.map((store) => ({ store, days: byScope.get(store.scopeId)! }));
+      });
+
+    const csvBody = (
+      stores: ReadonlyArray<CatalogStore>,
+      days: ReadonlyArray<string>,
+      start: string,
+      end: string,
+      legacy: LegacyCells,
+    ) =>
+      Stream.make(encoder.encode(CSV_BOM + csvLine(CSV_HEADER_FIELDS))).pipe(
+        Stream.concat(
+          Stream.fromIterable(
+            chunk(stores, Math.max(1, Math.floor(EXPORT_PAGE_VALUES / days.length))),
+          )
+            .pipe(
+              Stream.mapEffect((page) =>
+                Effect.map(readPage(page, start, end, days.length), (rows) => {
+                  const lines: Array<string> = [];
+                  for (const { store, days: stored } of rows) {
+                    days.forEach((date, i) =>
+                      lines.push(csvRow(store.brandName, store.storeName, date, stored[i], legacy))
+                    );
+                  }
+                  return encoder.encode(lines.join(""));
+                })
+              ),
+            ),
+        ),
+      );
+
+    const xlsxBody = (
+      stores: ReadonlyArray<CatalogStore>,
+      sheetOf: ReadonlyMap<string, string>,
+      days: ReadonlyArray<string>,
+      start: string,
+      end: string,
+      legacy: LegacyCells,
+    ) => {
+      const brands = brandsOf(stores);
+      const index = new Map(brands.map((brand, i) => [brand, i]));
+      const sheets = brands.map((brand) => ({
+        name: sheetOf.get(brand)!,
+        stores: stores.filter((s) => s.brandName === brand).map((s) => s.storeName),
+      }));
+      const rows = Stream.fromIterable(
+        chunk(stores, Math.max(1, Math.floor(EXPORT_PAGE_VALUES / days.length))),
+      ).pipe(
+        Stream.mapEffect((page) =>
+          Effect.map(
+            readPage(page, start, end, days.length),
+            (found) =>
+              found.map(({ store, days: stored }): XlsxRow => ({
+                sheet: index.get(store.brandName)!,
+                store: store.storeName,
+                cells: stored.map((day) => exportCell(day, legacy)),
+              })),
+          )
+        ),
+      );
+      return xlsxStream(sheets, days, rows);
+    };
+
+    const exportFile = (caller: CallerShape, request: ExportRequest) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "read");
+        const days = yield* datasetRange(request.start, request.end);
+        const selected = [...yield* selectStores(caller, request.storeIds)].sort(byName);
+        if (selected.length === 0) return yield* notFound("This key sees no store to export");
+        yield* checkExportSize(selected.length, days.length);
+        const { start, end, format, legacy } = request;
+        const body = format === "csv" ? csvBody(selected, days, start, end, legacy) : xlsxBody(
+          selected,
+          yield* sheetNames(selected, caller.storeIds === null && request.storeIds === undefined),
+          days,
+          start,
+          end,
+          legacy,
+        );
+        return {
+          filename: exportFilename(start, end, format),
+          mediaType: format === "csv" ? CSV_MEDIA_TYPE : XLSX_MEDIA_TYPE,
+          body,
+        } satisfies ExportFile;
+      }).pipe(Effect.withSpan("ExportService.exportFile"));
+
+    // The import template for a chosen range (the template of ImportService lays out the last
+    // days of the dataset): the same workbook, with one column per day of the range.
+    const template = (caller: CallerShape, start: string, end: string) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "write");
+        const days = yield* datasetRange(start, end);
+        const stores = yield* catalog(caller.storeIds);
+        const brands = new Map<string, Array<string>>();
+        for (const s of stores) {
+          const list = brands.get(s.brandName) ?? [];
+          list.push(s.storeName);
+          brands.set(s.brandName, list);
+        }
+        const naming = caller.storeIds === null ? [...brands.keys()] : brandsOf(
+          yield* catalog(null),
+        );
+        const built = yield* Effect.promise(() =>
+          buildTemplate({
+            brands: [...brands].map(([name, names]) => ({ name, stores: names })),
+            days,
+            namingBrands: naming,
+          })
+        );
+        return {
+          filename: `energy-import-template-${start}-${end}.xlsx`,
+          bytes: built.bytes,
+          sheets: built.sheets,
+        } satisfies TemplateFile;
+      }).pipe(Effect.withSpan("ExportService.template"));
+
+    return { exportFile, template } as const;
+  }),
+  dependencies: [ImportRepo.Default, ExportRepo.Default],
+}) {}

@@ -1,0 +1,13 @@
+// Tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set: the OpenTelemetry modules are imported then and
+// only then, so a service without tracing neither loads nor pays for them.
+import { Effect, Layer, Option } from "effect";
+import { AppConfig } from "../config.ts";
+
+export const TracingLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig;
+    if (Option.isNone(config.tracing)) return Layer.empty;
+    const { tracingLayer } = yield* Effect.promise(() => import("./tracing.ts"));
+    return tracingLayer(config.tracing.value);
+  }),
+);

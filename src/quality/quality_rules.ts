@@ -1,0 +1,433 @@
+// Pure data-quality rules (docs/quality.md): which days' energy disagrees with what the store's
+// devices reported, with the evidence, a summary, and the same result as metrics notes and an
+// availability entry. No I/O: the days and the device reports come in, the flags go out.
+import { Decimal } from "decimal.js";
+import type { Availability } from "../domain/metrics.ts";
+import {
+  type DeviceCase,
+  type DeviceReport,
+  type DeviceState,
+  FLAG_KINDS,
+  type FlagKind,
+  type QualityFlag,
+  type QualitySummary,
+} from "../domain/quality.ts";
+
+export const QUALITY_RULE =
+  "A device reported online on a calendar day of the store's time zone when it has an ONLINE " +
+  "report during that day or its last report of an earlier day is ONLINE; it was offline the " +
+  "whole day when its last report before the day is OFFLINE and every report during the day is " +
+  "OFFLINE. Reports are the device events ONLINE and OFFLINE and the sealed device snapshot " +
+  "(online_status at status_observed_at); a state carries into later days until the device's " +
+  "next report, never past the dataset's last day. A day is flagged when it has no energy value " +
+  "(NO_DATA_WHILE_ONLINE) or 0 kWh (ZERO_WHILE_ONLINE) while a device reported online, or energy " +
+  "above 0 while every device of the store was offline the whole day " +
+  "(POSITIVE_WHILE_ALL_OFFLINE). Void days are not checked. Values are never changed, only flagged.";
+
+// Caps of one flag's evidence: a store with many devices or a chatty device still gives a
+// bounded answer (device_count and report_count tell what was left out).
+export const MAX_DEVICES_PER_FLAG = 20;
+export const MAX_REPORTS_PER_DEVICE = 10;
+
+export type EnergyStatus = "AVAILABLE" | "NO_DATA" | "VOID";
+
+// One day of energy as the energy read serves it (served kWh: a decimal string, null when none).
+export interface QualityDayInput {
+  readonly date: string;
+  readonly status: EnergyStatus;
+  readonly servedKwh: string | null;
+}
+
+export interface DeviceInfo {
+  readonly id: number;
+  readonly name: string | null;
+  readonly code: string;
+}
+
+export type ReportSource = "DEVICE_EVENT" | "DEVICE_SNAPSHOT";
+
+// A device's state at an instant: a device event, or the snapshot's online_status.
+export interface StateReport {
+  readonly deviceId: number;
+  readonly source: ReportSource;
+  readonly eventId: number | null;
+  readonly state: DeviceState;
+  readonly at: string;
+}
+
+/**
+ * What the devices of one store reported. `reports` must hold, for the days to check, every
+ * report during those days and each device's last report before each of them (QualityRepo's
+ * evidence gives exactly that for any list of days). `carryUntil`: the last day into which a
+ * state may be carried (the dataset's last day); null carries nothing.
+ */
+export interface DeviceEvidence {
+  readonly timezone: string;
+  readonly carryUntil: string | null;
+  readonly devices: ReadonlyArray<DeviceInfo>;
+  readonly reports: ReadonlyArray<StateReport>;
+}
+
+export type DayVerdict =
+  | FlagKind
+  | "AGREES"
+  | "NO_EVIDENCE"
+  | "PARTIAL_EVIDENCE"
+  | "VOID";
+
+export interface QualityResult {
+  readonly summary: QualitySummary;
+  // Flagged days in the order of the input days.
+  readonly flags: ReadonlyArray<QualityFlag>;
+  // One verdict per input day, in the same order.
+  readonly verdicts: ReadonlyArray<DayVerdict>;
+}
+
+// --- Instants and local calendar days.
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+const formatterOf = (timezone: string) => {
+  let f = formatters.get(timezone);
+  if (f === undefined) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: timezone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    formatters.set(timezone, f);
+  }
+  return f;
+};
+
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+// The local calendar day of an instant (whole seconds) and whether it is that day's first second.
+const localOf = (ms: number, timezone: string) => {
+  const parts: Record<string, number> = {};
+  for (const p of formatterOf(timezone).formatToParts(new Date(ms))) {
+    if (p.type !== "literal") parts[p.type] = Number(p.value);
+  }
+  const midnight = Date.UTC(parts.year, parts.month - 1, parts.day);
+  const wall = Date.UTC(
+    parts.year,
+    parts.month - 1,
+    parts.day,
+    parts.hour,
+    parts.minute,
+    parts.second,
+  );
+  return {
+    day: `${pad(parts.year, 4)}-${pad(parts.month, 2)}-${pad(parts.day, 2)}`,
+    atMidnight: wall === midnight,
+  };
+};
+
+interface Placed {
+  readonly report: StateReport;
+  readonly ms: number;
+  readonly day: string;
+  readonly atMidnight: boolean;
+}
+
+// Reports are ordered to the second, the precision they are shown with; at the same second,
+// events in id order, then the snapshot (read after the events).
+const sourceRank = (r: StateReport) => (r.source === "DEVICE_SNAPSHOT" ? 1 : 0);
+
+const byTime = (a: Placed, b: Placed) =>
+  a.day < b.day ? -1 : a.day > b.day ? 1 : a.ms - b.ms ||
+    sourceRank(a.report) - sourceRank(b.report) ||
+    (a.report.eventId ?? 0) - (b.report.eventId ?? 0);
+
+// Each device's reports in time order; reports of unknown devices or unreadable instants are left out.
+const placeReports = (evidence: DeviceEvidence) => {
+  const perDevice = new Map<number, Array<Placed>>(evidence.devices.map((d) => [d.id, []]));
+  for (const report of evidence.reports) {
+    const list = perDevice.get(report.deviceId);
+    const ms = Math.floor(Date.parse(report.at) / 1000) * 1000;
+    if (list === undefined || Number.isNaN(ms)) continue;
+    list.push({ report, ms, ...localOf(ms, evidence.timezone) });
+  }
+  for (const list of perDevice.values()) list.sort(byTime);
+  return perDevice;
+};
+
+// The index of the first report of a day on or after `day`.
+const firstFrom = (list: ReadonlyArray<Placed>, day: string) => {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid].day < day) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
+// --- One device on one day.
+
+interface DeviceDay {
+  readonly online: boolean;
+  readonly offlineAllDay: boolean;
+  readonly known: boolean;
+  // The report carried in from an earlier day (when it decides the state at the day's start),
+  // then the day's own reports.
+  readonly carried: Placed | undefined;
+  readonly during: ReadonlyArray<Placed>;
+}
+
+const deviceDay = (list: ReadonlyArray<Placed>, day: string, carryAllowed: boolean): DeviceDay => {
+  const from = firstFrom(list, day);
+  let to = from;
+  while (to < list.length && list[to].day === day) to++;
+  const during = list.slice(from, to);
+  // The state at the day's first instant: the last report at exactly that instant, else the last
+  // report of an earlier day (when states may be carried into this day).
+  let start: Placed | undefined;
+  for (const p of during) if (p.atMidnight) start = p;
+  const carried = start === undefined && carryAllowed && from > 0 ? list[from - 1] : undefined;
+  start ??= carried;
+  const startState = start?.report.state;
+  return {
+    online: startState === "ONLINE" || during.some((p) => p.report.state === "ONLINE"),
+    offlineAllDay: startState === "OFFLINE" && during.every((p) => p.report.state === "OFFLINE"),
+    known: start !== undefined || during.length > 0,
+    carried,
+    during,
+  };
+};
+
+const reportOut = (p: Placed, carried: boolean): DeviceReport => ({
+  source: p.report.source,
+  event_id: p.report.eventId,
+  state: p.report.state,
+  occurred_at: p.report.at,
+  carried,
+});
+
+// A device's part of a flag: its reports of the day (the carried one first), those that show the
+// state the flag rests on kept first when there are too many, then listed in time order.
+const deviceCase = (device: DeviceInfo, dd: DeviceDay, state: DeviceState): DeviceCase => {
+  const all = [
+    ...(dd.carried === undefined ? [] : [reportOut(dd.carried, true)]),
+    ...dd.during.map((p) => reportOut(p, false)),
+  ];
+  const kept = all
+    .map((r, i) => ({ r, i, supports: r.state === state ? 0 : 1 }))
+    .sort((a, b) => a.supports - b.supports || a.i - b.i)
+    .slice(0, MAX_REPORTS_PER_DEVICE)
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.r);
+  return {
+    device_id: device.id,
+    device_name: device.name,
+    device_code: device.code,
+    state,
+    report_count: all.length,
+    reports: kept,
+  };
+};
+
+// --- Days.
+
+type EnergyKind = "VOID" | "MISSING" | "ZERO" | "POSITIVE";
+
+const energyKind = (day: QualityDayInput): EnergyKind => {
+  if (day.status === "VOID") return "VOID";
+  if (day.status === "NO_DATA" || day.servedKwh === null) return "MISSING";
+  return new Decimal(day.servedKwh).isZero() ? "ZERO" : "POSITIVE";
+};
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+const messageOf = (kind: FlagKind, kwh: string | null, cases: number, total: number) => {
+  switch (kind) {
+    case "NO_DATA_WHILE_ONLINE":
+      return `No energy value, while ${cases} of ${plural(total, "device")} reported online`;
+    case "ZERO_WHILE_ONLINE":
+      return `Energy ${kwh} kWh, while ${cases} of ${plural(total, "device")} reported online`;
+    case "POSITIVE_WHILE_ALL_OFFLINE":
+      return total === 1
+        ? `Energy ${kwh} kWh, while the store's only device was offline the whole day`
+        : `Energy ${kwh} kWh, while all ${total} devices were offline the whole day`;
+  }
+};
+
+const emptyByKind = (): Record<FlagKind, number> =>
+  Object.fromEntries(FLAG_KINDS.map((k) => [k, 0])) as Record<FlagKind, number>;
+
+/**
+ * The flags of the given days against the device evidence. Each day gets one verdict: VOID (never
+ * checked), a flag kind, AGREES (device evidence confirms the value's kind), NO_EVIDENCE (no
+ * device state known at any moment of the day) or PARTIAL_EVIDENCE (some state known, not enough
+ * to decide). Values are only read, never changed.
+ */
+export const checkQuality = (
+  days: ReadonlyArray<QualityDayInput>,
+  evidence: DeviceEvidence,
+): QualityResult => {
+  const perDevice = placeReports(evidence);
+  const devices = evidence.devices;
+  const byKind = emptyByKind();
+  const counts = { agrees: 0, none: 0, partial: 0, voids: 0 };
+  const flags: Array<QualityFlag> = [];
+  const verdicts: Array<DayVerdict> = [];
+  for (const day of days) {
+    const energy = energyKind(day);
+    if (energy === "VOID") {
+      counts.voids++;
+      verdicts.push("VOID");
+      continue;
+    }
+    const carryAllowed = evidence.carryUntil !== null && day.date <= evidence.carryUntil;
+    const states = devices.map((d) => deviceDay(perDevice.get(d.id)!, day.date, carryAllowed));
+    const online = states.filter((s) => s.online).length;
+    const allOffline = devices.length > 0 && states.every((s) => s.offlineAllDay);
+    let verdict: DayVerdict;
+    if (online > 0) {
+      verdict = energy === "MISSING"
+        ? "NO_DATA_WHILE_ONLINE"
+        : energy === "ZERO"
+        ? "ZERO_WHILE_ONLINE"
+        : "AGREES";
+    } else if (allOffline) {
+      verdict = energy === "POSITIVE" ? "POSITIVE_WHILE_ALL_OFFLINE" : "AGREES";
+    } else {
+      verdict = states.some((s) => s.known) ? "PARTIAL_EVIDENCE" : "NO_EVIDENCE";
+    }
+    verdicts.push(verdict);
+    if (verdict === "AGREES") counts.agrees++;
+    else if (verdict === "NO_EVIDENCE") counts.none++;
+    else if (verdict === "PARTIAL_EVIDENCE") counts.partial++;
+    else {
+      byKind[verdict]++;
+      const state: DeviceState = verdict === "POSITIVE_WHILE_ALL_OFFLINE" ? "OFFLINE" : "ONLINE";
+      const cases = devices
+        .map((device, i) => ({ device, s: states[i] }))
+        .filter(({ s }) => (state === "ONLINE" ? s.online : s.offlineAllDay));
+      const kwh = energy === "MISSING" ? null : new Decimal(day.servedKwh!).toFixed(4);
+      flags.push({
+        business_date: day.date,
+        kind: verdict,
+        energy_status: energy === "MISSING" ? "NO_DATA" : "AVAILABLE",
+        energy_kwh: kwh,
+        message: messageOf(verdict, kwh, cases.length, devices.length),
+        device_count: cases.length,
+        devices: cases.slice(0, MAX_DEVICES_PER_FLAG).map(({ device, s }) =>
+          deviceCase(device, s, state)
+        ),
+      });
+    }
+  }
+  return {
+    summary: {
+      requested_days: days.length,
+      device_count: devices.length,
+      checked_days: counts.agrees + flags.length,
+      agreeing_days: counts.agrees,
+      flagged_days: flags.length,
+      flagged_by_kind: byKind,
+      no_evidence_days: counts.none,
+      partial_evidence_days: counts.partial,
+      void_days: counts.voids,
+    },
+    flags,
+    verdicts,
+  };
+};
+
+// --- The result as metrics notes and an availability entry.
+
+export type QualityAvailability = typeof Availability.Type;
+
+export const DATA_QUALITY_METRIC = "DATA_QUALITY";
+export const DATA_QUALITY_LABEL = "Energy confirmed by device reports";
+
+const MAX_NOTE_DATES = 5;
+
+const KIND_WORDS: Record<FlagKind, string> = {
+  NO_DATA_WHILE_ONLINE: "no energy value while a device reported online",
+  POSITIVE_WHILE_ALL_OFFLINE: "energy above 0 while every device was offline",
+  ZERO_WHILE_ONLINE: "0 kWh while a device reported online",
+};
+
+const datesOf = (flags: ReadonlyArray<QualityFlag>) => {
+  const shown = flags.slice(0, MAX_NOTE_DATES).map((f) => f.business_date).join(", ");
+  return flags.length > MAX_NOTE_DATES
+    ? `${shown} and ${flags.length - MAX_NOTE_DATES} more`
+    : shown;
+};
+
+/**
+ * The result as short English notes and one availability entry shaped like the metrics answer's
+ * (metric DATA_QUALITY): available_days = days whose energy device reports confirm; reasons name
+ * why other days are not confirmed (a flag kind, NO_DEVICES, NO_DEVICE_EVIDENCE,
+ * PARTIAL_DEVICE_EVIDENCE, VOID_NOT_CHECKED), sorted.
+ */
+export const describeQuality = (
+  result: QualityResult,
+): { readonly notes: Array<string>; readonly availability: QualityAvailability } => {
+  const s = result.summary;
+  const notes: Array<string> = [];
+  const reasons: Array<string> = [];
+  if (s.device_count === 0) {
+    notes.push(
+      "Data quality: the store has no devices, so its energy was not checked against device " +
+        "reports.",
+    );
+    if (s.requested_days > s.void_days) reasons.push("NO_DEVICES");
+  } else {
+    if (s.flagged_days > 0) {
+      const kinds = FLAG_KINDS.filter((k) => s.flagged_by_kind[k] > 0)
+        .map((k) => `${s.flagged_by_kind[k]} with ${KIND_WORDS[k]}`);
+      notes.push(
+        `Data quality: ${s.flagged_days} of ${plural(s.requested_days, "day")} disagree with ` +
+          `the device reports (${kinds.join("; ")}): ${datesOf(result.flags)}. The values are ` +
+          "kept as they are; only flagged.",
+      );
+      reasons.push(...FLAG_KINDS.filter((k) => s.flagged_by_kind[k] > 0));
+    } else if (s.checked_days > 0) {
+      notes.push(
+        `Data quality: the ${plural(s.checked_days, "day")} that device reports cover agree ` +
+          "with them.",
+      );
+    }
+    const unchecked = s.no_evidence_days + s.partial_evidence_days;
+    if (unchecked > 0) {
+      notes.push(
+        `Data quality: ${plural(unchecked, "day")} had no conclusive device evidence and ` +
+          "were not checked.",
+      );
+    }
+    if (s.no_evidence_days > 0) reasons.push("NO_DEVICE_EVIDENCE");
+    if (s.partial_evidence_days > 0) reasons.push("PARTIAL_DEVICE_EVIDENCE");
+  }
+  if (s.void_days > 0) {
+    notes.push(
+      `Data quality: ${plural(s.void_days, "void day")} not checked (a void is a reviewer's ` +
+        "decision).",
+    );
+    reasons.push("VOID_NOT_CHECKED");
+  }
+  const available = s.agreeing_days;
+  return {
+    notes,
+    availability: {
+      metric: DATA_QUALITY_METRIC,
+      label: DATA_QUALITY_LABEL,
+      available_days: available,
+      requested_days: s.requested_days,
+      status: available === s.requested_days
+        ? "AVAILABLE"
+        : available === 0
+        ? "UNAVAILABLE"
+        : "PARTIAL",
+      reasons: reasons.sort(),
+    },
+  };
+};

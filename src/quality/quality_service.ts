@@ -1,0 +1,44 @@
+// The data-quality check for a caller: the energy endpoint's access and range checks, then the
+// range's days and their device evidence (two set-based reads), judged by the pure rules.
+import { Effect } from "effect";
+import { StoreAccess } from "../auth/access.ts";
+import type { CallerShape } from "../domain/auth.ts";
+import type { QualityResponse } from "../domain/quality.ts";
+import { ENERGY_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
+import { QualityRepo } from "./quality_repo.ts";
+import { checkQuality, describeQuality, QUALITY_RULE } from "./quality_rules.ts";
+
+// The same limit as the energy read whose days it checks.
+export const QUALITY_MAX_DAYS = ENERGY_MAX_DAYS;
+
+export class QualityService extends Effect.Service<QualityService>()("Quality/QualityService", {
+  effect: Effect.gen(function* () {
+    const repo = yield* QualityRepo;
+    const access = yield* StoreAccess;
+
+    // Refusals in the energy read's order: 403 permission, 404 store, 403 outside the key's
+    // stores, 400 scope, 400 range.
+    const check = (caller: CallerShape, request: RangeRequest) =>
+      Effect.gen(function* () {
+        const scope = yield* access.range(caller, request, QUALITY_MAX_DAYS);
+        const days = yield* repo.days(request.scopeId, request.start, request.end);
+        const evidence = yield* repo.evidence(request.scopeId, days.map((d) => d.date));
+        const result = checkQuality(days, evidence);
+        return {
+          store_id: request.storeId,
+          scope_id: request.scopeId,
+          timezone: scope.timezone,
+          start: request.start,
+          end: request.end,
+          coverage: "UNVERIFIED",
+          rule: QUALITY_RULE,
+          summary: result.summary,
+          flags: result.flags,
+          notes: describeQuality(result).notes,
+        } satisfies QualityResponse;
+      }).pipe(Effect.withSpan("QualityService.check"));
+
+    return { check } as const;
+  }),
+  dependencies: [QualityRepo.Default, StoreAccess.Default],
+}) {}

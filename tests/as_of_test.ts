@@ -1,0 +1,290 @@
+// Reads as of an earlier instant: every read of energy, targets, metrics and periods names its data
+// (Data-Token), and the same read with that token, or with an instant after a commit, answers
+// what the service answered then, byte for byte, whatever was committed since.
+import assert from "node:assert/strict";
+import { Effect, FastCheck as fc } from "effect";
+import { addDays } from "../src/domain/range.ts";
+import { generateSnapshot } from "../src/seed/generate.ts";
+import { loadSnapshot } from "../src/seed/load.ts";
+import { assertErrorBody, makeTestApp, type TestApp } from "./helpers.ts";
+import { b64, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
+
+const snapshot = generateSnapshot({ stores: 4 });
+const end = snapshot.dataset.end;
+const load = (reset: boolean) => (db: TestApp["db"]) =>
+  db.run(Effect.asVoid(loadSnapshot(snapshot, { reset })));
+
+const app = await makeTestApp(load(false));
+const writer = await app.key(["read", "write", "raw"], { member: "as-of-writer" });
+const stores = await storesOf(app, writer.key);
+const sql = sqlOf(app);
+
+let idem = 0;
+const csv = (rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  [["品牌", "门店", "日期", "日能耗"], ...rows].map((r) => r.join(",")).join("\r\n") + "\r\n";
+
+// Previews and commits a CSV of (store, date, value) cells; returns the batch id.
+const importCells = async (
+  cells: ReadonlyArray<{ store: StoreInfo; date: string; value: string }>,
+) => {
+  const previewed = await app.call("POST", "/api/v1/imports/preview", {
+    key: writer.key,
+    headers: { "idempotency-key": `as-of-${++idem}` },
+    body: {
+      filename: "as-of.csv",
+      content_base64: b64(
+        csv(cells.map((c) => [c.store.brand_name, c.store.name, c.date, c.value])),
+      ),
+      reason: "as-of test",
+    },
+  });
+  assert.equal(previewed.status, 200, JSON.stringify(previewed.body).slice(0, 400));
+  const committed = await app.call("POST", `/api/v1/imports/${previewed.body.id}/commit`, {
+    key: writer.key,
+    headers: { "idempotency-key": `as-of-${++idem}` },
+    body: {},
+  });
+  assert.equal(committed.status, 200, JSON.stringify(committed.body).slice(0, 400));
+  return previewed.body.id as number;
+};
+
+const windowStart = addDays(end, -40);
+// The reads recorded after each commit: energy, targets and metrics of a range that the commits
+// write into, and the period overview ending at the dataset's end.
+const readsOf = (store: StoreInfo) => {
+  const range = `scope_id=${store.scope_id}&start=${windowStart}&end=${end}`;
+  return [
+    `/api/v1/stores/${store.id}/energy?${range}`,
+    `/api/v1/stores/${store.id}/targets?${range}`,
+    `/api/v1/stores/${store.id}/metrics?${range}`,
+    `/api/v1/stores/${store.id}/periods?scope_id=${store.scope_id}&as_of=${end}`,
+  ];
+};
+
+// The body of an answer as the client receives it (bytes), and its data headers.
+const raw = async (path: string, headers: Record<string, string> = {}) => {
+  const response = await app.handler(
+    new Request(`http://service.test${path}`, {
+      headers: { authorization: `Bearer ${writer.key}`, ...headers },
+    }),
+  );
+  return {
+    status: response.status,
+    token: response.headers.get("data-token"),
+    knownAt: response.headers.get("data-known-at"),
+    etag: response.headers.get("etag"),
+    cache: response.headers.get("cache-control"),
+    body: await response.text(),
+  };
+};
+
+const withParam = (path: string, name: string, value: string) =>
+  `${path}&${name}=${encodeURIComponent(value)}`;
+
+interface Recorded {
+  readonly path: string;
+  readonly token: string;
+  readonly at: string;
+  readonly body: string;
+}
+
+const record = async (paths: ReadonlyArray<string>) => {
+  const at = new Date().toISOString();
+  const out: Array<Recorded> = [];
+  for (const path of paths) {
+    const answer = await raw(path);
+    assert.equal(answer.status, 200, answer.body.slice(0, 300));
+    assert.ok(answer.token !== null, `${path} names its data`);
+    assert.equal(answer.knownAt, null, "a current answer is not a read as of an instant");
+    out.push({ path, token: answer.token, at, body: answer.body });
+  }
+  return out;
+};
+
+// Waits until the clock has moved past `instant` (so that "after this commit" is an instant of
+// its own, not shared with the next commit).
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+Deno.test("every read names its data; a 304 names it too", async () => {
+  for (const path of readsOf(stores[0])) {
+    const first = await raw(path);
+    assert.equal(first.status, 200);
+    assert.match(first.token ?? "", /^[1-9]\d*\.[0-9a-f]{16}$/);
+    const again = await raw(path, { "if-none-match": first.etag! });
+    assert.equal(again.status, 304);
+    assert.equal(again.token, first.token);
+  }
+});
+
+Deno.test("property: after any sequence of commits, each earlier answer is read again byte for byte, by its token and by an instant after its commit", async () => {
+  const store = stores[1];
+  const other = stores[2];
+  const dates = Array.from({ length: 41 }, (_, i) => addDays(windowStart, i));
+  const cell = fc.record({
+    which: fc.constantFrom(0, 1),
+    day: fc.integer({ min: 0, max: dates.length - 1 }),
+    value: fc.oneof(
+      fc.integer({ min: 0, max: 99999 }).map((n) => (n / 100).toFixed(2)),
+      fc.constant("作废"),
+    ),
+  });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(cell, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 3 }),
+      async (commits) => {
+        const recorded: Array<Recorded> = [
+          ...(await record([...readsOf(store), ...readsOf(other)])),
+        ];
+        for (const cells of commits) {
+          // One value per store-day in a file.
+          const unique = new Map(
+            cells.map((c) => [`${c.which}|${c.day}`, {
+              store: c.which === 0 ? store : other,
+              date: dates[c.day],
+              value: c.value,
+            }]),
+          );
+          await tick();
+          await importCells([...unique.values()]);
+          await tick();
+          recorded.push(...(await record([...readsOf(store), ...readsOf(other)])));
+        }
+        for (const r of recorded) {
+          const byToken = await raw(withParam(r.path, "data_token", r.token));
+          assert.equal(byToken.status, 200, byToken.body.slice(0, 300));
+          assert.equal(byToken.body, r.body, `${r.path} as of ${r.token}`);
+          assert.equal(byToken.token, r.token);
+          assert.equal(byToken.etag, null, "an answer as of an earlier instant has no ETag");
+          const byInstant = await raw(withParam(r.path, "known_at", r.at));
+          assert.equal(byInstant.status, 200, byInstant.body.slice(0, 300));
+          assert.equal(byInstant.body, r.body, `${r.path} known at ${r.at}`);
+          assert.equal(byInstant.token, r.token);
+          assert.equal(Date.parse(byInstant.knownAt!), Date.parse(r.at));
+        }
+      },
+    ),
+    { numRuns: 4 },
+  );
+});
+
+Deno.test("a commit's data and the day's versions agree: as of each revision's commit, the day shows that revision", async () => {
+  const store = stores[3];
+  const date = addDays(end, -3);
+  const path =
+    `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${date}&end=${date}`;
+  const tokens: Array<string> = [(await raw(path)).token!];
+  for (const value of ["11.1", "作废", "33.3"]) {
+    await importCells([{ store, date, value }]);
+    tokens.push((await raw(path)).token!);
+  }
+  const versions = await app.call(
+    "GET",
+    `/api/v1/stores/${store.id}/energy/${date}/versions`,
+    { key: writer.key },
+  );
+  const seen = [];
+  for (const token of tokens) {
+    const day = JSON.parse((await raw(withParam(path, "data_token", token))).body).days[0];
+    seen.push([day.revision_no, day.energy_kwh, day.status]);
+  }
+  const last = versions.body.versions.slice(-3);
+  assert.deepEqual(seen.slice(1), [
+    [last[0].revision_no, "11.1000", "AVAILABLE"],
+    [last[1].revision_no, null, "VOID"],
+    [last[2].revision_no, "33.3000", "AVAILABLE"],
+  ]);
+});
+
+Deno.test("refusals: both parameters, a malformed instant or token, an instant to come, before the first commit, an unknown commit", async () => {
+  const [path] = readsOf(stores[0]);
+  const current = await raw(path);
+  const call = (query: string) => app.call("GET", `${path}&${query}`, { key: writer.key });
+  assertErrorBody(
+    await call(`known_at=2026-01-01T00:00:00Z&data_token=${current.token}`),
+    400,
+    "INVALID_REQUEST",
+  );
+  for (const bad of ["2026-01-01", "yesterday", "2026-13-01T00:00:00Z", "x".repeat(500)]) {
+    const answer = await call(`known_at=${encodeURIComponent(bad)}`);
+    assertErrorBody(answer, 400, "INVALID_REQUEST");
+    assert.ok(!JSON.stringify(answer.body).includes("x".repeat(100)), "no long value echoed");
+  }
+  for (const bad of ["1", "0.0123456789abcdef", "1.XYZ", `${current.token}0`]) {
+    assertErrorBody(await call(`data_token=${encodeURIComponent(bad)}`), 400, "INVALID_REQUEST");
+  }
+  const future = new Date(Date.now() + 3_600_000).toISOString();
+  assertErrorBody(await call(`known_at=${future}`), 400, "INVALID_REQUEST");
+  const notKept = await call("known_at=2000-01-01T00:00:00Z");
+  assertErrorBody(notKept, 409, "HISTORY_NOT_KEPT");
+  const generation = current.token!.split(".")[1];
+  assertErrorBody(await call(`data_token=999999.${generation}`), 400, "INVALID_REQUEST");
+});
+
+Deno.test("the store scope is checked before the instant: a key outside the store is 403 whatever it asks", async () => {
+  const scoped = await app.key(["read"], { stores: [stores[0].id] });
+  const store = stores[1];
+  const answer = await app.call(
+    "GET",
+    `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${end}&end=${end}` +
+      "&known_at=2000-01-01T00:00:00Z",
+    { key: scoped.key },
+  );
+  assertErrorBody(answer, 403, "STORE_FORBIDDEN");
+  const metrics = await app.call(
+    "GET",
+    `/api/v1/stores/${store.id}/metrics?scope_id=${store.scope_id}&start=${end}&end=${end}` +
+      "&known_at=2000-01-01T00:00:00Z",
+    { key: scoped.key },
+  );
+  assertErrorBody(metrics, 403, "STORE_FORBIDDEN");
+});
+
+Deno.test("history kept from an upgrade on: reads as of earlier commits are refused, later ones answered", async () => {
+  const [path] = readsOf(stores[0]);
+  const before = await raw(path);
+  // As a database upgraded to commit numbering would be: the states replaced before the last
+  // commit then were not kept.
+  const [{ seq }] = await sql((s) => s<{ seq: string }>`SELECT seq::text FROM commit_clock`);
+  await sql((s) => s`UPDATE commit_clock SET history_from = seq`);
+  try {
+    const earliest = await sql((s) =>
+      s<{ seq: string }>`SELECT min(seq)::text AS seq FROM commits`
+    );
+    if (earliest[0].seq !== seq) {
+      const generation = before.token!.split(".")[1];
+      const old = await app.call("GET", `${path}&data_token=${earliest[0].seq}.${generation}`, {
+        key: writer.key,
+      });
+      assertErrorBody(old, 409, "HISTORY_NOT_KEPT");
+      assert.match(old.body.error.message, /keeps the history of its data from \d{4}-/);
+    }
+    const same = await raw(withParam(path, "data_token", before.token!));
+    assert.equal(same.body, before.body);
+  } finally {
+    await sql((s) => s`UPDATE commit_clock SET history_from = 0`);
+  }
+});
+
+Deno.test({
+  name: "close the test app",
+  fn: () => app.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});
+
+Deno.test("a token of a replaced snapshot is 409 DATA_REPLACED", async () => {
+  const other = await makeTestApp(load(false));
+  try {
+    const key = await other.key(["read"]);
+    const [store] = await storesOf(other, key.key);
+    const path =
+      `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${end}&end=${end}`;
+    const first = await other.call("GET", path, { key: key.key });
+    const token = first.headers.get("data-token")!;
+    await load(true)(other.db);
+    const again = await other.call("GET", `${path}&data_token=${token}`, { key: key.key });
+    assertErrorBody(again, 409, "DATA_REPLACED");
+  } finally {
+    await other.close();
+  }
+});
