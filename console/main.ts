@@ -11,6 +11,7 @@ import { StoresPage } from "./pages/stores.ts";
 import { StorePage } from "./pages/store.ts";
 import { DayPage } from "./pages/day.ts";
 import { BatchPage, ImportsPage } from "./pages/imports.ts";
+import { ChangesPage } from "./pages/changes.ts";
 
 export interface Session {
   readonly info: SessionInfo;
@@ -56,6 +57,8 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
           <${Link} href="/console/stores">${t("navStores")}<//>
           ${props.session.may("write") &&
             html`<${Link} href="/console/imports">${t("navImports")}<//>`}
+          ${props.session.may("raw") &&
+            html`<${Link} href="/console/changes">${t("navChanges")}<//>`}
         </nav>
         <div class="who">
           <span data-testid="member">${t("you")} <strong>${info.name ?? info.member}</strong></span>
@@ -91,6 +94,9 @@ const Page = (props: { session: Session }) => {
       return html`<${DayPage} session=${props.session} storeId=${storeId} date=${parts[4]} />`;
     }
     return html`<${StorePage} session=${props.session} storeId=${storeId} query=${query} />`;
+  }
+  if (parts[0] === "console" && parts[1] === "changes") {
+    return html`<${ChangesPage} session=${props.session} />`;
   }
   if (parts[0] === "console" && parts[1] === "imports") {
     return parts[2] === undefined

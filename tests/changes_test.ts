@@ -143,6 +143,7 @@ Deno.test("followed from the start, the feed rebuilds every store-day of the sna
   const again = await app.call("GET", `/api/v1/changes?after=${cursor}`, { key: raw.key });
   assert.deepEqual([again.body.changes.length, again.body.has_more], [0, false]);
   assert.equal(again.body.next_cursor, cursor);
+  assert.equal(Number(cursor.split(".")[0]), again.body.head_seq, "the cursor is at the head");
 });
 
 Deno.test("after imports, the client catches up from its cursor: new values, voids, restores", async () => {
@@ -155,6 +156,21 @@ Deno.test("after imports, the client catches up from its cursor: new values, voi
   await importCsv([[a, addDays(end, -5), "99"]], false);
   const { seen } = await follow(raw.key, days, saved, 2);
   assert.ok(seen >= 3 && seen <= 5, `changes seen: ${seen}`);
+  // Started at the last commit (<n>.0.<generation>): only its changes.
+  const head = await app.call("GET", "/api/v1/changes?limit=1", { key: raw.key });
+  const generation = head.body.next_cursor.split(".")[2];
+  const last = await app.call(
+    "GET",
+    `/api/v1/changes?after=${head.body.head_seq}.0.${generation}`,
+    { key: raw.key },
+  );
+  assert.deepEqual(
+    last.body.changes.map((c: { business_date: string; operation: string }) => [
+      c.business_date,
+      c.operation,
+    ]).sort(),
+    [[d1, "RESTORE"], [d2, "VOID"]].sort(),
+  );
   await assertSameDays(days);
   const day = days.get(`${a.scope_id}|${d1}`)!;
   assert.deepEqual([day.energy_kwh, day.status], ["7.5000", "AVAILABLE"]);

@@ -450,6 +450,120 @@ Deno.test({
 
       await journey(
         t,
+        "a link to exact numbers keeps them after a commit; the changes page lists it; export",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          const stores = await api<
+            { stores: Array<{ id: number; name: string; brand_name: string; scope_id: number }> }
+          >(page, "/api/v1/stores");
+          const store = stores.body.stores[2];
+          const end = (await api<{ end: string }>(page, "/api/v1/dataset")).body.end;
+          const endMs = Date.parse(`${end}T00:00:00Z`);
+          const start = new Date(endMs - 59 * 86_400_000).toISOString().slice(0, 10);
+          const energy = await api<
+            {
+              days: Array<
+                { business_date: string; energy_kwh: string | null; source_kind: string | null }
+              >;
+            }
+          >(
+            page,
+            `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${start}&end=${end}`,
+          );
+          // A day a number changes: no data yet, or a legacy value (a cleaned one is kept).
+          const day = energy.body.days.find((d) =>
+            d.source_kind === null || d.source_kind === "LEGACY_DIRECT"
+          )!;
+          assert.ok(day !== undefined, "a day without a cleaned value");
+          const pagePath = `/console/stores/${store.id}?start=${start}&end=${end}`;
+          await page.goto(`${run.base}${pagePath}`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=data-token]");
+          const permalink = await page.$eval(
+            "[data-testid=as-of-form] a",
+            (a) => (a as { getAttribute(n: string): string | null }).getAttribute("href")!,
+          );
+          assert.match(permalink, /data_token=\d+\.[0-9a-f]{16}/);
+
+          // Someone commits a new value for that day.
+          const csv =
+            `品牌,门店,日期,日能耗\r\n${store.brand_name},${store.name},${day.business_date},1234.5678\r\n`;
+          const committed = await page.evaluate(async (text: string) => {
+            const bytes = new TextEncoder().encode(text);
+            const content = btoa(String.fromCharCode(...bytes));
+            const post = (path: string, body: unknown) =>
+              fetch(path, {
+                method: "POST",
+                credentials: "same-origin",
+                headers: {
+                  "content-type": "application/json",
+                  "idempotency-key": crypto.randomUUID(),
+                },
+                body: JSON.stringify(body),
+              }).then((r) => r.json());
+            const preview = await post("/api/v1/imports/preview", {
+              filename: "later.csv",
+              content_base64: content,
+              reason: "a later correction",
+            });
+            const commit = await post(`/api/v1/imports/${preview.id}/commit`, {});
+            return commit.status as string;
+          }, csv);
+          assert.equal(committed, "COMMITTED");
+
+          const shownKwh = async () => {
+            await page.click("details.days summary");
+            return page.$eval(
+              `[data-testid=day-row][data-date="${day.business_date}"] [data-testid=kwh]`,
+              (cell) => (cell as { textContent: string | null }).textContent!.trim(),
+            );
+          };
+          // The link still shows the numbers as they were; the page without it, the new ones.
+          await page.goto(`${run.base}${permalink}`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=as-of-banner]");
+          assert.equal(await shownKwh(), day.energy_kwh ?? "—");
+          await shoot(page, "09-as-of-permalink");
+          await page.goto(`${run.base}${pagePath}`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=data-token]");
+          assert.equal(await shownKwh(), "1234.5678");
+
+          // The quality check and the export of the range are on the same page.
+          await page.waitForSelector("[data-testid=quality-summary]");
+          const href = await page.$eval(
+            "[data-testid=export-csv]",
+            (a) => (a as { getAttribute(n: string): string | null }).getAttribute("href")!,
+          );
+          const file = await page.evaluate(async (path: string) => {
+            const response = await fetch(path, { credentials: "same-origin" });
+            return {
+              status: response.status,
+              disposition: response.headers.get("content-disposition"),
+              text: await response.text(),
+            };
+          }, href);
+          assert.equal(file.status, 200);
+          assert.match(file.disposition!, /^attachment/);
+          assert.ok(file.text.includes(`${day.business_date},1234.5678`), "the new value exported");
+
+          // The changes page opens at the latest commits: the new value is there, with its batch.
+          await page.click("nav a[href='/console/changes']");
+          await page.waitForSelector("[data-testid=change-row]");
+          const rows = await texts(page, "[data-testid=change-row]");
+          assert.ok(
+            rows.some((r) => r.includes(day.business_date) && r.includes("1234.5678")),
+            rows.slice(-3).join(" | "),
+          );
+          await page.waitForSelector("[data-testid=batch-row]");
+          const batches = await texts(page, "[data-testid=batch-row]");
+          assert.ok(batches.some((b) => b.includes("later.csv")), "the batch is listed");
+          await shoot(page, "10-changes");
+          assert.deepEqual(errors, []);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
         "a profile edit, then a conflict that shows what the other change did",
         async () => {
           const { page } = await openPage(run);

@@ -16,6 +16,7 @@ import {
   type StoreReference,
 } from "../api.ts";
 import { EnergyChart } from "../chart.ts";
+import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
 import { t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import {
@@ -652,10 +653,14 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
             <${EnergySection} session=${props.session} storeId=${props.storeId} scopeId=${store
               .scope_id} start=${start}
               end=${end} asOf=${asOf} />
+            <${ExportLinks} start=${start} end=${end} storeIds=${[props.storeId]} />
             <${PeriodsSection} storeId=${props.storeId} scopeId=${store
               .scope_id} asOf=${end} known=${asOf} />
+            <${QualitySection} storeId=${props.storeId} scopeId=${store
+              .scope_id} start=${start} end=${end} />
             <${ReferenceSection} session=${props.session} storeId=${props
               .storeId} load=${reference} />
+            <${AuditSection} session=${props.session} storeId=${props.storeId} />
           `}<//>
   `;
 };

@@ -4,7 +4,8 @@ import { useMemo, useState } from "preact/hooks";
 import { type CatalogStore, get } from "../api.ts";
 import { t } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+import { addDays, Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+import { ExportLinks } from "./store_extra.ts";
 
 const distinct = (values: ReadonlyArray<string | null>) =>
   [...new Set(values.filter((v): v is string => v !== null))].sort();
@@ -118,13 +119,15 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
   `;
 };
 
-export const StoresPage = (_props: { session: Session }) => {
+export const StoresPage = (props: { session: Session }) => {
+  const end = props.session.dataset.end;
   const { load, reload } = useLoad(
     (signal) => get<{ stores: ReadonlyArray<CatalogStore> }>("/api/v1/catalog", signal),
     [],
   );
   return html`
     <h1 tabindex="-1">${t("storesTitle")}</h1>
+    <${ExportLinks} start=${addDays(end, -29)} end=${end} />
     <${Loaded} load=${load} retry=${reload}>${(value: { stores: ReadonlyArray<CatalogStore> }) =>
       html`<${Catalog} stores=${value.stores} />`}<//>
   `;

@@ -66,7 +66,9 @@ export class ChangesApi extends HttpApiGroup.make("changes")
           "client that is up to date gets `has_more: false` and keeps the cursor for later. " +
           `A request looks at ${CHANGES_SCAN_ROWS} import rows at most, so a page can be ` +
           "short, even empty, with `has_more: true`. A cursor of data a later snapshot load " +
-          "replaced is 409 DATA_REPLACED. `state_kept` is false for a revision a later one " +
+          "replaced is 409 DATA_REPLACED. A cursor is `<commit>.<row>.<generation>`: " +
+          "`<n>.0.<generation>` starts at commit n, so a client that wants only recent changes " +
+          "can start from `head_seq`. `state_kept` is false for a revision a later one " +
           "replaced before this database kept replaced states (its values are then null). " +
           "Needs the raw and read permissions.",
         errors: [...CALLER, "INVALID_REQUEST", "DATA_REPLACED"],

@@ -60,10 +60,11 @@ WITH scanned AS (
   SELECT count(*)::int AS scanned,
     (array_agg(s.seq ORDER BY s.seq DESC, s.row_number DESC))[1]::text AS last_seq,
     (array_agg(s.row_number ORDER BY s.seq DESC, s.row_number DESC))[1] AS last_row,
-    (SELECT left(generation, 16) FROM dataset) AS generation
+    (SELECT left(generation, 16) FROM dataset) AS generation,
+    (SELECT k.seq::text FROM commit_clock k) AS head_seq
   FROM scanned s
 )
-SELECT m.scanned, m.last_seq, m.last_row, m.generation, x.change
+SELECT m.scanned, m.last_seq, m.last_row, m.generation, m.head_seq, x.change
 FROM meta m
 LEFT JOIN (
   SELECT p.seq, p.row_number, json_build_object(
@@ -98,6 +99,7 @@ export interface ChangesScan {
   readonly scanned: number;
   readonly last: { readonly seq: string; readonly row: number } | undefined;
   readonly generation: string | undefined;
+  readonly headSeq: number;
   readonly changes: ReadonlyArray<Change>;
 }
 
@@ -156,6 +158,7 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
         last_seq: string | null;
         last_row: number | null;
         generation: string | null;
+        head_seq: string | null;
         change: unknown;
       }>(changesSql, [after.seq, after.row, scan, limit, storeIds === null ? null : [...storeIds]]))
         .pipe(
@@ -167,6 +170,7 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
                 ? undefined
                 : { seq: head.last_seq, row: head.last_row },
               generation: head?.generation ?? undefined,
+              headSeq: Number(head?.head_seq ?? 0),
               changes: rows.filter((r) => r.change !== null).map((r) => parsed<Change>(r.change)),
             };
           }),

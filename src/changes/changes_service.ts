@@ -42,6 +42,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
           next_cursor: cursorText({ ...next, generation: scan.generation }),
           has_more: full || scan.scanned === CHANGES_SCAN_ROWS,
           scanned_rows: scan.scanned,
+          head_seq: scan.headSeq,
         } satisfies ChangesPage;
       }).pipe(Effect.withSpan("ChangesService.feed"));
 

@@ -12,7 +12,7 @@ export const LIST_MAX_LIMIT = 200;
 export const LIST_DEFAULT_LIMIT = 50;
 
 // "<commit number>.<row number>.<first 16 hex digits of the snapshot's generation>": the position
-// after the last change a page sent. 0.0.<generation> is the start.
+// after the last change a page sent. <n>.0.<generation> is the start of commit n (0.0: the first).
 const CURSOR = /^(0|[1-9]\d{0,15})\.(0|[1-9]\d{0,9})\.([0-9a-f]{16})$/;
 
 export const ChangeCursor = Schema.String.pipe(
@@ -76,6 +76,10 @@ export const ChangesPage = Schema.Struct({
   next_cursor: ChangeCursor,
   has_more: Schema.Boolean,
   scanned_rows: Count,
+  head_seq: Count.annotations({
+    description: "The number of the last commit made: a client whose cursor has reached it " +
+      "is up to date",
+  }),
 }).annotations({ identifier: "ChangesPage" });
 export type ChangesPage = typeof ChangesPage.Type;
 

@@ -1,0 +1,251 @@
+/// <reference lib="dom" />
+// What changed (raw permission): energy revisions in commit order, followed page by page with the
+// feed's cursor, newest pages appended; and the import batches, each linking to its detail.
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, get } from "../api.ts";
+import { t } from "../i18n.ts";
+import type { Session } from "../main.ts";
+import { Code, errorText, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+
+interface Actor {
+  readonly login_name: string;
+  readonly display_name: string | null;
+}
+
+interface Change {
+  readonly commit_seq: number;
+  readonly committed_at: string;
+  readonly batch_id: number;
+  readonly batch_no: string;
+  readonly batch_kind: string;
+  readonly row_number: number;
+  readonly store_id: number;
+  readonly business_date: string;
+  readonly revision_no: number;
+  readonly operation: string;
+  readonly actor: Actor | null;
+  readonly energy_kwh: string | null;
+  readonly status: string | null;
+  readonly source_kind: string | null;
+  readonly before_energy_kwh: string | null;
+  readonly before_status: string | null;
+}
+
+interface ChangesPage {
+  readonly changes: ReadonlyArray<Change>;
+  readonly next_cursor: string;
+  readonly has_more: boolean;
+  readonly head_seq: number;
+}
+
+interface Batch {
+  readonly id: number;
+  readonly batch_no: string;
+  readonly batch_kind: string;
+  readonly status: string;
+  readonly filename: string | null;
+  readonly change_reason: string | null;
+  readonly uploaded_at: string;
+  readonly committed_at: string | null;
+  readonly commit_seq: number | null;
+  readonly uploaded_by: Actor | null;
+  readonly action_counts: Readonly<Record<string, number>>;
+}
+
+const actorName = (a: Actor | null) => a === null ? t("none") : a.display_name ?? a.login_name;
+
+const served = (kwh: string | null, status: string | null) =>
+  status === "AVAILABLE" ? show(kwh) : html`<${Code} code=${status} />`;
+
+// The feed from the latest commits, or from the start: each "more" follows the last cursor.
+const Feed = () => {
+  const [changes, setChanges] = useState<ReadonlyArray<Change>>([]);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const [more, setMore] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const next = async (from = cursor, shown: ReadonlyArray<Change> = changes) => {
+    setBusy(true);
+    setError(null);
+    try {
+      // Up to three requests: a page that looked only at other stores' rows is short.
+      let after = from;
+      let found: Array<Change> = [];
+      let hasMore = true;
+      for (let i = 0; i < 3 && found.length === 0 && hasMore; i++) {
+        const page = await get<ChangesPage>(
+          `/api/v1/changes?limit=200${after === undefined ? "" : `&after=${after}`}`,
+        );
+        found = [...found, ...page.changes];
+        after = page.next_cursor;
+        hasMore = page.has_more;
+      }
+      setChanges([...shown, ...found]);
+      setCursor(after);
+      setMore(hasMore);
+    } catch (e) {
+      setError(e instanceof ApiError ? errorText(e) : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // The head (the last commit's number) and the snapshot's generation, to start at a commit
+  // (a cursor <n>.0.<generation> starts at commit n).
+  const [head, setHead] = useState<{ seq: number; generation: string } | null>(null);
+  const startAt = async (seq?: number) => {
+    try {
+      const first = await get<ChangesPage>("/api/v1/changes?limit=1");
+      const known = { seq: first.head_seq, generation: first.next_cursor.split(".")[2] };
+      setHead(known);
+      const at = Math.min(Math.max(seq ?? known.seq, 0), known.seq);
+      await next(`${at}.0.${known.generation}`, []);
+    } catch (e) {
+      setError(e instanceof ApiError ? errorText(e) : String(e));
+    }
+  };
+
+  useEffect(() => {
+    startAt();
+  }, []);
+
+  const pick = (event: Event) => {
+    event.preventDefault();
+    const input = (event.target as HTMLFormElement).elements.namedItem("seq") as HTMLInputElement;
+    startAt(Number(input.value));
+  };
+
+  return html`
+    <section aria-labelledby="feed-title">
+      <h2 id="feed-title">${t("feedTitle")}</h2>
+      <p class="muted">${t("feedIntro")}</p>
+      ${head !== null && html`
+        <form class="range" onSubmit=${pick}>
+          <label><span>${t("feedFrom", { head: head.seq })}</span>
+            <input name="seq" type="number" min="1" max=${head.seq} value=${head.seq} />
+          </label>
+          <button type="submit" disabled=${busy}>${t("asOfShow")}</button>
+        </form>
+      `}
+      ${changes.length > 0 && html`
+        <${Table} caption=${t("feedTitle")} head=${[
+          t("committedAt"),
+          t("batch"),
+          t("store"),
+          t("date"),
+          t("revision"),
+          t("operation"),
+          t("before"),
+          t("after"),
+          t("source"),
+          t("actor"),
+        ]}>
+          ${changes.map((c) =>
+            html`
+              <tr data-testid="change-row">
+                <th scope="row">${c.committed_at.slice(0, 19).replace("T", " ")}</th>
+                <td>
+                  <${Link} href=${`/console/imports/${c.batch_id}`}>${c.batch_no}<//></td>
+                <td><${Link} href=${`/console/stores/${c.store_id}`}>${c.store_id}<//></td>
+                <td><${Link} href=${`/console/stores/${c.store_id}/days/${c.business_date}`}>${c
+                  .business_date}<//></td>
+                <td>${c.revision_no}</td>
+                <td><${Code} code=${c.operation} /></td>
+                <td>${served(c.before_energy_kwh, c.before_status)}</td>
+                <td>${served(c.energy_kwh, c.status)}</td>
+                <td><${Code} code=${c.source_kind} /></td>
+                <td>${actorName(c.actor)}</td>
+              </tr>
+            `
+          )}
+        <//>
+      `}
+      <p role="status" class="muted" data-testid="feed-status">${t("feedShown", {
+        n: changes.length,
+      })}${more ? "" : ` · ${t("feedUpToDate")}`}</p>
+      ${error && html`<p class="alert" role="alert">${error}</p>`}
+      <button type="button" onClick=${() => next()} disabled=${busy ||
+        !more} data-testid="feed-more">${t("feedMore")}</button>
+      <button type="button" onClick=${() => next(undefined, [])} disabled=${busy}>${t(
+        "feedStart",
+      )}</button>
+    </section>
+  `;
+};
+
+const Batches = () => {
+  const [status, setStatus] = useState("");
+  const { load, reload } = useLoad(
+    (signal) =>
+      get<{ batches: ReadonlyArray<Batch>; next_after: number | null }>(
+        `/api/v1/imports?limit=200${status === "" ? "" : `&status=${status}`}`,
+        signal,
+      ),
+    [status],
+  );
+  return html`
+    <section aria-labelledby="batches-title">
+      <h2 id="batches-title">${t("batchesTitle")}</h2>
+      <label>
+        <span>${t("status")}</span>
+        <select value=${status} onChange=${(event: Event) =>
+          setStatus((event.target as HTMLSelectElement).value)}>
+          <option value="">${t("all")}</option>
+          ${["PREVIEWED", "COMMITTED", "EXPIRED"].map((s) =>
+            html`<option value=${s}>${s}</option>`
+          )}
+        </select>
+      </label>
+      <${Loaded} load=${load} retry=${reload}>${(
+        value: { batches: ReadonlyArray<Batch>; next_after: number | null },
+      ) =>
+        html`
+          <${Table} caption=${t("batchesTitle")} head=${[
+            t("batch"),
+            t("kind"),
+            t("status"),
+            t("file"),
+            t("reason"),
+            t("uploadedAt"),
+            t("committedAt"),
+            t("actor"),
+            t("rows"),
+          ]}>
+            ${value.batches.map((b) =>
+              html`
+                <tr data-testid="batch-row">
+                  <th scope="row">
+                    <${Link} href=${`/console/imports/${b.id}`}>${b.batch_no}<//></th>
+                  <td><${Code} code=${b.batch_kind} /></td>
+                  <td><${Code} code=${b.status} /></td>
+                  <td>${show(b.filename)}</td>
+                  <td>${show(b.change_reason)}</td>
+                  <td>${b.uploaded_at}</td>
+                  <td>${show(b.committed_at)}</td>
+                  <td>${actorName(b.uploaded_by)}</td>
+                  <td>${Object.entries(b.action_counts).filter(([, n]) => n > 0).map(([a, n]) =>
+                    `${a} ${n}`
+                  ).join(
+                    ", ",
+                  )}</td>
+                </tr>
+              `
+            )}
+          <//>
+          ${value.next_after !== null && html`<p class="muted">${t("batchesMore")}</p>`}
+        `}<//>
+    </section>
+  `;
+};
+
+export const ChangesPage = (props: { session: Session }) =>
+  html`
+    <h1 tabindex="-1">${t("changesTitle")}</h1>
+    ${props.session.may("raw")
+      ? html`
+        <${Feed} />
+        <${Batches} />
+      `
+      : html`<p class="alert" role="alert">${t("forbidden")}</p>`}
+  `;

@@ -1,0 +1,174 @@
+/// <reference lib="dom" />
+// More of a store's page: the data-quality cross-check of the range (days whose energy disagrees
+// with the devices' reports, with the evidence), the range as a file in the import layout, and
+// the profile's audit log (raw permission).
+import { get } from "../api.ts";
+import { t } from "../i18n.ts";
+import type { Session } from "../main.ts";
+import { Code, html, Loaded, show, Table, useLoad } from "../ui.ts";
+
+interface Report {
+  readonly source: string;
+  readonly state: string;
+  readonly occurred_at: string;
+  readonly carried: boolean;
+}
+
+interface DeviceCase {
+  readonly device_id: number;
+  readonly device_name: string | null;
+  readonly device_code: string;
+  readonly state: string;
+  readonly report_count: number;
+  readonly reports: ReadonlyArray<Report>;
+}
+
+interface QualityFlag {
+  readonly business_date: string;
+  readonly kind: string;
+  readonly energy_kwh: string | null;
+  readonly message: string;
+  readonly device_count: number;
+  readonly devices: ReadonlyArray<DeviceCase>;
+}
+
+interface QualityAnswer {
+  readonly summary: {
+    readonly requested_days: number;
+    readonly checked_days: number;
+    readonly agreeing_days: number;
+    readonly flagged_days: number;
+    readonly no_evidence_days: number;
+    readonly void_days: number;
+  };
+  readonly flags: ReadonlyArray<QualityFlag>;
+  readonly notes: ReadonlyArray<string>;
+}
+
+const evidence = (f: QualityFlag) =>
+  f.devices.map((d) =>
+    `${d.device_name ?? d.device_code}: ${d.state}` +
+    (d.reports[0] === undefined ? "" : ` (${d.reports[0].occurred_at})`)
+  ).join("; ") + (f.device_count > f.devices.length ? " …" : "");
+
+export const QualitySection = (
+  props: { storeId: number; scopeId: number; start: string; end: string },
+) => {
+  const { load, reload } = useLoad(
+    (signal) =>
+      get<QualityAnswer>(
+        `/api/v1/stores/${props.storeId}/quality?scope_id=${props.scopeId}&start=${props.start}&end=${props.end}`,
+        signal,
+      ),
+    [props.storeId, props.scopeId, props.start, props.end],
+  );
+  return html`
+    <section aria-labelledby="quality-title" data-testid="quality">
+      <h2 id="quality-title">${t("qualityCheckTitle")}</h2>
+      <${Loaded} load=${load} retry=${reload}>${(q: QualityAnswer) =>
+        html`
+          <p role="status" data-testid="quality-summary">${t("qualitySummary", {
+            checked: q.summary.checked_days,
+            agreeing: q.summary.agreeing_days,
+            flagged: q.summary.flagged_days,
+            none: q.summary.no_evidence_days,
+          })}</p>
+          ${q.flags.length > 0 && html`
+            <${Table} caption=${t("qualityCheckTitle")} head=${[
+              t("date"),
+              t("qualityKind"),
+              t("kwh"),
+              t("qualityEvidence"),
+            ]}>
+              ${q.flags.map((f) =>
+                html`
+                  <tr data-testid="quality-flag">
+                    <th scope="row">${f.business_date}</th>
+                    <td>
+                      <${Code} code=${f.kind} />
+                    </td>
+                    <td>${show(f.energy_kwh)}</td>
+                    <td>${evidence(f)}</td>
+                  </tr>
+                `
+              )}
+            <//>
+          `}
+          <p class="muted">${t("qualityNever")}</p>
+        `}<//>
+    </section>
+  `;
+};
+
+// Links that download the range as a file the import reads back (cookie session, same origin).
+export const ExportLinks = (
+  props: { start: string; end: string; storeIds?: ReadonlyArray<number> },
+) => {
+  const base = `/api/v1/stores/export?start=${props.start}&end=${props.end}${
+    props.storeIds === undefined ? "" : `&store_ids=${props.storeIds.join(",")}`
+  }`;
+  return html`
+    <p class="export" data-testid="export-links">
+      <span>${t("exportLabel")}</span>
+      <a href=${`${base}&format=xlsx`} download data-testid="export-xlsx">XLSX</a>
+      <a href=${`${base}&format=csv`} download data-testid="export-csv">CSV</a>
+      <a href=${`${base}&format=xlsx&legacy=values`} download>${t("exportWithLegacy")}</a>
+      <span class="muted">${t("exportHint")}</span>
+    </p>
+  `;
+};
+
+interface AuditEntry {
+  readonly id: number;
+  readonly action: string;
+  readonly actor: { readonly login_name: string; readonly display_name: string | null } | null;
+  readonly before: Readonly<Record<string, unknown>> | null;
+  readonly after: Readonly<Record<string, unknown>> | null;
+  readonly created_at: string;
+}
+
+const fields = (o: Readonly<Record<string, unknown>> | null) =>
+  o === null ? t("none") : Object.entries(o).map(([k, v]) => `${k}: ${v ?? "—"}`).join("; ");
+
+export const AuditSection = (props: { session: Session; storeId: number }) => {
+  if (!props.session.may("raw")) return null;
+  const { load, reload } = useLoad(
+    (signal) =>
+      get<{ entries: ReadonlyArray<AuditEntry> }>(
+        `/api/v1/stores/${props.storeId}/audit?limit=200`,
+        signal,
+      ),
+    [props.storeId],
+  );
+  return html`
+    <section aria-labelledby="audit-title">
+      <h2 id="audit-title">${t("auditTitle")}</h2>
+      <${Loaded} load=${load} retry=${reload}>${(value: { entries: ReadonlyArray<AuditEntry> }) =>
+        value.entries.length === 0 ? html`<p class="muted">${t("auditEmpty")}</p>` : html`
+          <${Table} caption=${t("auditTitle")} head=${[
+            t("when"),
+            t("operation"),
+            t("actor"),
+            t("before"),
+            t("after"),
+          ]}>
+            ${value.entries.map((e) =>
+              html`
+                <tr data-testid="audit-row">
+                  <th scope="row">${e.created_at.slice(0, 19).replace("T", " ")}</th>
+                  <td>
+                    <${Code} code=${e.action} />
+                  </td>
+                  <td>${e.actor === null
+                    ? t("none")
+                    : e.actor.display_name ?? e.actor.login_name}</td>
+                  <td>${fields(e.before)}</td>
+                  <td>${fields(e.after)}</td>
+                </tr>
+              `
+            )}
+          <//>
+        `}<//>
+    </section>
+  `;
+};
