@@ -570,6 +570,9 @@ Deno.test({
           await signIn(run, page, "demo-analyst");
           await page.click("[data-testid=store-row] a");
           await page.waitForSelector("[data-testid=profile-form]");
+          // Sections above the form load on their own: a click aimed before they are drawn could
+          // land where the button was.
+          await page.waitForNetworkIdle();
           const storeId = new URL(page.url()).pathname.split("/")[3];
           const setField = async (name: string, value: string) => {
             await page.$eval(`[data-testid=profile-form] input[name=${name}]`, (el) => {
