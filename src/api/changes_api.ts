@@ -64,7 +64,8 @@ export class ChangesApi extends HttpApiGroup.make("changes")
           "it, with the batch, the actor and the commit's instant. Follow `next_cursor` from " +
           "the start and apply each change to reconstruct every store-day's current value; a " +
           "client that is up to date gets `has_more: false` and keeps the cursor for later. " +
-          `A request looks at ${CHANGES_SCAN_ROWS} import rows at most, so a page can be ` +
+          `A request looks at 4 x limit import rows (2,000 at least, ${CHANGES_SCAN_ROWS} at ` +
+          "most), whether or not they made a change the key may see, so a page can be " +
           "short, even empty, with `has_more: true`. A cursor of data a later snapshot load " +
           "replaced is 409 DATA_REPLACED. A cursor is `<commit>.<row>.<generation>`: " +
           "`<n>.0.<generation>` starts at commit n, so a client that wants only recent changes " +

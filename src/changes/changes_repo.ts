@@ -52,7 +52,10 @@ WITH scanned AS (
 ), picked AS (
   SELECT s.seq, s.committed_at, s.batch_id, s.row_id, s.row_number, v.id AS revision_id
   FROM scanned s
-  JOIN energy_revisions v ON v.import_row_id = s.row_id
+  -- One index probe per row (a join could hash every revision of the database).
+  CROSS JOIN LATERAL (
+    SELECT v.id FROM energy_revisions v WHERE v.import_row_id = s.row_id LIMIT 1
+  ) v
   WHERE $5::int[] IS NULL OR s.resolved_store_id = ANY ($5::int[])
   ORDER BY s.seq, s.row_number
   LIMIT $4

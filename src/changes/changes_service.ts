@@ -29,7 +29,9 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         const limit = q.limit ?? CHANGES_DEFAULT_LIMIT;
         const from = q.after === undefined ? undefined : cursorParts(q.after);
         const position = from ?? { seq: "0", row: 0 };
-        const scan = yield* repo.changes(position, CHANGES_SCAN_ROWS, limit, caller.storeIds);
+        // Rows looked at: a few pages' worth, never more than the bound.
+        const bound = Math.min(CHANGES_SCAN_ROWS, Math.max(2_000, 4 * limit));
+        const scan = yield* repo.changes(position, bound, limit, caller.storeIds);
         if (scan.generation === undefined) return yield* notReady("No data is loaded");
         if (from !== undefined && from.generation !== scan.generation) return yield* replaced();
         const full = scan.changes.length === limit;
@@ -40,7 +42,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         return {
           changes: scan.changes,
           next_cursor: cursorText({ ...next, generation: scan.generation }),
-          has_more: full || scan.scanned === CHANGES_SCAN_ROWS,
+          has_more: full || scan.scanned === bound,
           scanned_rows: scan.scanned,
           head_seq: scan.headSeq,
         } satisfies ChangesPage;
