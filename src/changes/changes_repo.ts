@@ -5,7 +5,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { fixed4, utc, utcMicros } from "../db/sql_text.ts";
-import type { Change } from "../domain/changes.ts";
+import type { AuditEntry, BatchItem, Change } from "../domain/changes.ts";
 import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
 
 // The day's state at revision `rev` of fact `e` (energy_days): the fact itself while the revision
@@ -196,13 +196,13 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
         status,
         storeIds === null ? null : [...storeIds],
       ])).pipe(
-        Effect.map((rows) => rows.map((r) => parsed<Record<string, unknown>>(r.batch))),
+        Effect.map((rows) => rows.map((r) => parsed<BatchItem>(r.batch))),
         Effect.withSpan("ChangesRepo.batches"),
       );
 
     const audit = (storeId: number, after: number, limit: number) =>
       dbBoundary(sql.unsafe<{ entry: unknown }>(auditSql, [storeId, after, limit])).pipe(
-        Effect.map((rows) => rows.map((r) => parsed<Record<string, unknown>>(r.entry))),
+        Effect.map((rows) => rows.map((r) => parsed<AuditEntry>(r.entry))),
         Effect.withSpan("ChangesRepo.audit"),
       );
 

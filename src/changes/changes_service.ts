@@ -4,7 +4,6 @@ import { Effect } from "effect";
 import { requirePermission, StoreAccess } from "../auth/access.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import {
-  type BatchItem,
   CHANGES_DEFAULT_LIMIT,
   CHANGES_SCAN_ROWS,
   type ChangesPage,
@@ -57,7 +56,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         const limit = q.limit ?? LIST_DEFAULT_LIMIT;
         const rows = yield* repo.batches(q.after ?? 0, limit, q.status ?? null, caller.storeIds);
         return {
-          batches: rows as unknown as ReadonlyArray<BatchItem>,
+          batches: rows,
           next_after: rows.length === limit ? Number(rows.at(-1)!.id) : null,
         };
       }).pipe(Effect.withSpan("ChangesService.batches"));
@@ -73,7 +72,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         const entries = yield* repo.audit(storeId, q.after ?? 0, limit);
         return {
           store_id: storeId,
-          entries: entries as never,
+          entries,
           next_after: entries.length === limit ? Number(entries.at(-1)!.id) : null,
         };
       }).pipe(Effect.withSpan("ChangesService.audit"));

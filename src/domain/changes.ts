@@ -113,6 +113,7 @@ export const AuditEntry = Schema.Struct({
   after: Nullable(FreeObject),
   created_at: Schema.String,
 }).annotations({ identifier: "AuditEntry" });
+export type AuditEntry = typeof AuditEntry.Type;
 
 export const AuditLog = Schema.Struct({
   store_id: Id,
