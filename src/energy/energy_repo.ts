@@ -149,8 +149,9 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
              b.id AS batch_id, b.batch_no, b.batch_kind, b.status AS batch_status,
              ${utc("b.committed_at")} AS batch_committed_at, b.change_reason AS batch_reason,
              b.filename, b.note,
-             (SELECT count(*) FROM import_rows k
-              WHERE k.batch_id = b.id AND k.action = 'KEEP_CLEANED')::int AS kept_cleaned_rows
+             -- Kept with the batch (its rows never change): counting them here read every row of
+             -- a snapshot batch for each version, 0.3-1 s a call.
+             coalesce((b.action_counts ->> 'KEEP_CLEANED')::int, 0) AS kept_cleaned_rows
            FROM fact f
            JOIN energy_revisions r ON r.energy_id = f.id
            LEFT JOIN members m ON m.id = r.member_id
