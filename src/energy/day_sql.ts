@@ -268,7 +268,12 @@ CROSS JOIN LATERAL (
   ORDER BY r.revision_no DESC
   LIMIT 1
 ) a
-LEFT JOIN energy_day_states s ON s.energy_id = e.id AND s.revision_no = a.revision_no
+-- One primary-key probe per day (LIMIT keeps the planner from hashing the whole table).
+LEFT JOIN LATERAL (
+  SELECT x.* FROM energy_day_states x
+  WHERE x.energy_id = e.id AND x.revision_no = a.revision_no
+  LIMIT 1
+) s ON true
 WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
 };
 
