@@ -3,14 +3,37 @@
 // energy, targets, metrics, periods, reference, per-day versions and revision histories, the
 // snapshot's import batches and lineage rows, the lists and a few refusals, and writes each answer
 // (status and body) under DIR, one file per request, plus DIR/index.txt with a SHA-256 per request.
-// Usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR]
+// Stores are asked ANSWERS_CONCURRENCY (default 4) at a time; what is asked does not depend on it.
+// --stores N asks only the first N stores of /api/v1/stores (the lists and refusals still whole).
+// Usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR] [--stores N]
 import { createHash } from "node:crypto";
+import { parseArgs } from "node:util";
 
-const [dir, flag, other] = Deno.args;
-if (dir === undefined || (flag !== undefined && (flag !== "--compare" || other === undefined))) {
-  console.error("usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR]");
+const USAGE =
+  "usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR] [--stores N]";
+let parsed: { values: { compare?: string; stores?: string }; positionals: Array<string> };
+try {
+  parsed = parseArgs({
+    args: Deno.args,
+    options: { compare: { type: "string" }, stores: { type: "string" } },
+    allowPositionals: true,
+    strict: true,
+  });
+} catch (error) {
+  console.error(`${(error as Error).message}\n${USAGE}`);
   Deno.exit(2);
 }
+const [dir] = parsed.positionals;
+const other = parsed.values.compare;
+const storeLimit = parsed.values.stores === undefined ? Infinity : Number(parsed.values.stores);
+if (
+  dir === undefined || parsed.positionals.length > 1 ||
+  !(storeLimit === Infinity || (Number.isInteger(storeLimit) && storeLimit >= 1))
+) {
+  console.error(USAGE);
+  Deno.exit(2);
+}
+const concurrency = Math.max(1, Number(Deno.env.get("ANSWERS_CONCURRENCY") ?? 4) || 4);
 const databaseUrl = Deno.env.get("DATABASE_URL");
 if (databaseUrl === undefined) {
   console.error("DATABASE_URL must name the database whose answers are recorded");
@@ -97,8 +120,9 @@ const ranges = [
   [addDays(end, -6), addDays(end, 9)],
 ];
 const batches = new Set<number>();
-const importRows: Array<number> = [];
-for (const store of stores as Array<{ id: number; scope_id: number }>) {
+// One store's answers, in order; returns the import rows it met, for the lineage sample below.
+const askStore = async (store: { id: number; scope_id: number }) => {
+  const rows: Array<number> = [];
   const q = (from: string, to: string) => `scope_id=${store.scope_id}&start=${from}&end=${to}`;
   await get(`/api/v1/stores/${store.id}/reference`);
   for (const [from, to] of ranges) {
@@ -110,7 +134,7 @@ for (const store of stores as Array<{ id: number; scope_id: number }>) {
       await get(`/api/v1/stores/${store.id}/energy/${day.business_date}/versions`);
       if (day.energy_id !== null) {
         await get(`/api/v1/energy/${day.energy_id}/history`);
-        importRows.push(day.import_row_id);
+        rows.push(day.import_row_id);
       }
     }
   }
@@ -118,7 +142,16 @@ for (const store of stores as Array<{ id: number; scope_id: number }>) {
   for (const asOf of [start, addDays(start, 180), addDays(end, -120), end]) {
     await get(`/api/v1/stores/${store.id}/periods?scope_id=${store.scope_id}&as_of=${asOf}`);
   }
-}
+  return rows;
+};
+const asked = (stores as Array<{ id: number; scope_id: number }>).slice(0, storeLimit);
+const rowsOf: Array<Array<number>> = new Array(asked.length);
+let next = 0;
+await Promise.all(Array.from({ length: Math.min(concurrency, asked.length) }, async () => {
+  for (let i = next++; i < asked.length; i = next++) rowsOf[i] = await askStore(asked[i]);
+}));
+// In store order, whatever order the stores were answered in.
+const importRows = rowsOf.flat();
 for (const [i, row] of importRows.entries()) {
   if (i % 7 !== 0) continue;
   const lineage = await get(`/api/v1/import-rows/${row}/lineage`);
@@ -149,7 +182,8 @@ if (other !== undefined) {
   const differing = index.map((line) => line.split(" ")).filter(([hash, path]) =>
     theirs.get(path) !== hash
   );
-  const missing = [...theirs.keys()].filter((path) => !index.some((l) => l.endsWith(` ${path}`)));
+  const mine = new Set(index.map((line) => line.slice(line.indexOf(" ") + 1)));
+  const missing = [...theirs.keys()].filter((path) => !mine.has(path));
   for (const [, path] of differing.slice(0, 20)) console.log(`differs: ${path}`);
   for (const path of missing.slice(0, 20)) console.log(`only in ${other}: ${path}`);
   console.log(`${differing.length} differ, ${missing.length} missing, of ${theirs.size}`);

@@ -8,8 +8,11 @@
 //     409 STALE_PREVIEW;
 //   - a session made on one instance is valid on the other (the secret is in the database);
 // and the final state equals a single instance's: the winners are replayed in order on one instance
-// over a copy of the starting database, and the answers, revisions and records compared. Last, the
-// same read load (wrk, energy of a year) is sent to one instance, then split over the two.
+// over a copy of the starting database, and the answers, revisions and records compared. The same
+// read load (wrk, energy of a year) is sent to one instance, then split over the two. Two stand-ins
+// for a read replica (docs/scaling.md): the starting copy, before the replay, is a replica that has
+// not replayed the commits yet (what it answers for the newest Data-Token and for known_at), and the
+// database set to default_transaction_read_only is what a hot standby allows (which requests work).
 // ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is where the databases
 // are created; both are dropped at the end. Exit codes: 0 every check passed, 1 one failed.
 import pg from "pg";
@@ -261,6 +264,17 @@ const wrk = async (
   };
 };
 
+// Whether a program can be started at all (Deno.Command throws, synchronously, when it is missing).
+const commandExists = async (command: string) => {
+  try {
+    await new Deno.Command(command, { args: ["--version"], stdout: "null", stderr: "null" })
+      .output();
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 // The same read load at one instance, then split over both (32 connections either way).
 const readLoad = async (
   instances: ReadonlyArray<Instance>,
@@ -269,10 +283,7 @@ const readLoad = async (
   start: string,
   end: string,
 ) => {
-  if (
-    !(await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" })
-      .output().then(() => true, () => false))
-  ) {
+  if (!(await commandExists("wrk"))) {
     console.log("read load: skipped (wrk is not installed; apt-get install wrk)");
     return;
   }
@@ -643,6 +654,16 @@ try {
     if (x.status !== 200 || JSON.stringify(x.body) !== JSON.stringify(y.body)) disagree++;
   }
   check(disagree === 0, `A and B answer ${reads.length} reads identically (${disagree} differ)`);
+  // The newest data, as a client holds it: the Data-Token of a read after every commit.
+  const probeStore = raceDays[0].store;
+  const probePath =
+    `/api/v1/stores/${probeStore.id}/energy?scope_id=${probeStore.scope_id}&start=${from}&end=${dataset.end}`;
+  const headRead = await Promise.all(both.map((i) => call(i, "GET", probePath, { key })));
+  const headToken = headRead[0].headers.get("data-token") ?? "";
+  check(
+    headToken !== "" && headRead[1].headers.get("data-token") === headToken,
+    `A and B name the same data: Data-Token ${headToken}`,
+  );
   const raceOk = await Promise.all(
     raceDays.slice(0, 40).map(async (c) => {
       const day = (await call(
@@ -687,6 +708,31 @@ try {
   const replayUrl = withDatabase(adminUrl, replayDb);
   const single = await startInstance("single", replayUrl);
   running.push(single);
+  // The copy has none of the commits above: a replica that has not replayed them yet.
+  const lagToken = await call(single, "GET", `${probePath}&data_token=${headToken}`, { key });
+  console.log(
+    `behind by ${
+      steps.filter((x) => x.kind === "commit").length
+    } commits, data_token ${headToken}: ` +
+      `${lagToken.status} ${lagToken.body?.error?.code ?? ""} "${
+        lagToken.body?.error?.message ?? ""
+      }"`,
+  );
+  check(
+    lagToken.status === 400 && lagToken.body?.error?.code === "INVALID_REQUEST",
+    "a copy behind the newest commit answers its data_token 400 INVALID_REQUEST (names no commit)",
+  );
+  const instant = new Date(Date.now() - 1_000).toISOString();
+  const lagInstant = await call(single, "GET", `${probePath}&known_at=${instant}`, { key });
+  console.log(
+    `behind, known_at ${instant}: ${lagInstant.status} with Data-Token ${
+      lagInstant.headers.get("data-token")
+    } (the newest is ${headToken})`,
+  );
+  check(
+    lagInstant.status === 200 && lagInstant.headers.get("data-token") !== headToken,
+    "a copy behind answers known_at from the last commit it has, not the newest one",
+  );
   const batchIds = new Map<string, number>();
   const replayStarted = performance.now();
   let replayWrong = 0;
@@ -776,6 +822,100 @@ try {
     `revisions, committed batches, audit entries and idempotency records equal: ${
       JSON.stringify(two)
     } vs ${JSON.stringify(one)}`,
+  );
+
+  // 6. What a hot standby allows: the database read-only for every new connection, the twin's
+  // connections ended so that its pool opens new ones. The twin has not used a cookie yet, so the
+  // session secret (SESSION_SECRET unset: kept in the database) is still to be read.
+  await adminQuery(adminUrl, `ALTER DATABASE ${mainDb} SET default_transaction_read_only = on`);
+  await adminQuery(
+    adminUrl,
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${mainDb}'`,
+  );
+  for (let i = 0; i < 20; i++) {
+    if ((await call(twin, "GET", "/health/ready").catch(() => undefined))?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const [ids] = await adminQuery<{ energy_id: number; row_id: number; batch_id: number }>(
+    url,
+    `SELECT (SELECT max(energy_id) FROM energy_revisions) AS energy_id,
+       (SELECT max(id) FROM import_rows) AS row_id,
+       (SELECT max(id) FROM import_batches WHERE status = 'COMMITTED') AS batch_id`,
+  );
+  const s0 = probeStore;
+  const range = `scope_id=${s0.scope_id}&start=${from}&end=${dataset.end}`;
+  const readOnlyReads = [
+    "/health/ready",
+    "/api/v1/dataset",
+    "/api/v1/stores",
+    "/api/v1/catalog",
+    "/auth/session",
+    `/api/v1/stores/${s0.id}/energy?${range}`,
+    `/api/v1/stores/${s0.id}/energy?${range}&data_token=${headToken}`,
+    `/api/v1/stores/${s0.id}/energy?${range}&known_at=${instant}`,
+    `/api/v1/stores/${s0.id}/targets?${range}`,
+    `/api/v1/stores/${s0.id}/metrics?${range}`,
+    `/api/v1/stores/${s0.id}/periods?scope_id=${s0.scope_id}&as_of=${dataset.end}`,
+    `/api/v1/stores/${s0.id}/reference`,
+    `/api/v1/stores/${s0.id}/quality?${range}`,
+    `/api/v1/stores/${editable.id}/audit`,
+    `/api/v1/stores/${s0.id}/energy/${raceDays[0].date}/versions`,
+    `/api/v1/energy/${ids.energy_id}/history`,
+    `/api/v1/import-rows/${ids.row_id}/lineage`,
+    "/api/v1/imports",
+    `/api/v1/imports/${ids.batch_id}`,
+    "/api/v1/changes",
+    "/api/v1/imports/template",
+  ];
+  const refused: Array<string> = [];
+  for (const path of readOnlyReads) {
+    const answer = await call(twin, "GET", path, { key });
+    if (answer.status !== 200) refused.push(`${path.split("?")[0]} ${answer.status}`);
+  }
+  console.log(
+    `read-only database: ${readOnlyReads.length - refused.length} of ${readOnlyReads.length} ` +
+      `reads answered 200${refused.length === 0 ? "" : ` (not: ${refused.join(", ")})`}`,
+  );
+  check(refused.length === 0, "every read with a key answers 200 on a read-only database");
+  const profileVersion =
+    (await call(twin, "GET", `/api/v1/stores/${editable.id}/reference`, { key }))
+      .body?.profile?.version;
+  const writes = [
+    await call(twin, "GET", "/auth/session", { headers: { cookie } }),
+    await call(twin, "POST", "/auth/session", {
+      body: { access_key: key },
+      headers: { origin: twin.origin },
+    }),
+    await call(twin, "PATCH", `/api/v1/stores/${editable.id}/profile`, {
+      key,
+      body: {
+        name: `${editable.name} read-only`,
+        address: "read-only",
+        expected_version: profileVersion,
+      },
+    }),
+    await call(twin, "POST", "/api/v1/imports/preview", {
+      key,
+      headers: { "idempotency-key": crypto.randomUUID() },
+      body: {
+        filename: "read-only.csv",
+        content_base64: b64(csvOf(takeDays(1, 7))),
+        reason: "read-only",
+      },
+    }),
+  ];
+  console.log(
+    `read-only database: a cookie whose secret is not read yet ${writes[0].status} ${
+      writes[0].body?.error?.code ?? ""
+    }; new session ${writes[1].status} ${writes[1].body?.error?.code ?? ""}; profile edit ${
+      writes[2].status
+    } ${writes[2].body?.error?.code ?? ""}; preview ${writes[3].status} ${
+      writes[3].body?.error?.code ?? ""
+    }`,
+  );
+  check(
+    writes.slice(1).every((w) => w.status >= 500),
+    "writes on a read-only database are refused (5xx), none answers 2xx",
   );
 } catch (error) {
   failures.push(error instanceof Error ? error.message : String(error));

@@ -47,6 +47,10 @@ export const installRoutines = (routines: ReadonlyArray<Routine>) =>
     const sql = yield* SqlClient.SqlClient;
     if ((yield* staleRoutines(routines)).length === 0) return [];
     return yield* sql.withTransaction(Effect.gen(function* () {
+      // A changed routine may re-derive stored data (at 2,000 stores about 70 s): no statement or
+      // lock time limit of the connection applies to this transaction.
+      yield* sql`SET LOCAL statement_timeout = 0`;
+      yield* sql`SET LOCAL lock_timeout = 0`;
       // Two processes starting at once: the second waits, then finds nothing left to do.
       yield* sql`SELECT pg_advisory_xact_lock(hashtext('installed_routines'))`;
       const stale = yield* staleRoutines(routines);
