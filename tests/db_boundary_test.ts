@@ -45,6 +45,20 @@ Deno.test("a connection failure is 503 NOT_READY", async () => {
   assert.equal((exit.cause.error as { code: string }).code, "NOT_READY");
 });
 
+Deno.test("a write refused by a read-only database is 503 NOT_READY, not a defect", async () => {
+  const exit = await db.run(Effect.exit(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SET TRANSACTION READ ONLY`;
+          return yield* dbBoundary(sql`INSERT INTO boundary_probe VALUES (2)`);
+        }),
+      )),
+  ));
+  assert.ok(Exit.isFailure(exit) && exit.cause._tag === "Fail", String(exit));
+  assert.equal((exit.cause.error as { code: string }).code, "NOT_READY");
+});
+
 Deno.test({
   name: "close the database",
   fn: () => db.close(),

@@ -18,6 +18,10 @@ const connectionCodes = new Set([
 // statement_timeout or lock_timeout fired: the database is busy, not broken.
 const busyCodes = new Set(["57014", "55P03"]);
 
+// A write refused by a database that takes none now (a standby, a primary being failed over, a
+// database set read-only for maintenance): not a defect of the request either.
+const READ_ONLY = "25006";
+
 export const isConnectionError = (error: SqlError): boolean => {
   if (/acquire connection|Connection error|Failed to connect|timed out/i.test(error.message)) {
     return true;
@@ -44,6 +48,8 @@ export const dbBoundary = <A, E, R>(
         ? Effect.fail(notReady())
         : busyCodes.has(sqlStateOf(error) ?? "")
         ? Effect.fail(busy())
+        : sqlStateOf(error) === READ_ONLY
+        ? Effect.fail(notReady("The database accepts no writes now; retry later"))
         : Effect.die(error),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;
 
