@@ -6,7 +6,8 @@ import { Effect } from "effect";
 import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
-import { assertErrorBody, makeTestApp, type TestApp } from "./helpers.ts";
+import { ChangesPage } from "../src/domain/changes.ts";
+import { assertErrorBody, assertSchema, makeTestApp, type TestApp } from "./helpers.ts";
 import { b64, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 3 });
@@ -45,6 +46,8 @@ const follow = async (
     if (cursor !== undefined) query.set("after", cursor);
     const page = await app.call("GET", `/api/v1/changes?${query}`, { key });
     assert.equal(page.status, 200, JSON.stringify(page.body).slice(0, 300));
+    // The page is assembled from PostgreSQL's JSON: it must be exactly the declared shape.
+    assertSchema(ChangesPage, page.body);
     pages++;
     assert.ok(page.body.changes.length <= limit);
     for (const c of page.body.changes) {

@@ -2,6 +2,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import { Effect, Layer } from "effect";
 import { Api } from "../api/api.ts";
+import { jsonResponse } from "../api/json_response.ts";
 import { Caller } from "../domain/auth.ts";
 import { ChangesService } from "./changes_service.ts";
 
@@ -13,10 +14,12 @@ export const ChangesHttpLive = HttpApiBuilder.group(
       const changes = yield* ChangesService;
       return handlers
         .handle("feed", ({ urlParams }) =>
-          Effect.flatMap(Caller, (caller) => changes.feed(caller, urlParams)))
+          Effect.flatMap(
+            Caller,
+            (caller) => Effect.map(changes.feed(caller, urlParams), (page) => jsonResponse(page)),
+          ))
         .handle("batches", ({ urlParams }) =>
-          Effect.flatMap(Caller, (caller) =>
-            changes.batches(caller, urlParams)))
+          Effect.flatMap(Caller, (caller) => changes.batches(caller, urlParams)))
         .handle("audit", ({ path, urlParams }) =>
           Effect.flatMap(Caller, (caller) =>
             changes.audit(caller, path.store_id, urlParams)));

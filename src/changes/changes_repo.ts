@@ -5,7 +5,8 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { fixed4, utc, utcMicros } from "../db/sql_text.ts";
-import type { AuditEntry, BatchItem, Change } from "../domain/changes.ts";
+import { JsonText } from "../domain/answers.ts";
+import type { AuditEntry, BatchItem } from "../domain/changes.ts";
 import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
 
 // The day's state at revision `rev` of fact `e` (energy_days): the fact itself while the revision
@@ -67,7 +68,8 @@ WITH scanned AS (
     (SELECT k.seq::text FROM commit_clock k) AS head_seq
   FROM scanned s
 )
-SELECT m.scanned, m.last_seq, m.last_row, m.generation, m.head_seq, x.change
+SELECT m.scanned, m.last_seq, m.last_row, m.generation, m.head_seq, x.seq::text AS change_seq,
+  x.row_number AS change_row, x.change::text AS change
 FROM meta m
 LEFT JOIN (
   SELECT p.seq, p.row_number, json_build_object(
@@ -103,7 +105,10 @@ export interface ChangesScan {
   readonly last: { readonly seq: string; readonly row: number } | undefined;
   readonly generation: string | undefined;
   readonly headSeq: number;
-  readonly changes: ReadonlyArray<Change>;
+  // Each change as the JSON text of a Change (in the schema's field order), and its position.
+  readonly changes: ReadonlyArray<
+    { readonly json: JsonText; readonly seq: string; readonly row: number }
+  >;
 }
 
 // An import batch's status as answers give it (a preview past its expiry is EXPIRED).
@@ -162,7 +167,9 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
         last_row: number | null;
         generation: string | null;
         head_seq: string | null;
-        change: unknown;
+        change_seq: string | null;
+        change_row: number | null;
+        change: string | null;
       }>(changesSql, [after.seq, after.row, scan, limit, storeIds === null ? null : [...storeIds]]))
         .pipe(
           Effect.map((rows): ChangesScan => {
@@ -174,7 +181,11 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
                 : { seq: head.last_seq, row: head.last_row },
               generation: head?.generation ?? undefined,
               headSeq: Number(head?.head_seq ?? 0),
-              changes: rows.filter((r) => r.change !== null).map((r) => parsed<Change>(r.change)),
+              changes: rows.flatMap((r) =>
+                r.change === null
+                  ? []
+                  : [{ json: JsonText(r.change), seq: r.change_seq!, row: r.change_row! }]
+              ),
             };
           }),
           Effect.withSpan("ChangesRepo.changes"),

@@ -11,6 +11,7 @@ import {
   cursorText,
   LIST_DEFAULT_LIMIT,
 } from "../domain/changes.ts";
+import { JsonText } from "../domain/answers.ts";
 import { conflict, notReady } from "../domain/errors.ts";
 import { ChangesRepo } from "./changes_repo.ts";
 
@@ -36,15 +37,21 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         const full = scan.changes.length === limit;
         const lastChange = scan.changes.at(-1);
         const next = full && lastChange !== undefined
-          ? { seq: String(lastChange.commit_seq), row: lastChange.row_number }
+          ? { seq: lastChange.seq, row: lastChange.row }
           : scan.last ?? position;
-        return {
-          changes: scan.changes,
-          next_cursor: cursorText({ ...next, generation: scan.generation }),
-          has_more: full || scan.scanned === bound,
-          scanned_rows: scan.scanned,
-          head_seq: scan.headSeq,
-        } satisfies ChangesPage;
+        // The changes come as PostgreSQL made them (Change's fields in order): the page is
+        // assembled as text, not decoded and encoded again (tests check it against ChangesPage).
+        const tail = JSON.stringify(
+          {
+            next_cursor: cursorText({ ...next, generation: scan.generation }),
+            has_more: full || scan.scanned === bound,
+            scanned_rows: scan.scanned,
+            head_seq: scan.headSeq,
+          } satisfies Omit<ChangesPage, "changes">,
+        );
+        return JsonText(
+          `{"changes":[${scan.changes.map((c) => c.json).join(",")}],${tail.slice(1)}`,
+        );
       }).pipe(Effect.withSpan("ChangesService.feed"));
 
     const batches = (
