@@ -3,6 +3,7 @@
 // what the service answered then, byte for byte, whatever was committed since.
 import assert from "node:assert/strict";
 import { Effect, FastCheck as fc } from "effect";
+import { dataHeaders, SETTLED_MS } from "../src/api/json_response.ts";
 import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
@@ -287,4 +288,14 @@ Deno.test("a token of a replaced snapshot is 409 DATA_REPLACED", async () => {
   } finally {
     await other.close();
   }
+});
+
+Deno.test("an answer as of an instant may be kept once the instant has settled, not before", () => {
+  const now = Date.parse("2026-11-25T12:00:00Z");
+  const at = (ms: number) => ({ knownAt: new Date(now - ms).toISOString() });
+  assert.equal(dataHeaders("1.x", at(SETTLED_MS), now)["cache-control"], "private, max-age=86400");
+  assert.equal(dataHeaders("1.x", at(SETTLED_MS - 1), now)["cache-control"], "private, no-cache");
+  assert.equal(dataHeaders("1.x", at(5), now)["cache-control"], "private, no-cache");
+  // A current answer says nothing of caching here (its ETag does).
+  assert.equal(dataHeaders("1.x", undefined, now)["cache-control"], undefined);
 });

@@ -43,17 +43,26 @@ export const notModified = (etag: string, extra?: Readonly<Record<string, string
     headers: { ...extra, etag, "cache-control": CACHE_CONTROL },
   });
 
+// A commit takes its number and instant as the last step of its transaction and is visible a
+// moment later: an answer as of an instant this close to now could still change once such a
+// commit is visible, so only older ones may be kept.
+export const SETTLED_MS = 60_000;
+
 // The headers that name the data an answer was made from (reads as of an earlier instant): the
 // token of its commit on every read, and for a read as of an earlier instant the instant it shows.
-// Such an answer never changes: it may be kept.
+// Such an answer never changes once its instant has settled: then it may be kept.
 export const dataHeaders = (
   token: string | undefined,
   asOf?: { readonly knownAt: string },
+  now = Date.now(),
 ): Record<string, string> => ({
   ...(token === undefined ? {} : { "data-token": token }),
-  ...(asOf === undefined
-    ? {}
-    : { "data-known-at": asOf.knownAt, "cache-control": "private, max-age=86400" }),
+  ...(asOf === undefined ? {} : {
+    "data-known-at": asOf.knownAt,
+    "cache-control": Date.parse(asOf.knownAt) <= now - SETTLED_MS
+      ? "private, max-age=86400"
+      : "private, no-cache",
+  }),
 });
 
 const encoder = new TextEncoder();
