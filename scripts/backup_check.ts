@@ -10,6 +10,7 @@
 // created and dropped. Exit codes: 0 equal, 1 a difference or a failed step, 2 usage.
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { adminQuery, withDatabase } from "./pg_admin.ts";
 
 const USAGE =
   "usage: deno task backup:check [--source postgres://...] [--stores N] [--answer-stores N]";
@@ -50,25 +51,6 @@ if (answerStores !== undefined && !(Number.isInteger(answerStores) && answerStor
   console.error(`--answer-stores takes a positive whole number\n${USAGE}`);
   Deno.exit(2);
 }
-
-const adminQuery = async <R extends object = Record<string, unknown>>(
-  url: string,
-  text: string,
-): Promise<Array<R>> => {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as Array<R>;
-  } finally {
-    await client.end();
-  }
-};
-
-const withDatabase = (url: string, name: string) => {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-};
 
 // The URL without its password, for messages.
 const shown = (url: string) => {

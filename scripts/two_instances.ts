@@ -16,6 +16,7 @@
 // ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is where the databases
 // are created; both are dropped at the end. Exit codes: 0 every check passed, 1 one failed.
 import pg from "pg";
+import { adminQuery, withDatabase } from "./pg_admin.ts";
 
 const adminUrl = Deno.env.get("ADMIN_DATABASE_URL") ??
   "postgres://postgres@127.0.0.1:5432/postgres";
@@ -37,25 +38,6 @@ const failures: Array<string> = [];
 const check = (ok: boolean, what: string) => {
   console.log(`${ok ? "  ok  " : "  FAIL"} ${what}`);
   if (!ok) failures.push(what);
-};
-
-const adminQuery = async <R extends object = Record<string, unknown>>(
-  url: string,
-  text: string,
-): Promise<Array<R>> => {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows as Array<R>;
-  } finally {
-    await client.end();
-  }
-};
-
-const withDatabase = (url: string, name: string) => {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
 };
 
 const deno = async (args: Array<string>, env: Record<string, string>) => {

@@ -11,7 +11,7 @@
 // each other, not with other servers. ADMIN_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/postgres) is where the database is created; it is dropped at
 // the end. Results: .data/bench/beyond-<stamp>.json.
-import pg from "pg";
+import { adminQuery } from "../pg_admin.ts";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
 const OUT_DIR = `${ROOT}/.data/bench`;
@@ -27,15 +27,7 @@ const CLIENTS = 8;
 const log = (line: string) => console.log(line);
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const admin = async (text: string) => {
-  const client = new pg.Client({ connectionString: adminUrl.toString() });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-};
+const admin = (text: string) => adminQuery(adminUrl.toString(), text);
 
 const run = async (args: Array<string>, env: Record<string, string>) => {
   const out = await new Deno.Command(DENO, {

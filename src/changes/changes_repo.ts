@@ -124,7 +124,7 @@ SELECT json_build_object(
   'status', ${batchStatusSql("b")}, 'filename', b.filename, 'change_reason', b.change_reason,
   'uploaded_at', ${utc("b.uploaded_at")}, 'committed_at', ${utc("b.committed_at")},
   'commit_seq', c.seq, 'uploaded_by', ${actorJson("m")}, 'action_counts', b.action_counts
-) AS batch
+)::text AS batch
 FROM import_batches b
 LEFT JOIN commits c ON c.batch_id = b.id
 LEFT JOIN members m ON m.id = b.member_id
@@ -141,15 +141,12 @@ const auditSql = `
 SELECT json_build_object(
   'id', a.id, 'action', a.action, 'actor', ${actorJson("m")},
   'before', a.before, 'after', a.after, 'created_at', ${utcMicros("a.created_at")}
-) AS entry
+)::text AS entry
 FROM audit_log a
 LEFT JOIN members m ON m.id = a.member_id
 WHERE a.entity_type = 'store' AND a.entity_id = $1 AND a.id > $2
 ORDER BY a.id
 LIMIT $3`;
-
-const parsed = <A>(value: unknown): A =>
-  (typeof value === "string" ? JSON.parse(value) : value) as A;
 
 export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesRepo", {
   effect: Effect.gen(function* () {
@@ -201,19 +198,19 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
       status: string | null,
       storeIds: ReadonlyArray<number> | null,
     ) =>
-      dbBoundary(sql.unsafe<{ batch: unknown }>(batchesSql, [
+      dbBoundary(sql.unsafe<{ batch: string }>(batchesSql, [
         after,
         limit,
         status,
         storeIds === null ? null : [...storeIds],
       ])).pipe(
-        Effect.map((rows) => rows.map((r) => parsed<BatchItem>(r.batch))),
+        Effect.map((rows) => rows.map((r) => JSON.parse(r.batch) as BatchItem)),
         Effect.withSpan("ChangesRepo.batches"),
       );
 
     const audit = (storeId: number, after: number, limit: number) =>
-      dbBoundary(sql.unsafe<{ entry: unknown }>(auditSql, [storeId, after, limit])).pipe(
-        Effect.map((rows) => rows.map((r) => parsed<AuditEntry>(r.entry))),
+      dbBoundary(sql.unsafe<{ entry: string }>(auditSql, [storeId, after, limit])).pipe(
+        Effect.map((rows) => rows.map((r) => JSON.parse(r.entry) as AuditEntry)),
         Effect.withSpan("ChangesRepo.audit"),
       );
 
