@@ -9,7 +9,6 @@
 // ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is where databases are
 // created and dropped. Exit codes: 0 equal, 1 a difference or a failed step, 2 usage.
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { adminQuery, withDatabase } from "./pg_admin.ts";
 
 const USAGE =

@@ -15,7 +15,6 @@
 // database set to default_transaction_read_only is what a hot standby allows (which requests work).
 // ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) is where the databases
 // are created; both are dropped at the end. Exit codes: 0 every check passed, 1 one failed.
-import pg from "pg";
 import { adminQuery, withDatabase } from "./pg_admin.ts";
 
 const adminUrl = Deno.env.get("ADMIN_DATABASE_URL") ??
