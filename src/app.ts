@@ -2,15 +2,16 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
-import { Layer, type Redacted } from "effect";
+import { Context, Effect, Layer, ManagedRuntime, Option, type Redacted } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
-import { type AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
+import { AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
 import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
 import { makeFront } from "./http/front.ts";
+import { makeLanes } from "./http/lanes.ts";
 import { databaseProbeLayer } from "./ops/db_probe.ts";
 import { OpsMetrics } from "./ops/metrics.ts";
 import { trackPgPools } from "./ops/pg_pools.ts";
@@ -18,7 +19,7 @@ import { TracingLive } from "./ops/tracing_layer.ts";
 import { apiRoutes } from "./http/routes.ts";
 import { effectLoggerLayer, type Log, processLog } from "./log.ts";
 import { ChangesHttpLive } from "./changes/changes_http.ts";
-import { EnergyHttpLive } from "./energy/energy_http.ts";
+import { EnergyHttpLive, energyLane } from "./energy/energy_http.ts";
 import { ExportHttpLive } from "./exports/export_http.ts";
 import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
@@ -56,20 +57,22 @@ const ServicesLive = Layer.mergeAll(
   ImportService.Default,
 );
 
+// The services come from outside (makeHandler builds them once for the HttpApi and the lanes).
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(GroupsLive),
   Layer.provide(AuthenticationLive),
   Layer.provide(PendingAuthenticationLive),
-  Layer.provide(ServicesLive),
 );
 
 // /api-docs is made by the front door on first request (docs_page.ts).
 const DocsLive = HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" });
 
-// The whole service over a given database and configuration (traced when configured; with the
-// database sources of the metrics when there are metrics).
+type Services = Layer.Layer.Success<typeof ServicesLive>;
+
+// The whole service over its services, database and configuration (traced when configured; with
+// the database sources of the metrics when there are metrics).
 export const makeAppLayer = <E>(
-  infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>,
+  infrastructure: Layer.Layer<Services | SqlClient.SqlClient | AppConfig, E>,
   log: Log,
   metrics?: OpsMetrics,
 ) => {
@@ -89,7 +92,14 @@ export interface HandlerOptions {
   readonly log?: Log;
   // GET /metrics behind this bearer token; absent: no /metrics and no request is counted.
   readonly metricsToken?: Redacted.Redacted<string>;
+  // The read lanes (src/http/lanes.ts); on unless false. Off while tracing is on.
+  readonly lanes?: boolean;
 }
+
+// The reads that have a lane, by "GET <route path>".
+const LANES = [
+  ["GET /api/v1/stores/:store_id/energy", energyLane],
+] as const;
 
 // The service's web handler: the front door over the HttpApi.
 export const makeHandler = <E>(
@@ -100,7 +110,22 @@ export const makeHandler = <E>(
   const limits = options.limits ?? DEFAULT_LIMITS;
   const metrics = options.metricsToken === undefined ? undefined : new OpsMetrics();
   if (metrics !== undefined) trackPgPools();
-  const api = HttpApiBuilder.toWebHandler(makeAppLayer(infrastructure, log, metrics));
+  // The services are built once: the HttpApi's handlers and the lanes share their instances (and
+  // so their caches).
+  const services = ManagedRuntime.make(Layer.provideMerge(ServicesLive, infrastructure));
+  const shared = Layer.effectContext(Effect.map(services.runtimeEffect, (r) => r.context));
+  const api = HttpApiBuilder.toWebHandler(makeAppLayer(shared, log, metrics));
+  const lanes = options.lanes === false ? undefined : makeLanes(
+    () =>
+      services.runtime().then((runtime) => {
+        const config = Context.get(runtime.context, AppConfig);
+        // A lane makes no server span: with tracing on, every request takes the HttpApi.
+        return Option.isSome(config.tracing)
+          ? undefined
+          : { runtime, publicOrigin: config.publicOrigin };
+      }),
+    LANES,
+  );
   const handler = makeFront(api.handler, {
     routes: apiRoutes(),
     requestMs: limits.requestMs,
@@ -111,6 +136,11 @@ export const makeHandler = <E>(
     metrics: metrics === undefined || options.metricsToken === undefined
       ? undefined
       : { registry: metrics, token: options.metricsToken },
+    lanes,
   });
-  return { handler, dispose: api.dispose };
+  const dispose = async () => {
+    await api.dispose();
+    await services.dispose();
+  };
+  return { handler, dispose };
 };

@@ -37,11 +37,14 @@ export const jsonResponse = (body: JsonText, etag?: string) =>
     headers: etag === undefined ? undefined : { etag, "cache-control": CACHE_CONTROL },
   });
 
+export const notModifiedHeaders = (etag: string, extra?: Readonly<Record<string, string>>) => ({
+  ...extra,
+  etag,
+  "cache-control": CACHE_CONTROL,
+});
+
 export const notModified = (etag: string, extra?: Readonly<Record<string, string>>) =>
-  HttpServerResponse.empty({
-    status: 304,
-    headers: { ...extra, etag, "cache-control": CACHE_CONTROL },
-  });
+  HttpServerResponse.empty({ status: 304, headers: notModifiedHeaders(etag, extra) });
 
 // A commit takes its number and instant as the last step of its transaction and is visible a
 // moment later: an answer as of an instant this close to now could still change once such a
@@ -94,14 +97,24 @@ export const jsonStream = <E>(
     },
   );
 
-// A JSON answer assembled from its parts as bytes: each part is encoded on its own (small strings,
-// collected young), then copied once into the body, whose size is then known. For answers of a
-// few hundred kilobytes that are read whole, cheaper than a stream of many chunks.
-export const jsonParts = (
-  parts: ReadonlyArray<string>,
-  etag?: string,
-  extra?: Readonly<Record<string, string>>,
-) => {
+// JSON text given in parts, as one buffer of bytes. Text from PostgreSQL is nearly always ASCII,
+// whose UTF-8 is as long as the text: then each part is encoded straight into the body, sized
+// before; a part that does not fit (it holds other characters) makes each part be encoded on its
+// own and copied once into a body of the exact size.
+export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const ascii = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    const { read, written } = encoder.encodeInto(part, ascii.subarray(at));
+    if (read !== part.length) return encodeEach(parts);
+    at += written;
+  }
+  return at === length ? ascii : ascii.slice(0, at);
+};
+
+const encodeEach = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
   const encoded = parts.map((part) => encoder.encode(part));
   const body = new Uint8Array(encoded.reduce((n, bytes) => n + bytes.byteLength, 0));
   let at = 0;
@@ -109,14 +122,29 @@ export const jsonParts = (
     body.set(bytes, at);
     at += bytes.byteLength;
   }
-  return HttpServerResponse.uint8Array(body, {
-    contentType: "application/json",
-    headers: {
-      ...(etag === undefined ? {} : { etag, "cache-control": CACHE_CONTROL }),
-      ...extra,
-    },
-  });
+  return body;
 };
+
+// The headers of a JSON answer of store data besides its type: its ETag (and so its cache rule)
+// and the headers that name its data.
+export const jsonHeaders = (
+  etag?: string,
+  extra?: Readonly<Record<string, string>>,
+): Record<string, string> => ({
+  ...(etag === undefined ? {} : { etag, "cache-control": CACHE_CONTROL }),
+  ...extra,
+});
+
+// A JSON answer made of parts (encodeParts).
+export const jsonParts = (
+  parts: ReadonlyArray<string>,
+  etag?: string,
+  extra?: Readonly<Record<string, string>>,
+) =>
+  HttpServerResponse.uint8Array(encodeParts(parts), {
+    contentType: "application/json",
+    headers: jsonHeaders(etag, extra),
+  });
 
 // JSON.stringify(value)'s text, made in parts: the array under `key` is written `size` items at a
 // time, so that no string of the whole answer (a 366-day metrics answer is 240 KB) is made.

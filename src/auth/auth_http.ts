@@ -1,4 +1,5 @@
 // The Authentication middleware and the session endpoints.
+import * as Cookies from "@effect/platform/Cookies";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect, Layer, Option } from "effect";
@@ -10,15 +11,11 @@ import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
 
 // The origin a browser shows for this service: PUBLIC_ORIGIN when set (behind a TLS proxy the
 // request reaches us as plain HTTP), else the request's own scheme with its Host header.
-const ownOrigin = (
-  request: HttpServerRequest.HttpServerRequest,
-  configured: Option.Option<string>,
-) => {
+const ownOrigin = (url: string, host: string | undefined, configured: Option.Option<string>) => {
   if (Option.isSome(configured)) return configured.value;
   try {
-    const url = new URL(request.originalUrl);
-    const host = request.headers["host"] ?? url.host;
-    return `${url.protocol}//${host}`;
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${host ?? parsed.host}`;
   } catch {
     return undefined;
   }
@@ -30,8 +27,20 @@ const requestFacts = (publicOrigin: Option.Option<string>) =>
     authorization: request.headers["authorization"],
     cookie: request.cookies[SESSION_COOKIE],
     origin: request.headers["origin"],
-    expectedOrigin: ownOrigin(request, publicOrigin),
+    expectedOrigin: ownOrigin(request.originalUrl, request.headers["host"], publicOrigin),
   } satisfies RequestFacts));
+
+// The same facts read from a web Request (the read lanes, src/http/lanes.ts).
+export const webRequestFacts = (
+  request: Request,
+  publicOrigin: Option.Option<string>,
+): RequestFacts => ({
+  method: request.method,
+  authorization: request.headers.get("authorization") ?? undefined,
+  cookie: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
+  origin: request.headers.get("origin") ?? undefined,
+  expectedOrigin: ownOrigin(request.url, request.headers.get("host") ?? undefined, publicOrigin),
+});
 
 // Both schemes lead to the same decision, so whichever runs gives the same answer.
 export const AuthenticationLive = Layer.effect(

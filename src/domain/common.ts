@@ -5,7 +5,7 @@ export const DecimalString = Schema.String.pipe(
   Schema.pattern(/^\d+(\.\d{1,4})?$/),
 ).annotations({ identifier: "DecimalString", description: "Exact decimal, up to 4 places" });
 
-const isCalendarDate = (s: string) => {
+export const isCalendarDate = (s: string) => {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
   if (m === null) return false;
   const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));

@@ -1,34 +1,99 @@
 // Handlers of the energy group: daily energy (a conditional read), per-day versions, revision
-// history.
+// history; and the lane of the daily energy read (src/http/lanes.ts).
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import {
   dataHeaders,
+  encodeParts,
   etagMatches,
   etagOf,
   heldVersion,
+  jsonHeaders,
   jsonParts,
-  notModified,
+  notModifiedHeaders,
 } from "../api/json_response.ts";
+import type { Versioned } from "../domain/answers.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
-import { rangeOf } from "../domain/range.ts";
+import { isCalendarDate } from "../domain/common.ts";
+import { rangeOf, type RangeRequest } from "../domain/range.ts";
+import { Auth } from "../auth/auth_service.ts";
+import {
+  type Lane,
+  type LaneContext,
+  laneJson,
+  plainId,
+  plainParams,
+  runLane,
+} from "../http/lanes.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { type EnergyDays, EnergyService } from "./energy_service.ts";
 
-// Encoded part by part: no string of the whole answer (150 KB for a year) is ever made.
-const encode = (
-  answer: EnergyDays,
-  etag: string | undefined,
-  headers: Readonly<Record<string, string>>,
-) => {
+// The body in parts: no string of the whole answer (150 KB for a year) is ever made.
+const bodyParts = (answer: EnergyDays) => {
   const head = JSON.stringify(answer.head);
   const parts = [`${head.slice(0, -1)},"summary":${answer.summary},"days":[`];
   answer.days.forEach((part, i) => parts.push(i === 0 ? part : `, ${part}`));
   parts.push("]}");
-  return jsonParts(parts, etag, headers);
+  return parts;
+};
+
+// A read of the current data: 304 when the client holds this version, else the days.
+type CurrentReply =
+  | { readonly status: 304; readonly headers: Record<string, string> }
+  | {
+    readonly status: 200;
+    readonly parts: ReadonlyArray<string>;
+    readonly etag: string;
+    readonly headers: Record<string, string>;
+  };
+
+const currentReply = (answer: Versioned<EnergyDays>, header: string | undefined): CurrentReply => {
+  const etag = etagOf("e", answer.version, SHAPE_TAG);
+  const headers = dataHeaders(answer.token);
+  return answer.value === undefined || etagMatches(header, etag)
+    ? { status: 304, headers: notModifiedHeaders(etag, headers) }
+    : { status: 200, parts: bodyParts(answer.value), etag, headers };
+};
+
+// The current days for a pending caller (the service verifies it in the same statement).
+const currentDays = (
+  energy: EnergyService,
+  pending: Parameters<EnergyService["daysFor"]>[0],
+  request: RangeRequest,
+  header: string | undefined,
+) =>
+  Effect.map(
+    energy.daysFor(pending, request, heldVersion(header, "e", SHAPE_TAG)),
+    (answer) => currentReply(answer, header),
+  );
+
+const ENERGY_PATH = /^\/api\/v1\/stores\/([^/]+)\/energy$/;
+const RANGE = ["scope_id", "start", "end"] as const;
+
+// GET /api/v1/stores/{id}/energy?scope_id=&start=&end= over the current data.
+export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => async (lane) => {
+  const storeId = plainId(ENERGY_PATH.exec(lane.url.pathname)?.[1]);
+  const query = plainParams(lane.url, RANGE);
+  if (storeId === undefined || query === undefined) return undefined;
+  const scopeId = plainId(query.scope_id);
+  if (scopeId === undefined || !isCalendarDate(query.start) || !isCalendarDate(query.end)) {
+    return undefined;
+  }
+  const header = lane.request.headers.get("if-none-match") ?? undefined;
+  const request = { storeId, scopeId, start: query.start, end: query.end };
+  const reply = await runLane(context, lane, (facts) =>
+    Effect.gen(function* () {
+      const pending = yield* (yield* Auth).pendingOf(facts);
+      return yield* currentDays(yield* EnergyService, pending, request, header);
+    }));
+  if (reply === undefined) return undefined;
+  return reply.status === 304
+    ? laneJson(304, reply.headers)
+    : laneJson(200, jsonHeaders(reply.etag, reply.headers), encodeParts(reply.parts));
 };
 
 export const EnergyHttpLive = HttpApiBuilder.group(
@@ -45,19 +110,17 @@ export const EnergyHttpLive = HttpApiBuilder.group(
             const request = rangeOf(path.store_id, urlParams);
             if (asOf.kind !== "current") {
               const past = yield* energy.daysAsOfFor(pending, request, asOf);
-              return encode(past.value, undefined, dataHeaders(past.asOf.token, past.asOf));
+              return jsonParts(
+                bodyParts(past.value),
+                undefined,
+                dataHeaders(past.asOf.token, past.asOf),
+              );
             }
             const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
-            const answer = yield* energy.daysFor(
-              pending,
-              request,
-              heldVersion(header, "e", SHAPE_TAG),
-            );
-            const etag = etagOf("e", answer.version, SHAPE_TAG);
-            const headers = dataHeaders(answer.token);
-            return answer.value === undefined || etagMatches(header, etag)
-              ? notModified(etag, headers)
-              : encode(answer.value, etag, headers);
+            const reply = yield* currentDays(energy, pending, request, header);
+            return reply.status === 304
+              ? HttpServerResponse.empty({ status: 304, headers: reply.headers })
+              : jsonParts(reply.parts, reply.etag, reply.headers);
           }))
         .handle(
           "versions",

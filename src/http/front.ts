@@ -9,6 +9,7 @@ import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
+import type { Lane } from "./lanes.ts";
 import {
   checkBearer,
   CONSOLE_ROUTE,
@@ -35,6 +36,8 @@ export interface FrontOptions {
   readonly console?: ConsoleHandler;
   // Request metrics and GET /metrics (absent: that path is unknown and nothing is counted).
   readonly metrics?: FrontMetrics;
+  // Quicker ways to the same answers of some GET routes, by "GET <route path>" (lanes.ts).
+  readonly lanes?: ReadonlyMap<string, Lane>;
 }
 
 export interface FrontMetrics {
@@ -281,12 +284,24 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
 
     const controller = new AbortController();
-    const forward = new Request(request.url, {
-      method: request.method === "HEAD" ? "GET" : request.method,
-      headers: request.headers,
-      body,
-      signal: AbortSignal.any([request.signal, controller.signal]),
-    });
+    const signal = AbortSignal.any([request.signal, controller.signal]);
+    const lane = request.method === "GET"
+      ? options.lanes?.get(`GET ${match.route.path}`)
+      : undefined;
+    const work = async () => {
+      if (lane !== undefined) {
+        // A lane that gives up (or fails) leaves the request to the HttpApi.
+        const answered = await lane({ request, url, note, signal }).catch(() => undefined);
+        if (answered !== undefined) return answered;
+      }
+      const forward = new Request(request.url, {
+        method: request.method === "HEAD" ? "GET" : request.method,
+        headers: request.headers,
+        body,
+        signal,
+      });
+      return inner(forward, Context.make(RequestNote, note));
+    };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<Response>((resolve) => {
       timer = setTimeout(() => {
@@ -299,7 +314,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       }, options.requestMs);
     });
     try {
-      const response = await Promise.race([inner(forward, Context.make(RequestNote, note)), late]);
+      const response = await Promise.race([work(), late]);
       if (request.method !== "HEAD") return response;
       response.body?.cancel().catch(() => {});
       return new Response(null, { status: response.status, headers: response.headers });

@@ -1,6 +1,7 @@
 // Serves a web handler over node:http, whose server closes slow or idle connections (Deno.serve has
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
+import { knownBody } from "./lanes.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -109,6 +110,12 @@ const writeResponse = async (
   }
   if (response.body === null) {
     res.end();
+    return;
+  }
+  // A body already in memory (a lane's answer) is written in one call.
+  const known = knownBody(response);
+  if (known !== undefined) {
+    res.end(known);
     return;
   }
   const reader = response.body.getReader();

@@ -1,0 +1,120 @@
+// Read lanes: the most frequent reads answered without the HttpApi pipeline (its routing, schema
+// decoding, middleware and response conversion cost more than the read itself once the data is
+// shaped at write time). A lane takes only the plain form of its request: the query parameters it
+// knows, each once, in their canonical spelling, and a credential. It runs the same service call
+// as the endpoint's handler and writes the same bytes and headers; for anything else, and for
+// every refusal or failure, it gives up (undefined) and the HttpApi answers the request, so that
+// every error answer has a single source. tests/lanes_test.ts compares both ways byte for byte.
+import { type Effect, Exit, type Option, Runtime } from "effect";
+import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
+import { webRequestFacts } from "../auth/auth_http.ts";
+import type { RequestFacts } from "../auth/auth_service.ts";
+
+export interface LaneRequest {
+  readonly request: Request;
+  readonly url: URL;
+  readonly note: RequestNoteShape;
+  readonly signal: AbortSignal;
+}
+
+export type Lane = (request: LaneRequest) => Promise<Response | undefined>;
+
+// What a lane needs from the service: its layers' runtime (whose services the HttpApi uses too),
+// and the origin setting for the credential facts.
+export interface LaneContext<R> {
+  readonly runtime: Runtime.Runtime<R>;
+  readonly publicOrigin: Option.Option<string>;
+}
+
+// The bodies of lane answers, for the server to write at once without reading them as a stream.
+const bodies = new WeakMap<Response, Uint8Array>();
+
+export const knownBody = (response: Response): Uint8Array | undefined => bodies.get(response);
+
+// A JSON answer of a lane: 200 with its bytes (and their length), or 304 without a body. The
+// headers are those of HttpServerResponse.uint8Array / .empty for the same answer.
+export const laneJson = (
+  status: 200 | 304,
+  headers: Readonly<Record<string, string>>,
+  body?: Uint8Array<ArrayBuffer>,
+) => {
+  const all = new Headers(headers);
+  if (body !== undefined) {
+    all.set("content-type", "application/json");
+    all.set("content-length", String(body.byteLength));
+  }
+  // The body as a stream that hands over the buffer itself: a Uint8Array given to Response would
+  // be copied, and the server writes the buffer directly anyway (knownBody).
+  const response = new Response(
+    body === undefined ? null : new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(body);
+        controller.close();
+      },
+    }),
+    { status, headers: all },
+  );
+  if (body !== undefined) bodies.set(response, body);
+  return response;
+};
+
+// The query parameters `names`, each present exactly once and nothing else; undefined otherwise.
+export const plainParams = <K extends string>(
+  url: URL,
+  names: ReadonlyArray<K>,
+): Record<K, string> | undefined => {
+  const found: Partial<Record<K, string>> = {};
+  let count = 0;
+  for (const [name, value] of url.searchParams) {
+    if (!(names as ReadonlyArray<string>).includes(name) || found[name as K] !== undefined) {
+      return undefined;
+    }
+    found[name as K] = value;
+    count++;
+  }
+  return count === names.length ? found as Record<K, string> : undefined;
+};
+
+// An id as the contract's IdFromString takes it (1 .. 2^31-1, no sign, no leading zero).
+export const plainId = (text: string | undefined) => {
+  if (text === undefined || !/^[1-9]\d{0,9}$/.test(text)) return undefined;
+  const id = Number(text);
+  return id <= 2147483647 ? id : undefined;
+};
+
+// Runs a lane's service call for one request: with the request's note (the access log's member)
+// and its signal; a failure of any kind gives undefined.
+export const runLane = async <A, E, R>(
+  context: LaneContext<R>,
+  lane: LaneRequest,
+  effect: (facts: RequestFacts) => Effect.Effect<A, E, R | RequestNote>,
+): Promise<A | undefined> => {
+  const facts = webRequestFacts(lane.request, context.publicOrigin);
+  const runtime = Runtime.provideService(context.runtime, RequestNote, lane.note);
+  const exit = await Runtime.runPromiseExit(runtime)(effect(facts), { signal: lane.signal });
+  return Exit.isSuccess(exit) ? exit.value : undefined;
+};
+
+// The lanes of a table, over a context made on first use (the services' runtime is built by then);
+// a context that cannot be made (the database is away at the first request) is tried again on the
+// next request, and no context (undefined) turns every lane off.
+export const makeLanes = <R>(
+  context: () => Promise<LaneContext<R> | undefined>,
+  table: ReadonlyArray<readonly [string, (context: LaneContext<R>) => Lane]>,
+): ReadonlyMap<string, Lane> => {
+  let made: Promise<ReadonlyMap<string, Lane> | undefined> | undefined;
+  const lanes = () => {
+    made ??= context().then(
+      (c) => c === undefined ? undefined : new Map(table.map(([key, lane]) => [key, lane(c)])),
+      () => {
+        made = undefined;
+        return undefined;
+      },
+    );
+    return made;
+  };
+  return new Map(table.map(([key]) => [key, async (request: LaneRequest) => {
+    const lane = (await lanes())?.get(key);
+    return lane === undefined ? undefined : lane(request);
+  }]));
+};

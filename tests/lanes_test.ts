@@ -1,0 +1,151 @@
+// Read lanes: a read answered by its lane is the HttpApi's answer byte for byte (status, headers,
+// body), and every request a lane does not take in its plain form, or would refuse, is answered
+// by the HttpApi exactly as without lanes.
+import assert from "node:assert/strict";
+import { Effect, Layer } from "effect";
+import { makeHandler } from "../src/app.ts";
+import { AppConfig } from "../src/config.ts";
+import { addDays } from "../src/domain/range.ts";
+import { knownBody } from "../src/http/lanes.ts";
+import { generateSnapshot } from "../src/seed/generate.ts";
+import { loadSnapshot } from "../src/seed/load.ts";
+import { BASE, makeTestApp, quietLog, setKeyExpiry } from "./helpers.ts";
+import { storesOf } from "./import_helpers.ts";
+
+const snapshot = generateSnapshot({ stores: 3 });
+const app = await makeTestApp((db) =>
+  db.run(Effect.asVoid(loadSnapshot(snapshot, { reset: false })))
+);
+// The same database without lanes: every request through the HttpApi.
+const plain = makeHandler(Layer.merge(app.db.layer, AppConfig.make({})), {
+  log: quietLog,
+  lanes: false,
+});
+const reader = await app.key(["read"], { member: "lane-reader" });
+const stores = await storesOf(app, reader.key);
+const [a, b] = stores;
+const scoped = await app.key(["read"], { stores: [a.id], member: "lane-scoped" });
+const expired = await app.key(["read"], { member: "lane-expired" });
+await app.db.run(setKeyExpiry(expired.id, -60));
+const end = snapshot.dataset.end;
+const origin = new URL(BASE).origin;
+
+const cookie = await (async () => {
+  const response = await app.handler(
+    new Request(`${BASE}/auth/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin },
+      body: JSON.stringify({ access_key: reader.key }),
+    }),
+  );
+  assert.equal(response.status, 200);
+  await response.body?.cancel();
+  return response.headers.get("set-cookie")!.split(";")[0];
+})();
+
+interface Seen {
+  readonly status: number;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  readonly body: string;
+  readonly byLane: boolean;
+}
+
+const see = async (
+  handler: (r: Request) => Promise<Response>,
+  path: string,
+  headers: Record<string, string>,
+): Promise<Seen> => {
+  const response = await handler(new Request(BASE + path, { headers }));
+  const byLane = knownBody(response) !== undefined;
+  return {
+    status: response.status,
+    // The request id differs by construction.
+    headers: [...response.headers].filter(([name]) => name !== "x-request-id"),
+    body: await response.text(),
+    byLane,
+  };
+};
+
+const energy = (store: { id: number | string; scope_id: number | string }, query: string) =>
+  `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&${query}`;
+const year = `start=${addDays(end, -365)}&end=${end}`;
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+const compare = async (path: string, headers: Record<string, string>) => {
+  const lane = await see(app.handler, path, headers);
+  const full = await see(plain.handler, path, headers);
+  assert.deepEqual(
+    { ...lane, byLane: undefined },
+    { ...full, byLane: undefined },
+    `${path} with ${Object.keys(headers).join(",")}: the same answer with and without lanes`,
+  );
+  assert.equal(full.byLane, false);
+  return lane;
+};
+
+Deno.test("a plain energy read is answered by its lane, byte for byte the HttpApi's answer", async () => {
+  const cases: Array<[string, Record<string, string>]> = [
+    [energy(a, year), bearer(reader.key)],
+    [energy(b, `start=${end}&end=${end}`), bearer(reader.key)],
+    [energy(a, `start=${addDays(end, -40)}&end=${addDays(end, -10)}`), bearer(scoped.key)],
+    [energy(b, year), { cookie }],
+    // Days after the dataset's end have no data: still a plain read.
+    [energy(a, `start=${addDays(end, -5)}&end=${addDays(end, 20)}`), bearer(reader.key)],
+  ];
+  for (const [path, headers] of cases) {
+    const seen = await compare(path, headers);
+    assert.equal(seen.status, 200, path);
+    assert.ok(seen.byLane, `${path}: answered by the lane`);
+    JSON.parse(seen.body);
+  }
+});
+
+Deno.test("conditional energy reads answer the same 304s and 200s with and without lanes", async () => {
+  const path = energy(a, year);
+  const etag = (await see(plain.handler, path, bearer(reader.key))).headers
+    .find(([name]) => name === "etag")![1];
+  for (const held of [etag, `W/${etag}`, `"other", ${etag}`, "*", '"e.0.0.0"', "garbage"]) {
+    await compare(path, { ...bearer(reader.key), "if-none-match": held });
+  }
+  const notModified = await compare(path, { ...bearer(reader.key), "if-none-match": etag });
+  assert.equal(notModified.status, 304);
+  assert.equal(notModified.body, "");
+});
+
+Deno.test("every energy request a lane does not take, or would refuse, is answered as without lanes", async () => {
+  const cases: Array<[string, Record<string, string>]> = [
+    // Credentials: none, unknown, expired, empty, a store outside the key's scope, a bad cookie.
+    [energy(a, year), {}],
+    [energy(a, year), bearer("esk_not_a_key")],
+    [energy(a, year), bearer(expired.key)],
+    [energy(a, year), { authorization: "Bearer " }],
+    [energy(b, year), bearer(scoped.key)],
+    [energy(a, year), { cookie: `${cookie}x` }],
+    // Stores and scopes: unknown, another store's scope, not canonical.
+    [energy({ id: 999999, scope_id: a.scope_id }, year), bearer(reader.key)],
+    [energy({ id: a.id, scope_id: b.scope_id }, year), bearer(reader.key)],
+    [energy({ id: `0${a.id}`, scope_id: a.scope_id }, year), bearer(reader.key)],
+    [energy({ id: a.id, scope_id: `+${a.scope_id}` }, year), bearer(reader.key)],
+    [energy({ id: "99999999999", scope_id: a.scope_id }, year), bearer(reader.key)],
+    // Ranges: reversed, too long, impossible dates, other spellings.
+    [energy(a, `start=${end}&end=${addDays(end, -1)}`), bearer(reader.key)],
+    [energy(a, `start=${addDays(end, -366)}&end=${end}`), bearer(reader.key)],
+    [energy(a, "start=2026-02-30&end=2026-03-02"), bearer(reader.key)],
+    [energy(a, "start=2026-1-1&end=2026-01-02"), bearer(reader.key)],
+    // Query parameters: missing, repeated, unknown, as of an instant.
+    [`/api/v1/stores/${a.id}/energy?scope_id=${a.scope_id}&start=${end}`, bearer(reader.key)],
+    [energy(a, `${year}&start=${end}`), bearer(reader.key)],
+    [energy(a, `${year}&format=csv`), bearer(reader.key)],
+    [energy(a, `${year}&known_at=2020-01-01T00:00:00Z`), bearer(reader.key)],
+    [energy(a, `${year}&data_token=1.x`), bearer(reader.key)],
+  ];
+  for (const [path, headers] of cases) {
+    const seen = await compare(path, headers);
+    assert.equal(seen.byLane, false, `${path}: left to the HttpApi`);
+  }
+});
+
+Deno.test("close the test apps", async () => {
+  await plain.dispose();
+  await app.close();
+});
