@@ -23,7 +23,7 @@ import { EnergyHttpLive, energyLane } from "./energy/energy_http.ts";
 import { ExportHttpLive } from "./exports/export_http.ts";
 import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
-import { MetricsHttpLive } from "./metrics/metrics_http.ts";
+import { MetricsHttpLive, metricsLane, periodsLane, targetsLane } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
 import { StoreAccess } from "./auth/access.ts";
 import { ImportService } from "./imports/import_service.ts";
@@ -99,6 +99,9 @@ export interface HandlerOptions {
 // The reads that have a lane, by "GET <route path>".
 const LANES = [
   ["GET /api/v1/stores/:store_id/energy", energyLane],
+  ["GET /api/v1/stores/:store_id/targets", targetsLane],
+  ["GET /api/v1/stores/:store_id/metrics", metricsLane],
+  ["GET /api/v1/stores/:store_id/periods", periodsLane],
 ] as const;
 
 // The service's web handler: the front door over the HttpApi.

@@ -68,7 +68,15 @@ const see = async (
 
 const energy = (store: { id: number | string; scope_id: number | string }, query: string) =>
   `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&${query}`;
+const read = (
+  kind: "targets" | "metrics",
+  store: { id: number | string; scope_id: number | string },
+  query: string,
+) => `/api/v1/stores/${store.id}/${kind}?scope_id=${store.scope_id}&${query}`;
+const periods = (store: { id: number | string; scope_id: number | string }, query: string) =>
+  `/api/v1/stores/${store.id}/periods?scope_id=${store.scope_id}&${query}`;
 const year = `start=${addDays(end, -365)}&end=${end}`;
+const twoYears = `start=${addDays(end, -730)}&end=${end}`;
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 const compare = async (path: string, headers: Record<string, string>) => {
@@ -92,6 +100,29 @@ Deno.test("a plain energy read is answered by its lane, byte for byte the HttpAp
     // Days after the dataset's end have no data: still a plain read.
     [energy(a, `start=${addDays(end, -5)}&end=${addDays(end, 20)}`), bearer(reader.key)],
   ];
+  for (const [path, headers] of cases) {
+    const seen = await compare(path, headers);
+    assert.equal(seen.status, 200, path);
+    assert.ok(seen.byLane, `${path}: answered by the lane`);
+    JSON.parse(seen.body);
+  }
+});
+
+Deno.test("plain targets, metrics and periods reads are answered by their lanes, byte for byte", async () => {
+  const cases: Array<[string, Record<string, string>]> = [];
+  for (const kind of ["targets", "metrics"] as const) {
+    cases.push(
+      [read(kind, a, year), bearer(reader.key)],
+      [read(kind, b, twoYears), { cookie }],
+      [read(kind, a, `start=${addDays(end, -40)}&end=${addDays(end, -10)}`), bearer(scoped.key)],
+      [read(kind, b, `start=${end}&end=${end}`), bearer(reader.key)],
+    );
+  }
+  cases.push(
+    [periods(a, `as_of=${end}`), bearer(reader.key)],
+    [periods(b, `as_of=${addDays(end, -100)}`), { cookie }],
+    [periods(a, `as_of=${addDays(end, -1)}`), bearer(scoped.key)],
+  );
   for (const [path, headers] of cases) {
     const seen = await compare(path, headers);
     assert.equal(seen.status, 200, path);
@@ -139,6 +170,53 @@ Deno.test("every energy request a lane does not take, or would refuse, is answer
     [energy(a, `${year}&known_at=2020-01-01T00:00:00Z`), bearer(reader.key)],
     [energy(a, `${year}&data_token=1.x`), bearer(reader.key)],
   ];
+  for (const [path, headers] of cases) {
+    const seen = await compare(path, headers);
+    assert.equal(seen.byLane, false, `${path}: left to the HttpApi`);
+  }
+});
+
+Deno.test("conditional targets, metrics and periods reads answer as without lanes", async () => {
+  for (
+    const path of [read("targets", a, year), read("metrics", b, year), periods(a, `as_of=${end}`)]
+  ) {
+    const etag = (await see(plain.handler, path, bearer(reader.key))).headers
+      .find(([name]) => name === "etag")![1];
+    for (const held of [etag, `W/${etag}`, "*", '"m.0.0"', "garbage"]) {
+      await compare(path, { ...bearer(reader.key), "if-none-match": held });
+    }
+    assert.equal(
+      (await compare(path, { ...bearer(reader.key), "if-none-match": etag })).status,
+      304,
+    );
+  }
+});
+
+Deno.test("targets, metrics and periods requests a lane does not take, or would refuse, are answered as without lanes", async () => {
+  const cases: Array<[string, Record<string, string>]> = [];
+  for (const kind of ["targets", "metrics"] as const) {
+    cases.push(
+      [read(kind, a, year), {}],
+      [read(kind, a, year), bearer(expired.key)],
+      [read(kind, b, year), bearer(scoped.key)],
+      [read(kind, { id: a.id, scope_id: b.scope_id }, year), bearer(reader.key)],
+      [read(kind, a, `start=${addDays(end, -731)}&end=${end}`), bearer(reader.key)],
+      [read(kind, a, `start=${end}&end=${addDays(end, -3)}`), bearer(reader.key)],
+      [read(kind, a, "start=2025-13-01&end=2026-01-01"), bearer(reader.key)],
+      [read(kind, a, `${year}&known_at=2020-01-01T00:00:00Z`), bearer(reader.key)],
+      [read(kind, a, `${year}&scope_id=${a.scope_id}`), bearer(reader.key)],
+      [read(kind, { id: `0${a.id}`, scope_id: a.scope_id }, year), bearer(reader.key)],
+    );
+  }
+  cases.push(
+    [periods(a, `as_of=${end}`), {}],
+    [periods(b, `as_of=${end}`), bearer(scoped.key)],
+    [periods(a, "as_of=2026-02-29"), bearer(reader.key)],
+    [periods(a, `as_of=${end}&start=${end}`), bearer(reader.key)],
+    [periods(a, `as_of=${end}&data_token=1.x`), bearer(reader.key)],
+    [`/api/v1/stores/${a.id}/periods?as_of=${end}`, bearer(reader.key)],
+    [periods({ id: a.id, scope_id: "x" }, `as_of=${end}`), bearer(reader.key)],
+  );
   for (const [path, headers] of cases) {
     const seen = await compare(path, headers);
     assert.equal(seen.byLane, false, `${path}: left to the HttpApi`);

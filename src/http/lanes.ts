@@ -5,7 +5,7 @@
 // as the endpoint's handler and writes the same bytes and headers; for anything else, and for
 // every refusal or failure, it gives up (undefined) and the HttpApi answers the request, so that
 // every error answer has a single source. tests/lanes_test.ts compares both ways byte for byte.
-import { type Effect, Exit, type Option, Runtime } from "effect";
+import { Effect, Exit, type Option, Runtime } from "effect";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import { webRequestFacts } from "../auth/auth_http.ts";
 import type { RequestFacts } from "../auth/auth_service.ts";
@@ -91,7 +91,11 @@ export const runLane = async <A, E, R>(
 ): Promise<A | undefined> => {
   const facts = webRequestFacts(lane.request, context.publicOrigin);
   const runtime = Runtime.provideService(context.runtime, RequestNote, lane.note);
-  const exit = await Runtime.runPromiseExit(runtime)(effect(facts), { signal: lane.signal });
+  // Lanes run only while tracing is off (app.ts): no span is made.
+  const exit = await Runtime.runPromiseExit(runtime)(
+    Effect.withTracerEnabled(effect(facts), false),
+    { signal: lane.signal },
+  );
   return Exit.isSuccess(exit) ? exit.value : undefined;
 };
 

@@ -1,4 +1,5 @@
-// Handlers of the metrics group: targets, metrics, period overviews, each a conditional read.
+// Handlers of the metrics group: targets, metrics, period overviews, each a conditional read; and
+// their lanes (src/http/lanes.ts).
 // Answers are encoded here (JSON.stringify of the contract's types, the days a month at a time:
 // encoding a 366-day metrics answer through its schema costs ten times computing it; the tests
 // check every shape).
@@ -6,40 +7,156 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import {
   chunkedJson,
   dataHeaders,
+  encodeParts,
   etagMatches,
   etagOf,
   heldVersion,
-  jsonParts,
-  notModified,
+  jsonHeaders,
+  notModifiedHeaders,
 } from "../api/json_response.ts";
+import { Auth } from "../auth/auth_service.ts";
+import { isCalendarDate } from "../domain/common.ts";
+import {
+  type Lane,
+  type LaneContext,
+  laneJson,
+  plainId,
+  plainParams,
+  runLane,
+} from "../http/lanes.ts";
 import type { Versioned } from "../domain/answers.ts";
-import { Caller } from "../domain/auth.ts";
-import { asOfOf } from "../domain/as_of.ts";
+import { Caller, type CallerShape } from "../domain/auth.ts";
+import { asOfOf, CURRENT } from "../domain/as_of.ts";
 import { rangeOf } from "../domain/range.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { MetricsService } from "./metrics_service.ts";
 
+// What a read answers: the body in parts with its headers, or 304 when the client holds it.
+type Reply =
+  | { readonly status: 304; readonly headers: Record<string, string> }
+  | {
+    readonly status: 200;
+    readonly parts: ReadonlyArray<string>;
+    readonly headers: Record<string, string>;
+  };
+
 // A conditional read of one kind of answer: the version the client holds goes to the service,
 // which builds nothing when it is current.
 // An answer as of an earlier instant has no ETag: it says which commit it shows.
+const replyOf = <A, E, R>(
+  kind: string,
+  header: string | undefined,
+  read: (held: string | undefined) => Effect.Effect<Versioned<A>, E, R>,
+) =>
+  Effect.map(read(heldVersion(header, kind, SHAPE_TAG)), (answer): Reply => {
+    const headers = dataHeaders(answer.token, answer.asOf);
+    const body = (value: A) => chunkedJson(value as Readonly<Record<string, unknown>>, "days");
+    if (answer.asOf !== undefined) {
+      return { status: 200, parts: body(answer.value!), headers: jsonHeaders(undefined, headers) };
+    }
+    const etag = etagOf(kind, answer.version, SHAPE_TAG);
+    return answer.value === undefined || etagMatches(header, etag)
+      ? { status: 304, headers: notModifiedHeaders(etag, headers) }
+      : { status: 200, parts: body(answer.value), headers: jsonHeaders(etag, headers) };
+  });
+
 const conditional = <A, E, R>(
   kind: string,
   read: (held: string | undefined) => Effect.Effect<Versioned<A>, E, R>,
 ) =>
   Effect.gen(function* () {
     const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
-    const answer = yield* read(heldVersion(header, kind, SHAPE_TAG));
-    const headers = dataHeaders(answer.token, answer.asOf);
-    const body = (value: A) => chunkedJson(value as Readonly<Record<string, unknown>>, "days");
-    if (answer.asOf !== undefined) return jsonParts(body(answer.value!), undefined, headers);
-    const etag = etagOf(kind, answer.version, SHAPE_TAG);
-    return answer.value === undefined || etagMatches(header, etag)
-      ? notModified(etag, headers)
-      : jsonParts(body(answer.value), etag, headers);
+    const reply = yield* replyOf(kind, header, read);
+    return reply.status === 304
+      ? HttpServerResponse.empty({ status: 304, headers: reply.headers })
+      : HttpServerResponse.uint8Array(encodeParts(reply.parts), {
+        contentType: "application/json",
+        headers: reply.headers,
+      });
   });
+
+// The lane of a read of the current data (src/http/lanes.ts), for a verified caller: `parse` takes
+// the plain form of the request (undefined for any other), `read` is the handler's service call.
+const currentLane = <P>(
+  context: LaneContext<MetricsService | Auth>,
+  kind: string,
+  path: RegExp,
+  params: ReadonlyArray<string>,
+  parse: (storeId: number, query: Record<string, string>) => P | undefined,
+  read: (
+    service: MetricsService,
+    caller: CallerShape,
+    request: P,
+    held: string | undefined,
+  ) => Effect.Effect<Versioned<unknown>, unknown>,
+): Lane =>
+async (lane) => {
+  const storeId = plainId(path.exec(lane.url.pathname)?.[1]);
+  const query = plainParams(lane.url, params);
+  const request = storeId === undefined || query === undefined ? undefined : parse(storeId, query);
+  if (request === undefined) return undefined;
+  const header = lane.request.headers.get("if-none-match") ?? undefined;
+  const reply = await runLane(context, lane, (facts) =>
+    Effect.gen(function* () {
+      const caller = yield* (yield* Auth).authenticate(facts);
+      const service = yield* MetricsService;
+      return yield* replyOf(kind, header, (held) => read(service, caller, request, held));
+    }));
+  if (reply === undefined) return undefined;
+  return reply.status === 304
+    ? laneJson(304, reply.headers)
+    : laneJson(200, reply.headers, encodeParts(reply.parts));
+};
+
+// A range query in its plain form: canonical ids and calendar dates.
+const plainRange = (storeId: number, query: Record<string, string>) => {
+  const scopeId = plainId(query.scope_id);
+  return scopeId === undefined || !isCalendarDate(query.start) || !isCalendarDate(query.end)
+    ? undefined
+    : { storeId, scopeId, start: query.start, end: query.end };
+};
+
+const RANGE = ["scope_id", "start", "end"];
+
+export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
+  currentLane(
+    context,
+    "m",
+    /^\/api\/v1\/stores\/([^/]+)\/metrics$/,
+    RANGE,
+    plainRange,
+    (service, caller, range, held) => service.metrics(caller, range, CURRENT, held),
+  );
+
+export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
+  currentLane(
+    context,
+    "t",
+    /^\/api\/v1\/stores\/([^/]+)\/targets$/,
+    RANGE,
+    plainRange,
+    (service, caller, range, held) => service.targets(caller, range, CURRENT, held),
+  );
+
+export const periodsLane = (context: LaneContext<MetricsService | Auth>) =>
+  currentLane(
+    context,
+    "p",
+    /^\/api\/v1\/stores\/([^/]+)\/periods$/,
+    ["scope_id", "as_of"],
+    (storeId, query) => {
+      const scopeId = plainId(query.scope_id);
+      return scopeId === undefined || !isCalendarDate(query.as_of)
+        ? undefined
+        : { storeId, scopeId, asOf: query.as_of };
+    },
+    (service, caller, p, held) =>
+      service.periods(caller, p.storeId, p.scopeId, p.asOf, CURRENT, held),
+  );
 
 export const MetricsHttpLive = HttpApiBuilder.group(
   Api,
