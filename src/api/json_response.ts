@@ -97,32 +97,30 @@ export const jsonStream = <E>(
     },
   );
 
-// JSON text given in parts, as one buffer of bytes. Text from PostgreSQL is nearly always ASCII,
-// whose UTF-8 is as long as the text: then each part is encoded straight into the body, sized
-// before; a part that does not fit (it holds other characters) makes each part be encoded on its
-// own and copied once into a body of the exact size.
+// JSON text given in parts, as one buffer of bytes, each part encoded straight into it. Text from
+// PostgreSQL is nearly always ASCII, whose UTF-8 is as long as the text: the buffer is sized for
+// that; when a part holds other characters and does not fit, the buffer grows once to hold the rest
+// at 3 bytes per UTF-16 unit (the most UTF-8 takes), and the body is cut to its size at the end.
 export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
   let length = 0;
   for (const part of parts) length += part.length;
-  const ascii = new Uint8Array(length);
+  let body = new Uint8Array(length);
   let at = 0;
-  for (const part of parts) {
-    const { read, written } = encoder.encodeInto(part, ascii.subarray(at));
-    if (read !== part.length) return encodeEach(parts);
-    at += written;
+  for (let i = 0; i < parts.length; i++) {
+    let part = parts[i];
+    for (;;) {
+      const { read, written } = encoder.encodeInto(part, body.subarray(at));
+      at += written;
+      if (read === part.length) break;
+      part = part.slice(read);
+      let rest = part.length;
+      for (let j = i + 1; j < parts.length; j++) rest += parts[j].length;
+      const grown = new Uint8Array(at + rest * 3);
+      grown.set(body.subarray(0, at));
+      body = grown;
+    }
   }
-  return at === length ? ascii : ascii.slice(0, at);
-};
-
-const encodeEach = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
-  const encoded = parts.map((part) => encoder.encode(part));
-  const body = new Uint8Array(encoded.reduce((n, bytes) => n + bytes.byteLength, 0));
-  let at = 0;
-  for (const bytes of encoded) {
-    body.set(bytes, at);
-    at += bytes.byteLength;
-  }
-  return body;
+  return at === body.length ? body : body.slice(0, at);
 };
 
 // The headers of a JSON answer of store data besides its type: its ETag (and so its cache rule)

@@ -14,6 +14,7 @@ import {
   liveCredential,
 } from "./access.ts";
 import { hashKey } from "./keys.ts";
+import { span } from "../ops/span.ts";
 
 export const SESSION_HOURS = 8;
 
@@ -174,7 +175,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           ? yield* byKeyHash(pending.credential.keyHash)
           : yield* bySession(pending.credential.sessionHash);
         return yield* accept(pending, rows.length === 1 ? rows[0] : undefined);
-      }).pipe(Effect.withSpan("Auth.verify"));
+      }).pipe(span("Auth.verify"));
 
     // One decision per request: the bearer header when present, else the session cookie.
     const authenticate = (facts: RequestFacts) => Effect.flatMap(pendingOf(facts), verify);
@@ -202,7 +203,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           member: row.display_name ?? row.login_name,
           expiresAt: created.expires_at,
         };
-      }).pipe(Effect.withSpan("Auth.createSession"));
+      }).pipe(span("Auth.createSession"));
 
     const endSession = (facts: RequestFacts) =>
       Effect.gen(function* () {
@@ -213,7 +214,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         yield* dbBoundary(sql`
           UPDATE sessions SET ended_at = now()
           WHERE id = ${sessionHash(sessionId)} AND ended_at IS NULL`);
-      }).pipe(Effect.withSpan("Auth.endSession"));
+      }).pipe(span("Auth.endSession"));
 
     return {
       authenticate,

@@ -8,6 +8,7 @@ import { fixed4, utc, utcMicros } from "../db/sql_text.ts";
 import { JsonText } from "../domain/answers.ts";
 import type { AuditEntry, BatchItem } from "../domain/changes.ts";
 import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
+import { span } from "../ops/span.ts";
 
 // The day's state at revision `rev` of fact `e` (energy_days): the fact itself while the revision
 // is current, else the state a later revision replaced (energy_day_states).
@@ -185,7 +186,7 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
               ),
             };
           }),
-          Effect.withSpan("ChangesRepo.changes"),
+          span("ChangesRepo.changes"),
         );
 
     const generation = dbBoundary(
@@ -205,13 +206,13 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
         storeIds === null ? null : [...storeIds],
       ])).pipe(
         Effect.map((rows) => rows.map((r) => JSON.parse(r.batch) as BatchItem)),
-        Effect.withSpan("ChangesRepo.batches"),
+        span("ChangesRepo.batches"),
       );
 
     const audit = (storeId: number, after: number, limit: number) =>
       dbBoundary(sql.unsafe<{ entry: string }>(auditSql, [storeId, after, limit])).pipe(
         Effect.map((rows) => rows.map((r) => JSON.parse(r.entry) as AuditEntry)),
-        Effect.withSpan("ChangesRepo.audit"),
+        span("ChangesRepo.audit"),
       );
 
     return { changes, generation, batches, audit } as const;

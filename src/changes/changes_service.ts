@@ -14,6 +14,7 @@ import {
 import { JsonText } from "../domain/answers.ts";
 import { conflict, notReady } from "../domain/errors.ts";
 import { ChangesRepo } from "./changes_repo.ts";
+import { span } from "../ops/span.ts";
 
 const replaced = () =>
   conflict("The cursor names data that a later snapshot load replaced", "DATA_REPLACED");
@@ -52,7 +53,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         return JsonText(
           `{"changes":[${scan.changes.map((c) => c.json).join(",")}],${tail.slice(1)}`,
         );
-      }).pipe(Effect.withSpan("ChangesService.feed"));
+      }).pipe(span("ChangesService.feed"));
 
     const batches = (
       caller: CallerShape,
@@ -66,7 +67,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
           batches: rows,
           next_after: rows.length === limit ? Number(rows.at(-1)!.id) : null,
         };
-      }).pipe(Effect.withSpan("ChangesService.batches"));
+      }).pipe(span("ChangesService.batches"));
 
     const audit = (
       caller: CallerShape,
@@ -82,7 +83,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
           entries,
           next_after: entries.length === limit ? Number(entries.at(-1)!.id) : null,
         };
-      }).pipe(Effect.withSpan("ChangesService.audit"));
+      }).pipe(span("ChangesService.audit"));
 
     return { feed, batches, audit } as const;
   }),

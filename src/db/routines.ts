@@ -5,6 +5,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash } from "node:crypto";
 import { Effect } from "effect";
+import { span } from "../ops/span.ts";
 
 export interface Routine {
   // Unique; the record of installed_routines.
@@ -62,4 +63,4 @@ export const installRoutines = (routines: ReadonlyArray<Routine>) =>
       }
       return stale.map((r) => r.name);
     }));
-  }).pipe(Effect.withSpan("Db.installRoutines"));
+  }).pipe(span("Db.installRoutines"));

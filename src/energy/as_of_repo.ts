@@ -7,6 +7,7 @@ import { dbBoundary } from "../db/errors.ts";
 import { utcMicros } from "../db/sql_text.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
 import { badRequest, conflict, notReady } from "../domain/errors.ts";
+import { span } from "../ops/span.ts";
 
 interface Row {
   readonly clock_seq: string;
@@ -90,7 +91,7 @@ export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
           committedAt: row.committed_at,
           knownAt: row.known_at ?? row.committed_at,
         } satisfies ResolvedAsOf;
-      }).pipe(Effect.withSpan("AsOfRepo.resolve"));
+      }).pipe(span("AsOfRepo.resolve"));
 
     return { resolve } as const;
   }),

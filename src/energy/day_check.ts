@@ -12,6 +12,7 @@ import {
   energyDaysSql,
   monthChunksSql,
 } from "./day_sql.ts";
+import { span } from "../ops/span.ts";
 
 export interface DayMismatch {
   readonly id: number;
@@ -61,7 +62,7 @@ export const checkStoredDays = (limit = 20) =>
        LIMIT ${Math.max(1, Math.floor(limit))}`,
     );
     return { days, mismatches, months };
-  }).pipe(Effect.withSpan("DayCheck.checkStoredDays"));
+  }).pipe(span("DayCheck.checkStoredDays"));
 
 export interface ReadMismatch {
   readonly scopeId: number;
@@ -110,4 +111,4 @@ export const checkReads = (
       }
     }
     return mismatches;
-  }).pipe(Effect.withSpan("DayCheck.checkReads"));
+  }).pipe(span("DayCheck.checkReads"));

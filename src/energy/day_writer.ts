@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import type { Routine } from "../db/routines.ts";
 import { derivedColumns, monthChunksSql } from "./day_sql.ts";
+import { span } from "../ops/span.ts";
 
 /**
  * The columns of the revisions to apply, one row per revision (a caller's relation must give all
@@ -186,7 +187,7 @@ export const applyRevisions = (
       changedDays: changed.n,
       revisions: revisions.n,
     } satisfies Applied;
-  }).pipe(Effect.withSpan("DayWriter.applyRevisions"));
+  }).pipe(span("DayWriter.applyRevisions"));
 
 /**
  * Numbers the committed batches `batchIds` (in that order) with the next numbers of the commit
@@ -206,7 +207,7 @@ export const recordCommits = (batchIds: ReadonlyArray<number>) =>
        SELECT t.seq - $2::int + b.ord, b.id, t.committed_at
        FROM tick t, unnest($1::int[]) WITH ORDINALITY AS b(id, ord)`,
       [batchIds, batchIds.length],
-    )).pipe(Effect.asVoid, Effect.withSpan("DayWriter.recordCommits"));
+    )).pipe(Effect.asVoid, span("DayWriter.recordCommits"));
 
 // Writes the month chunks of the (scope_id, month) pairs `pairs` (a query) gives.
 const refreshMonthsSql = (pairs: string) => `

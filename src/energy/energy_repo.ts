@@ -7,6 +7,7 @@ import type { CredentialRow } from "../auth/access.ts";
 import { utc } from "../db/sql_text.ts";
 import type { Credential } from "../domain/auth.ts";
 import { energyDaysAtSql, sourceLabelSql } from "./day_sql.ts";
+import { span } from "../ops/span.ts";
 
 const revisionColumns = `
   r.revision_no, r.operation,
@@ -60,7 +61,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
             parts: rows.map((row) => row.part),
             token: rows[0].token ?? undefined,
           })),
-          Effect.withSpan("EnergyRepo.days"),
+          span("EnergyRepo.days"),
         );
 
     // The days as they were once commit `seq` was made (a rare read: planned each time).
@@ -75,7 +76,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
           parts: [row.days.slice(1, -1)],
           kept: row.kept,
         })),
-        Effect.withSpan("EnergyRepo.daysAt"),
+        span("EnergyRepo.daysAt"),
       );
 
     // The credential check and the days in one round trip (energy_read, day_sql.ts).
@@ -119,14 +120,14 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
             },
           };
         }),
-        Effect.withSpan("EnergyRepo.read"),
+        span("EnergyRepo.read"),
       );
 
     // The store and scope a fact belongs to; empty when there is no such fact.
     const factOwner = (energyId: number) =>
       dbBoundary(sql<{ store_id: number; scope_id: number }>`
         SELECT store_id, scope_id FROM energy_days WHERE id = ${energyId}`).pipe(
-        Effect.withSpan("EnergyRepo.factOwner"),
+        span("EnergyRepo.factOwner"),
       );
 
     const history = (energyId: number) =>
@@ -134,7 +135,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         `SELECT ${revisionColumns} FROM energy_revisions r
          WHERE r.energy_id = $1 ORDER BY r.revision_no`,
         [energyId],
-      )).pipe(Effect.withSpan("EnergyRepo.history"));
+      )).pipe(span("EnergyRepo.history"));
 
     const versions = (scopeId: number, date: string) =>
       dbBoundary(sql.unsafe<{
@@ -195,7 +196,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
                 'filename', filename, 'note', note) END
             ) ORDER BY revision_no) FROM revs), '[]'::json) AS versions`,
         [scopeId, date],
-      )).pipe(Effect.map((rows) => rows[0]), Effect.withSpan("EnergyRepo.versions"));
+      )).pipe(Effect.map((rows) => rows[0]), span("EnergyRepo.versions"));
 
     return { days, daysAt, read, factOwner, history, versions } as const;
   }),

@@ -10,6 +10,7 @@ import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/rang
 import type { ScopeFacts } from "../stores/store_repo.ts";
 import { AsOfRepo } from "./as_of_repo.ts";
 import { EnergyRepo } from "./energy_repo.ts";
+import { span } from "../ops/span.ts";
 
 export const ENERGY_METRIC = "AIR_CONDITIONING_DAILY_ENERGY";
 
@@ -61,7 +62,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
             days: rows.parts.map(JsonText),
           },
         } satisfies Versioned<EnergyDays>;
-      }).pipe(Effect.withSpan("EnergyService.days"));
+      }).pipe(span("EnergyService.days"));
 
     // The days as they were at an earlier instant (or commit): checks first, in the same order.
     const daysAsOf = (
@@ -87,7 +88,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
             days: rows.parts.map(JsonText),
           },
         } satisfies AsOfAnswer<EnergyDays>;
-      }).pipe(Effect.withSpan("EnergyService.daysAsOf"));
+      }).pipe(span("EnergyService.daysAsOf"));
 
     // One round trip: energy_read returns the credential's row and, only when that credential may
     // read this store's scope, the days (or only their version, when the caller holds it). The
@@ -119,7 +120,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
             days: read.data.parts.map(JsonText),
           },
         } satisfies Versioned<EnergyDays>;
-      }).pipe(Effect.withSpan("EnergyService.daysFor"));
+      }).pipe(span("EnergyService.daysFor"));
 
     const daysAsOfFor = (
       pending: PendingCallerShape,
@@ -139,7 +140,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           current: found.current,
           versions: found.versions,
         };
-      }).pipe(Effect.withSpan("EnergyService.versions"));
+      }).pipe(span("EnergyService.versions"));
 
     const history = (caller: CallerShape, energyId: number) =>
       Effect.gen(function* () {
@@ -151,7 +152,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           return yield* outsideStores("This energy fact belongs to a store");
         }
         return { revisions: yield* repo.history(energyId) };
-      }).pipe(Effect.withSpan("EnergyService.history"));
+      }).pipe(span("EnergyService.history"));
 
     return { days, daysFor, daysAsOf, daysAsOfFor, versions, history } as const;
   }),

@@ -5,6 +5,7 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { fixed4 } from "../db/sql_text.ts";
 import type { ExportDay } from "./layout.ts";
+import { span } from "../ops/span.ts";
 
 export interface StoredDay extends ExportDay {
   readonly scopeId: number;
@@ -26,7 +27,7 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("Exports/ExportRepo
          FROM energy_days e
          WHERE e.scope_id = ANY($1::int[]) AND e.business_date BETWEEN $2::date AND $3::date`,
         [scopeIds, start, end],
-      )).pipe(Effect.withSpan("ExportRepo.days"));
+      )).pipe(span("ExportRepo.days"));
 
     return { days } as const;
   }),

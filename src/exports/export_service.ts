@@ -32,6 +32,7 @@ import {
   XLSX_MEDIA_TYPE,
 } from "./layout.ts";
 import { type XlsxRow, xlsxStream } from "./xlsx_stream.ts";
+import { span } from "../ops/span.ts";
 
 // At most this many store-days (stores x days) per export: 2,732 stores for a whole year. An
 // export is written while it is sent, so the bound is on the work of one request, not on memory.
@@ -241,7 +242,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
           mediaType: format === "csv" ? CSV_MEDIA_TYPE : XLSX_MEDIA_TYPE,
           body,
         } satisfies ExportFile;
-      }).pipe(Effect.withSpan("ExportService.exportFile"));
+      }).pipe(span("ExportService.exportFile"));
 
     // The import template for a chosen range (the template of ImportService lays out the last
     // days of the dataset): the same workbook, with one column per day of the range.
@@ -271,7 +272,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
           bytes: built.bytes,
           sheets: built.sheets,
         } satisfies TemplateFile;
-      }).pipe(Effect.withSpan("ExportService.template"));
+      }).pipe(span("ExportService.template"));
 
     return { exportFile, template } as const;
   }),

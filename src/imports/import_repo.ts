@@ -8,6 +8,7 @@ import { applyRevisions, createRevisionTable, recordCommits } from "../energy/da
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
+import { span } from "../ops/span.ts";
 
 // How long a previewed batch can be committed, and how long an Idempotency-Key is remembered.
 export const PREVIEW_HOURS = 24;
@@ -104,7 +105,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     const dataset = sql<ImportDataset>`
       SELECT start_date::text AS start, end_date::text AS end,
         (now() AT TIME ZONE timezone)::date::text AS today
-      FROM dataset`.pipe(Effect.withSpan("ImportRepo.dataset"));
+      FROM dataset`.pipe(span("ImportRepo.dataset"));
 
     // Current stores with their brand and metering scope (null: every store).
     const catalog = (storeIds: ReadonlyArray<number> | null) =>
@@ -114,7 +115,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         JOIN brands b ON b.id = s.brand_id
         JOIN scopes sc ON sc.store_id = s.id
         WHERE ${storeIds === null ? sql`true` : sql`s.id = ANY(${storeIds}::int[])`}
-        ORDER BY b.name, s.name`.pipe(Effect.withSpan("ImportRepo.catalog"));
+        ORDER BY b.name, s.name`.pipe(span("ImportRepo.catalog"));
 
     // The current facts of the given store-days, in one statement.
     const currentDays = (keys: ReadonlyArray<{ scopeId: number; date: string }>) =>
@@ -133,7 +134,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           WHERE d.scope_id = k.scope_id AND d.business_date = k.day
           LIMIT 1
         ) e`.pipe(
-        Effect.withSpan("ImportRepo.currentDays"),
+        span("ImportRepo.currentDays"),
       );
 
     // --- Idempotency: one record per (member, key), claimed inside the transaction of the work.
@@ -272,7 +273,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           uploadedAt: batch.uploaded_at,
           rowIds,
         } satisfies SavedPreview;
-      }).pipe(Effect.withSpan("ImportRepo.savePreview"));
+      }).pipe(span("ImportRepo.savePreview"));
 
     // --- Commit.
 
@@ -303,7 +304,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         FROM locked
         WHERE revision_no IS DISTINCT FROM before_revision_no`.pipe(
         Effect.map((rows) => rows[0]),
-        Effect.withSpan("ImportRepo.staleRows"),
+        span("ImportRepo.staleRows"),
       );
 
     // Applies the batch's changing rows through the day writer: each becomes the next revision
@@ -348,7 +349,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           WHERE id = ${batchId}`;
         yield* recordCommits([batchId]);
         return 0;
-      }).pipe(Effect.withSpan("ImportRepo.applyRows"));
+      }).pipe(span("ImportRepo.applyRows"));
 
     // --- Reads.
 
@@ -362,7 +363,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           ${sql.literal(utc("b.committed_at"))} AS committed_at, b.change_reason, b.action_counts
         FROM import_batches b WHERE b.id = ${batchId}`.pipe(
         Effect.map((rows) => rows[0]),
-        Effect.withSpan("ImportRepo.importHead"),
+        span("ImportRepo.importHead"),
       );
 
     // A page of the batch's rows in file order after row_number `after`, in their final shape:
@@ -377,7 +378,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         FROM import_rows r
         WHERE r.batch_id = ${batchId} AND r.row_number > ${after}
         ORDER BY r.row_number
-        LIMIT ${limit}`.pipe(Effect.withSpan("ImportRepo.importRows"));
+        LIMIT ${limit}`.pipe(span("ImportRepo.importRows"));
 
     // Whether the batch exists, and whether a row of it lies outside these stores (null: every
     // store); stops at the first such row.
@@ -389,13 +390,13 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         ) AS outside
         FROM import_batches b WHERE b.id = ${batchId}`.pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : { outside: rows[0].outside }),
-        Effect.withSpan("ImportRepo.batchScope"),
+        span("ImportRepo.batchScope"),
       );
 
     const lineageBody = (importRowId: number) =>
       sql.unsafe<{ body: string; store_id: number }>(lineageJson, [importRowId]).pipe(
         Effect.map((rows) => rows[0]),
-        Effect.withSpan("ImportRepo.lineage"),
+        span("ImportRepo.lineage"),
       );
 
     return {

@@ -30,6 +30,7 @@ import { countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
+import { span } from "../ops/span.ts";
 
 // The template has at most 31 day columns, fewer when stores x days would exceed the row limit.
 export const TEMPLATE_MAX_DAYS = 31;
@@ -220,7 +221,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           columns: TEMPLATE_COLUMNS,
           limits: templateLimits(),
         };
-      }).pipe(Effect.withSpan("ImportService.template"));
+      }).pipe(span("ImportService.template"));
 
     const preview = (caller: CallerShape, key: string, request: PreviewRequest) =>
       Effect.gen(function* () {
@@ -312,7 +313,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             ),
           ),
         } satisfies ImportAnswer;
-      }).pipe(Effect.withSpan("ImportService.preview"));
+      }).pipe(span("ImportService.preview"));
 
     // One transaction: claim the key, lock the batch, check it, lock and check its days, apply.
     const commitTransaction = (caller: CallerShape, key: string, batchId: number) =>
@@ -383,7 +384,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           ),
         );
         return yield* replay(caller, committed);
-      }).pipe(Effect.withSpan("ImportService.commit"));
+      }).pipe(span("ImportService.commit"));
 
     const batch = (caller: CallerShape, batchId: number, page: RowPage = WHOLE) =>
       Effect.gen(function* () {
@@ -392,7 +393,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         if (scope === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
         if (scope.outside) return yield* batchForbidden;
         return yield* body(batchId, page);
-      }).pipe(Effect.withSpan("ImportService.batch"));
+      }).pipe(span("ImportService.batch"));
 
     const lineage = (caller: CallerShape, importRowId: number) =>
       Effect.gen(function* () {
@@ -403,7 +404,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return yield* outsideStores("This import row belongs to a store");
         }
         return JsonText(found.body);
-      }).pipe(Effect.withSpan("ImportService.lineage"));
+      }).pipe(span("ImportService.lineage"));
 
     return { template, preview, commit, batch, lineage } as const;
   }),

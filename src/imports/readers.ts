@@ -11,6 +11,7 @@ export {
   resolveHeaderDate,
   utcDateText,
 } from "./cell_values.ts";
+import { span } from "../ops/span.ts";
 export { CSV_COLUMNS, CSV_NOTE_COLUMN } from "./csv_reader.ts";
 export { STORE_NAME_HEADER } from "./xlsx_reader.ts";
 
@@ -61,9 +62,7 @@ export const readImportFile = (
     const text = decodeText(bytes);
     return typeof text === "string" ? readCsv(text, context) : reject(text.problem);
   }).pipe(
-    Effect.withSpan("Imports.readImportFile", {
-      attributes: { filename, bytes: bytes.length },
-    }),
+    span("Imports.readImportFile", { filename, bytes: bytes.length }),
   );
 
 const quote = (raw: string) =>

@@ -4,6 +4,7 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyStatus, QualityDayInput } from "../quality/quality_rules.ts";
 import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./engine.ts";
+import { span } from "../ops/span.ts";
 
 // The facts come from metric_inputs (metrics_sql.ts): the day facts as compact arrays; stages,
 // target periods and TEV observations as the short lists that overlap the range, resolved per day in
@@ -95,7 +96,7 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
           version: rows.version,
           token: rows.token ?? undefined,
         })),
-        Effect.withSpan("MetricsRepo.inputs"),
+        span("MetricsRepo.inputs"),
       );
 
     return { inputs } as const;

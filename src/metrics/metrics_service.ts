@@ -12,6 +12,7 @@ import { AsOfRepo } from "../energy/as_of_repo.ts";
 import { QualityRepo } from "../quality/quality_repo.ts";
 import { checkQuality, describeQuality } from "../quality/quality_rules.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
+import { span } from "../ops/span.ts";
 
 const TARGETS_NOTE =
   "One row per day. NO_EFFECTIVE_TARGET days carry null values and are never zero-filled. " +
@@ -74,7 +75,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
             },
           };
         },
-      ).pipe(Effect.withSpan("MetricsService.targets"));
+      ).pipe(span("MetricsService.targets"));
 
     // Days whose energy disagrees with the device reports are named in the notes and in a
     // DATA_QUALITY availability entry (src/quality/); an answer without such days is unchanged.
@@ -106,7 +107,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
             notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
           },
         } satisfies Versioned<MetricsResponse>;
-      }).pipe(Effect.withSpan("MetricsService.metrics"));
+      }).pipe(span("MetricsService.metrics"));
 
     // rules.md §7: day, last 7, last 30 days and year to date, all ending at as_of; one query.
     const periods = (
@@ -151,7 +152,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
             })),
           },
         } satisfies Versioned<PeriodOverview>;
-      }).pipe(Effect.withSpan("MetricsService.periods"));
+      }).pipe(span("MetricsService.periods"));
 
     return { targets, metrics, periods } as const;
   }),

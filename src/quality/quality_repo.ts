@@ -6,6 +6,7 @@ import { dbBoundary } from "../db/errors.ts";
 import { utc } from "../db/sql_text.ts";
 import { dayIndex, METRICS_MAX_DAYS } from "../domain/range.ts";
 import type { DeviceEvidence, EnergyStatus, QualityDayInput } from "./quality_rules.ts";
+import { span } from "../ops/span.ts";
 
 // The longest span of days one evidence read covers: the longest range a read endpoint takes.
 export const EVIDENCE_MAX_SPAN_DAYS = METRICS_MAX_DAYS;
@@ -129,7 +130,7 @@ export class QualityRepo extends Effect.Service<QualityRepo>()("Quality/QualityR
             servedKwh: r.served_kwh,
           }))
         ),
-        Effect.withSpan("QualityRepo.days"),
+        span("QualityRepo.days"),
       );
 
     /**
@@ -167,7 +168,7 @@ export class QualityRepo extends Effect.Service<QualityRepo>()("Quality/QualityR
             at: r.at,
           })),
         } satisfies DeviceEvidence;
-      }).pipe(Effect.withSpan("QualityRepo.evidence"));
+      }).pipe(span("QualityRepo.evidence"));
 
     return { days, evidence } as const;
   }),

@@ -7,6 +7,7 @@ import type { QualityResponse } from "../domain/quality.ts";
 import { ENERGY_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { QualityRepo } from "./quality_repo.ts";
 import { checkQuality, describeQuality, QUALITY_RULE } from "./quality_rules.ts";
+import { span } from "../ops/span.ts";
 
 // The same limit as the energy read whose days it checks.
 export const QUALITY_MAX_DAYS = ENERGY_MAX_DAYS;
@@ -36,7 +37,7 @@ export class QualityService extends Effect.Service<QualityService>()("Quality/Qu
           flags: result.flags,
           notes: describeQuality(result).notes,
         } satisfies QualityResponse;
-      }).pipe(Effect.withSpan("QualityService.check"));
+      }).pipe(span("QualityService.check"));
 
     return { check } as const;
   }),

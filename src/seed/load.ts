@@ -11,6 +11,7 @@ import {
   type SnapshotInvalid,
   validateSnapshot,
 } from "./snapshot.ts";
+import { span } from "../ops/span.ts";
 
 export interface LoadOptions {
   readonly reset: boolean;
@@ -682,7 +683,7 @@ export const loadSnapshot = (
     // Fresh tables have no planner statistics; without them the read queries scan whole tables.
     yield* sql.unsafe("ANALYZE");
     return summary;
-  }).pipe(Effect.withSpan("Seed.loadSnapshot"));
+  }).pipe(span("Seed.loadSnapshot"));
 
 export interface SeedOptions {
   readonly stores?: number;

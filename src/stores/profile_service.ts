@@ -5,6 +5,7 @@ import { dbBoundary, onSqlState } from "../db/errors.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { conflict, forbidden } from "../domain/errors.ts";
 import { StoreAccess } from "../auth/access.ts";
+import { span } from "../ops/span.ts";
 
 export interface ProfileChange {
   readonly name: string;
@@ -103,7 +104,7 @@ export class ProfileService extends Effect.Service<ProfileService>()("Stores/Pro
               ),
           ),
         );
-      }).pipe(Effect.withSpan("ProfileService.update"));
+      }).pipe(span("ProfileService.update"));
 
     return { update } as const;
   }),

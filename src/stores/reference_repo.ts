@@ -4,6 +4,7 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { utc } from "../db/sql_text.ts";
 import { JsonText } from "../domain/answers.ts";
+import { span } from "../ops/span.ts";
 
 export const DEVICE_EVENT_WINDOW_DAYS = 30;
 
@@ -118,7 +119,7 @@ export class ReferenceRepo extends Effect.Service<ReferenceRepo>()("Stores/Refer
             ? undefined
             : { body: JsonText(rows[0].body), version: rows[0].version }
         ),
-        Effect.withSpan("ReferenceRepo.reference"),
+        span("ReferenceRepo.reference"),
       );
 
     // Only that version, for a conditional read.
@@ -127,7 +128,7 @@ export class ReferenceRepo extends Effect.Service<ReferenceRepo>()("Stores/Refer
         SELECT (SELECT generation FROM dataset) || '.' || s.version AS version
         FROM stores s WHERE s.id = ${storeId}`).pipe(
         Effect.map((rows) => rows[0]?.version),
-        Effect.withSpan("ReferenceRepo.version"),
+        span("ReferenceRepo.version"),
       );
 
     return { reference, version } as const;

@@ -4,6 +4,7 @@ import { Cache, Duration, Effect, Exit, Option, Stream } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { JsonText } from "../domain/answers.ts";
 import { notReady, type ServiceUnavailable } from "../domain/errors.ts";
+import { span } from "../ops/span.ts";
 
 export interface DatasetRow {
   readonly label: string;
@@ -43,7 +44,7 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
       Effect.flatMap((rows) =>
         rows.length === 1 ? Effect.succeed(rows[0]) : Effect.fail(notReady("No snapshot is loaded"))
       ),
-      Effect.withSpan("StoreRepo.dataset"),
+      span("StoreRepo.dataset"),
     );
 
     // The Store fields of the contract, shared by the store list and the catalog.
@@ -141,7 +142,7 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
         FROM stores s
         WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])`).pipe(
         Effect.map((rows) => rows[0].version),
-        Effect.withSpan("StoreRepo.listVersion"),
+        span("StoreRepo.listVersion"),
       );
 
     const stores = (storeIds: ReadonlyArray<number> | null, size = LIST_PAGE_STORES) =>
@@ -170,8 +171,7 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
     });
 
     // The scopes of one store; empty when the store does not exist.
-    const scopes = (storeId: number) =>
-      scopeCache.get(storeId).pipe(Effect.withSpan("StoreRepo.scopes"));
+    const scopes = (storeId: number) => scopeCache.get(storeId).pipe(span("StoreRepo.scopes"));
 
     return { dataset, generation, listVersion, stores, catalog, scopes } as const;
   }),
