@@ -12,6 +12,7 @@ import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
 import { makeFront } from "./http/front.ts";
 import { makeLanes } from "./http/lanes.ts";
+import { DirectQuery } from "./db/database.ts";
 import { databaseProbeLayer } from "./ops/db_probe.ts";
 import { OpsMetrics } from "./ops/metrics.ts";
 import { trackPgPools } from "./ops/pg_pools.ts";
@@ -123,9 +124,11 @@ export const makeHandler = <E>(
       services.runtime().then((runtime) => {
         const config = Context.get(runtime.context, AppConfig);
         // A lane makes no server span: with tracing on, every request takes the HttpApi.
-        return Option.isSome(config.tracing)
-          ? undefined
-          : { runtime, publicOrigin: config.publicOrigin };
+        return Option.isSome(config.tracing) ? undefined : {
+          runtime,
+          publicOrigin: config.publicOrigin,
+          direct: Context.getOption(runtime.context, DirectQuery),
+        };
       }),
     LANES,
   );

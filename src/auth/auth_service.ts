@@ -59,7 +59,8 @@ export const isSameOrigin = (origin: string | undefined, expected: string | unde
 // A session id is kept only as its hash, like a key.
 const sessionHash = hashKey;
 
-const bearerToken = (authorization: string | undefined) => {
+// The token of an Authorization: Bearer header; "" for another or a malformed one.
+export const bearerToken = (authorization: string | undefined) => {
   if (authorization === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   return m === null ? "" : m[1];

@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import * as PgClient from "@effect/sql-pg/PgClient";
 import { PGlite } from "@electric-sql/pglite";
 import { SqlError } from "@effect/sql/SqlError";
-import { Data, Effect, Layer, Option, Redacted } from "effect";
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
 import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
@@ -32,32 +32,52 @@ export interface PoolOptions {
   readonly lockMs: number;
 }
 
+// Plain queries on the PostgreSQL pool, as a promise without a fiber: for the read lanes
+// (src/http/lanes.ts), whose statements need no transaction. The embedded database has none (its one
+// connection is shared with transactions, which only the SqlClient knows of).
+export type DirectQueryShape = <Row>(
+  text: string,
+  params: ReadonlyArray<unknown>,
+) => Promise<ReadonlyArray<Row>>;
+
+export class DirectQuery extends Context.Tag("Db/DirectQuery")<DirectQuery, DirectQueryShape>() {}
+
 export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.try({
-        try: () =>
-          new pg.Pool({
-            connectionString: Redacted.value(options.url),
-            max: options.maxConnections,
-            connectionTimeoutMillis: 5_000,
-            statement_timeout: options.statementMs,
-            lock_timeout: options.lockMs,
-            // A transaction left open by a client that went away is ended by the server.
-            idle_in_transaction_session_timeout: Math.max(options.statementMs, 60_000),
-            application_name: "energy-saving-service",
-          }).on("error", () => {}),
-        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
-      }).pipe(Effect.tap((pool) =>
-        Effect.tryPromise({
-          try: () => pool.query("SELECT 1"),
-          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
-        })
-      )),
-      (pool) => Effect.promise(() => pool.end()),
-    ),
-    applicationName: "energy-saving-service",
-  }).pipe(Layer.orDie);
+  Layer.unwrapScoped(Effect.map(makePool(options), (pool) =>
+    Layer.merge(
+      PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: APPLICATION }),
+      Layer.succeed(
+        DirectQuery,
+        async <Row>(text: string, params: ReadonlyArray<unknown>) =>
+          (await pool.query(text, params as Array<unknown>)).rows as ReadonlyArray<Row>,
+      ),
+    ))).pipe(Layer.orDie);
+
+const APPLICATION = "energy-saving-service";
+
+const makePool = (options: PoolOptions) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () =>
+        new pg.Pool({
+          connectionString: Redacted.value(options.url),
+          max: options.maxConnections,
+          connectionTimeoutMillis: 5_000,
+          statement_timeout: options.statementMs,
+          lock_timeout: options.lockMs,
+          // A transaction left open by a client that went away is ended by the server.
+          idle_in_transaction_session_timeout: Math.max(options.statementMs, 60_000),
+          application_name: APPLICATION,
+        }).on("error", () => {}),
+      catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
+    }).pipe(Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
+      })
+    )),
+    (pool) => Effect.promise(() => pool.end()),
+  );
 
 const databaseLayer = (statementMs: (config: AppConfigShape) => number) =>
   Layer.unwrapScoped(

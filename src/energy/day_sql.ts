@@ -350,14 +350,15 @@ END;
 $fn$;`,
   ),
   // The credential check and the days in one round trip: the credential's row (none when no key
-  // or session matches), and the days only when that credential may read the store and the scope
-  // is the store's. The service still decides every refusal from the row, in the contract's order.
+  // or session matches), and the days (with the scope's time zone and unit) only when that
+  // credential may read the store and the scope is the store's. The service still decides every refusal from the row, in the contract's order.
   // With p_if_version, the version the client holds: when it is current, only the version returns.
   functionRoutine(
     "energy_read",
     `CREATE FUNCTION energy_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,
                             p_start date, p_end date, p_if_version text)
-RETURNS TABLE (credential json, summary text, version text, part text, token text)
+RETURNS TABLE (credential json, summary text, version text, part text, token text, timezone text,
+               unit text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   c record;
@@ -371,9 +372,11 @@ BEGIN
     RETURN;
   END IF;
   credential := row_to_json(c);
-  IF NOT (${mayReadStoreSql("c", "p_store")}
-          AND EXISTS (SELECT 1 FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store))
-  THEN
+  SELECT sc.timezone, sc.unit INTO timezone, unit
+    FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store;
+  IF NOT (${mayReadStoreSql("c", "p_store")} AND FOUND) THEN
+    timezone := NULL;
+    unit := NULL;
     RETURN NEXT;
     RETURN;
   END IF;
@@ -385,7 +388,7 @@ BEGIN
       RETURN;
     END IF;
   END IF;
-  RETURN QUERY SELECT credential, j.summary, j.version, j.part, j.token
+  RETURN QUERY SELECT credential, j.summary, j.version, j.part, j.token, timezone, unit
     FROM energy_days_json(p_scope, p_start, p_end) j;
 END;
 $fn$;`,

@@ -3,7 +3,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { Api } from "../api/api.ts";
 import {
   dataHeaders,
@@ -15,22 +15,32 @@ import {
   jsonParts,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import type { Versioned } from "../domain/answers.ts";
+import { JsonText, type Versioned } from "../domain/answers.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { isCalendarDate } from "../domain/common.ts";
-import { rangeOf, type RangeRequest } from "../domain/range.ts";
-import { Auth } from "../auth/auth_service.ts";
+import { ENERGY_MAX_DAYS, isValidRange, rangeOf, type RangeRequest } from "../domain/range.ts";
+import { mayReadStore } from "../auth/access.ts";
+import { Auth, bearerToken } from "../auth/auth_service.ts";
+import { hashKey } from "../auth/keys.ts";
+import type { DirectQueryShape } from "../db/database.ts";
 import {
   type Lane,
   type LaneContext,
   laneJson,
+  type LaneRequest,
   plainId,
   plainParams,
   runLane,
 } from "../http/lanes.ts";
 import { SHAPE_TAG } from "../routines.ts";
-import { type EnergyDays, EnergyService } from "./energy_service.ts";
+import { type EnergyDays, EnergyService, headOf } from "./energy_service.ts";
+import {
+  ENERGY_READ_SQL,
+  energyReadOf,
+  energyReadParams,
+  type EnergyReadRow,
+} from "./energy_repo.ts";
 
 // The body in parts: no string of the whole answer (150 KB for a year) is ever made.
 const bodyParts = (answer: EnergyDays) => {
@@ -85,15 +95,68 @@ export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => 
   }
   const header = lane.request.headers.get("if-none-match") ?? undefined;
   const request = { storeId, scopeId, start: query.start, end: query.end };
+  const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
+  if (Option.isSome(context.direct) && token !== undefined) {
+    // A key on PostgreSQL: the statement and the decision without a fiber (the fiber's work was
+    // about a third of this read's time).
+    const answer = await directDays(context.direct.value, lane, token, request, header);
+    return answer === undefined ? undefined : replyResponse(currentReply(answer, header));
+  }
   const reply = await runLane(context, lane, (facts) =>
     Effect.gen(function* () {
       const pending = yield* (yield* Auth).pendingOf(facts);
       return yield* currentDays(yield* EnergyService, pending, request, header);
     }));
-  if (reply === undefined) return undefined;
-  return reply.status === 304
+  return reply === undefined ? undefined : replyResponse(reply);
+};
+
+const replyResponse = (reply: CurrentReply) =>
+  reply.status === 304
     ? laneJson(304, reply.headers)
     : laneJson(200, jsonHeaders(reply.etag, reply.headers), encodeParts(reply.parts));
+
+// EnergyService.daysFor for a key, over plain queries: energy_read's statement, then the decision
+// on its row as access.ts states it (live, the read permission, the store in the key's scope; the
+// statement found the scope in the store); undefined for anything daysFor would refuse or do
+// otherwise, which the HttpApi then answers.
+const directDays = async (
+  query: DirectQueryShape,
+  lane: LaneRequest,
+  token: string,
+  request: RangeRequest,
+  header: string | undefined,
+): Promise<Versioned<EnergyDays> | undefined> => {
+  if (token === "" || !isValidRange(request.start, request.end, ENERGY_MAX_DAYS)) return undefined;
+  const credential = { kind: "key", keyHash: hashKey(token) } as const;
+  const read = energyReadOf(
+    await query<EnergyReadRow>(
+      ENERGY_READ_SQL,
+      energyReadParams(
+        credential,
+        request.storeId,
+        request.scopeId,
+        request.start,
+        request.end,
+        heldVersion(header, "e", SHAPE_TAG),
+      ),
+    ).catch(() => []),
+  );
+  const row = mayReadStore(read.credential, request.storeId);
+  if (row === undefined || read.version === undefined || read.scope === undefined) return undefined;
+  lane.note.memberId = row.member_id;
+  return {
+    version: read.version,
+    token: read.token,
+    value: read.data === undefined ? undefined : {
+      head: headOf(request, {
+        store_id: request.storeId,
+        scope_id: request.scopeId,
+        ...read.scope,
+      }),
+      summary: JsonText(read.data.summary),
+      days: read.data.parts.map(JsonText),
+    },
+  };
 };
 
 export const EnergyHttpLive = HttpApiBuilder.group(

@@ -36,13 +36,66 @@ export interface EnergyDaysAt {
 }
 
 // energy_read's answer: the credential's row, and when that credential may read them, the version
-// of the days and (unless the caller holds that version) the days.
+// of the days, the scope's time zone and unit, and (unless the caller holds that version) the days.
 export interface EnergyRead {
   readonly credential: CredentialRow | undefined;
   readonly version: string | undefined;
   readonly token: string | undefined;
+  readonly scope?: { readonly timezone: string; readonly unit: string };
   readonly data: Omit<EnergyDaysJson, "version" | "token"> | undefined;
 }
+
+// energy_read's statement, its parameters and its answer: also run as is by the energy read's
+// lane (energy_http.ts) where the database gives plain queries.
+export const ENERGY_READ_SQL = `
+  SELECT credential, summary, version, part, token, timezone, unit
+  FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text)`;
+
+export const energyReadParams = (
+  credential: Credential,
+  storeId: number,
+  scopeId: number,
+  start: string,
+  end: string,
+  ifVersion: string | undefined,
+) => [
+  credential.kind === "key" ? credential.keyHash : null,
+  credential.kind === "session" ? credential.sessionHash : null,
+  storeId,
+  scopeId,
+  start,
+  end,
+  ifVersion ?? null,
+];
+
+export interface EnergyReadRow {
+  readonly credential: CredentialRow;
+  readonly summary: string | null;
+  readonly version: string | null;
+  readonly part: string | null;
+  readonly token: string | null;
+  readonly timezone: string | null;
+  readonly unit: string | null;
+}
+
+export const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
+  const first = rows[0];
+  if (first === undefined) {
+    return { credential: undefined, version: undefined, token: undefined, data: undefined };
+  }
+  return {
+    credential: first.credential,
+    version: first.version ?? undefined,
+    token: first.token ?? undefined,
+    scope: first.timezone === null || first.unit === null
+      ? undefined
+      : { timezone: first.timezone, unit: first.unit },
+    data: first.summary === null ? undefined : {
+      summary: first.summary,
+      parts: rows.map((row) => row.part ?? ""),
+    },
+  };
+};
 
 export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo", {
   effect: Effect.gen(function* () {
@@ -88,40 +141,10 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       end: string,
       ifVersion: string | undefined,
     ) =>
-      dbBoundary(sql<{
-        credential: CredentialRow;
-        summary: string | null;
-        version: string | null;
-        part: string | null;
-        token: string | null;
-      }>`
-        SELECT credential, summary, version, part, token FROM energy_read(
-          ${credential.kind === "key" ? credential.keyHash : null}::text,
-          ${credential.kind === "session" ? credential.sessionHash : null}::text,
-          ${storeId}::int, ${scopeId}::int, ${start}::date, ${end}::date,
-          ${ifVersion ?? null}::text)`).pipe(
-        Effect.map((rows): EnergyRead => {
-          const first = rows[0];
-          if (first === undefined) {
-            return {
-              credential: undefined,
-              version: undefined,
-              token: undefined,
-              data: undefined,
-            };
-          }
-          return {
-            credential: first.credential,
-            version: first.version ?? undefined,
-            token: first.token ?? undefined,
-            data: first.summary === null ? undefined : {
-              summary: first.summary,
-              parts: rows.map((row) => row.part ?? ""),
-            },
-          };
-        }),
-        span("EnergyRepo.read"),
-      );
+      dbBoundary(sql.unsafe<EnergyReadRow>(
+        ENERGY_READ_SQL,
+        energyReadParams(credential, storeId, scopeId, start, end, ifVersion),
+      )).pipe(Effect.map(energyReadOf), span("EnergyRepo.read"));
 
     // The store and scope a fact belongs to; empty when there is no such fact.
     const factOwner = (energyId: number) =>

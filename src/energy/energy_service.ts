@@ -30,7 +30,7 @@ export interface EnergyDays {
   readonly days: ReadonlyArray<JsonText>;
 }
 
-const headOf = (request: RangeRequest, scope: ScopeFacts): EnergyDays["head"] => ({
+export const headOf = (request: RangeRequest, scope: ScopeFacts): EnergyDays["head"] => ({
   store_id: request.storeId,
   scope_id: request.scopeId,
   metric: ENERGY_METRIC,

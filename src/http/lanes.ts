@@ -9,6 +9,7 @@ import { Effect, Exit, type Option, Runtime } from "effect";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import { webRequestFacts } from "../auth/auth_http.ts";
 import type { RequestFacts } from "../auth/auth_service.ts";
+import type { DirectQueryShape } from "../db/database.ts";
 
 export interface LaneRequest {
   readonly request: Request;
@@ -20,10 +21,11 @@ export interface LaneRequest {
 export type Lane = (request: LaneRequest) => Promise<Response | undefined>;
 
 // What a lane needs from the service: its layers' runtime (whose services the HttpApi uses too),
-// and the origin setting for the credential facts.
+// the origin setting for the credential facts, and plain queries when the database has them.
 export interface LaneContext<R> {
   readonly runtime: Runtime.Runtime<R>;
   readonly publicOrigin: Option.Option<string>;
+  readonly direct: Option.Option<DirectQueryShape>;
 }
 
 // The bodies of lane answers, for the server to write at once without reading them as a stream.
