@@ -97,31 +97,11 @@ export const jsonStream = <E>(
     },
   );
 
-// JSON text given in parts, as one buffer of bytes, each part encoded straight into it. Text from
-// PostgreSQL is nearly always ASCII, whose UTF-8 is as long as the text: the buffer is sized for
-// that; when a part holds other characters and does not fit, the buffer grows once to hold the rest
-// at 3 bytes per UTF-16 unit (the most UTF-8 takes), and the body is cut to its size at the end.
-export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  let body = new Uint8Array(length);
-  let at = 0;
-  for (let i = 0; i < parts.length; i++) {
-    let part = parts[i];
-    for (;;) {
-      const { read, written } = encoder.encodeInto(part, body.subarray(at));
-      at += written;
-      if (read === part.length) break;
-      part = part.slice(read);
-      let rest = part.length;
-      for (let j = i + 1; j < parts.length; j++) rest += parts[j].length;
-      const grown = new Uint8Array(at + rest * 3);
-      grown.set(body.subarray(0, at));
-      body = grown;
-    }
-  }
-  return at === body.length ? body : body.slice(0, at);
-};
+// JSON text given in parts, as one buffer of bytes: the parts joined, then encoded at once. Measured
+// under the energy load, this costs less than encoding each part on its own, or into one buffer
+// part by part (TextEncoder.encodeInto), and the joined text lives only until it is encoded.
+export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> =>
+  encoder.encode(parts.join("")) as Uint8Array<ArrayBuffer>;
 
 // The headers of a JSON answer of store data besides its type: its ETag (and so its cache rule)
 // and the headers that name its data.
@@ -145,7 +125,7 @@ export const jsonParts = (
   });
 
 // JSON.stringify(value)'s text, made in parts: the array under `key` is written `size` items at a
-// time, so that no string of the whole answer (a 366-day metrics answer is 240 KB) is made.
+// time (encodeParts joins them; a 366-day metrics answer is 240 KB).
 export const chunkedJson = (
   value: Readonly<Record<string, unknown>>,
   key: string,

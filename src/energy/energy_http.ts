@@ -42,7 +42,7 @@ import {
   type EnergyReadRow,
 } from "./energy_repo.ts";
 
-// The body in parts: no string of the whole answer (150 KB for a year) is ever made.
+// The body in parts: the head, the stored summary and the stored month parts of the days.
 const bodyParts = (answer: EnergyDays) => {
   const head = JSON.stringify(answer.head);
   const parts = [`${head.slice(0, -1)},"summary":${answer.summary},"days":[`];
