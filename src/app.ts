@@ -116,7 +116,9 @@ export const makeHandler = <E>(
   if (metrics !== undefined) trackPgPools();
   // The services are built once: the HttpApi's handlers and the lanes share their instances (and
   // so their caches).
-  const services = ManagedRuntime.make(Layer.provideMerge(ServicesLive, infrastructure));
+  const services = ManagedRuntime.make(
+    Layer.merge(Layer.provideMerge(ServicesLive, infrastructure), effectLoggerLayer(log)),
+  );
   const shared = Layer.effectContext(Effect.map(services.runtimeEffect, (r) => r.context));
   const api = HttpApiBuilder.toWebHandler(makeAppLayer(shared, log, metrics));
   const lanes = options.lanes === false ? undefined : makeLanes(
