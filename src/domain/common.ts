@@ -17,7 +17,9 @@ export const DateString = Schema.String.pipe(
   Schema.filter(isCalendarDate, { message: () => "expected a calendar date YYYY-MM-DD" }),
 ).annotations({ identifier: "Date", jsonSchema: { type: "string", format: "date" } });
 
-const MAX_ID = 2147483647;
+export const MAX_ID = 2147483647;
+// An id as text: digits, no sign, no leading zero (at most MAX_ID once read).
+export const ID_TEXT = /^[1-9]\d{0,9}$/;
 
 export const Id = Schema.Int.pipe(Schema.between(1, MAX_ID)).annotations({
   identifier: "Id",
@@ -25,7 +27,7 @@ export const Id = Schema.Int.pipe(Schema.between(1, MAX_ID)).annotations({
 
 // A path or query id: decoded from text, shown in the OpenAPI document as the integer it is.
 export const IdFromString = Schema.String.pipe(
-  Schema.pattern(/^[1-9]\d{0,9}$/, { message: () => "expected an integer id >= 1" }),
+  Schema.pattern(ID_TEXT, { message: () => "expected an integer id >= 1" }),
   Schema.compose(Schema.NumberFromString),
   Schema.compose(Id),
 ).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: MAX_ID } });

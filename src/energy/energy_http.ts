@@ -18,7 +18,6 @@ import {
 import { JsonText, type Versioned } from "../domain/answers.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
-import { isCalendarDate } from "../domain/common.ts";
 import { ENERGY_MAX_DAYS, isValidRange, rangeOf, type RangeRequest } from "../domain/range.ts";
 import { mayReadStore } from "../auth/access.ts";
 import { Auth, bearerToken } from "../auth/auth_service.ts";
@@ -31,6 +30,8 @@ import {
   type LaneRequest,
   plainId,
   plainParams,
+  plainRange,
+  RANGE_PARAMS,
   runLane,
 } from "../http/lanes.ts";
 import { SHAPE_TAG } from "../routines.ts";
@@ -82,19 +83,16 @@ const currentDays = (
   );
 
 const ENERGY_PATH = /^\/api\/v1\/stores\/([^/]+)\/energy$/;
-const RANGE = ["scope_id", "start", "end"] as const;
 
 // GET /api/v1/stores/{id}/energy?scope_id=&start=&end= over the current data.
 export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => async (lane) => {
   const storeId = plainId(ENERGY_PATH.exec(lane.url.pathname)?.[1]);
-  const query = plainParams(lane.url, RANGE);
-  if (storeId === undefined || query === undefined) return undefined;
-  const scopeId = plainId(query.scope_id);
-  if (scopeId === undefined || !isCalendarDate(query.start) || !isCalendarDate(query.end)) {
-    return undefined;
-  }
+  const query = plainParams(lane.url, RANGE_PARAMS);
+  const request = storeId === undefined || query === undefined
+    ? undefined
+    : plainRange(storeId, query);
+  if (request === undefined) return undefined;
   const header = lane.request.headers.get("if-none-match") ?? undefined;
-  const request = { storeId, scopeId, start: query.start, end: query.end };
   const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
   if (Option.isSome(context.direct) && token !== undefined) {
     // A key on PostgreSQL: the statement and the decision without a fiber (the fiber's work was

@@ -7,6 +7,7 @@
 // every error answer has a single source. tests/lanes_test.ts compares both ways byte for byte.
 import { Effect, Exit, type Option, Runtime } from "effect";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
+import { ID_TEXT, isCalendarDate, MAX_ID } from "../domain/common.ts";
 import { webRequestFacts } from "../auth/auth_http.ts";
 import type { RequestFacts } from "../auth/auth_service.ts";
 import type { DirectQueryShape } from "../db/database.ts";
@@ -77,11 +78,21 @@ export const plainParams = <K extends string>(
   return count === names.length ? found as Record<K, string> : undefined;
 };
 
-// An id as the contract's IdFromString takes it (1 .. 2^31-1, no sign, no leading zero).
+// An id as the contract's IdFromString takes it.
 export const plainId = (text: string | undefined) => {
-  if (text === undefined || !/^[1-9]\d{0,9}$/.test(text)) return undefined;
+  if (text === undefined || !ID_TEXT.test(text)) return undefined;
   const id = Number(text);
-  return id <= 2147483647 ? id : undefined;
+  return id <= MAX_ID ? id : undefined;
+};
+
+export const RANGE_PARAMS = ["scope_id", "start", "end"] as const;
+
+// A range read's query (RANGE_PARAMS) in its plain form: a canonical scope id, calendar dates.
+export const plainRange = (storeId: number, query: Record<string, string>) => {
+  const scopeId = plainId(query.scope_id);
+  return scopeId === undefined || !isCalendarDate(query.start) || !isCalendarDate(query.end)
+    ? undefined
+    : { storeId, scopeId, start: query.start, end: query.end };
 };
 
 // Runs a lane's service call for one request: with the request's note (the access log's member)

@@ -26,6 +26,8 @@ import {
   laneJson,
   plainId,
   plainParams,
+  plainRange,
+  RANGE_PARAMS,
   runLane,
 } from "../http/lanes.ts";
 import type { Versioned } from "../domain/answers.ts";
@@ -112,22 +114,12 @@ async (lane) => {
     : laneJson(200, reply.headers, encodeParts(reply.parts));
 };
 
-// A range query in its plain form: canonical ids and calendar dates.
-const plainRange = (storeId: number, query: Record<string, string>) => {
-  const scopeId = plainId(query.scope_id);
-  return scopeId === undefined || !isCalendarDate(query.start) || !isCalendarDate(query.end)
-    ? undefined
-    : { storeId, scopeId, start: query.start, end: query.end };
-};
-
-const RANGE = ["scope_id", "start", "end"];
-
 export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
   currentLane(
     context,
     "m",
     /^\/api\/v1\/stores\/([^/]+)\/metrics$/,
-    RANGE,
+    RANGE_PARAMS,
     plainRange,
     (service, caller, range, held) => service.metrics(caller, range, CURRENT, held),
   );
@@ -137,7 +129,7 @@ export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
     context,
     "t",
     /^\/api\/v1\/stores\/([^/]+)\/targets$/,
-    RANGE,
+    RANGE_PARAMS,
     plainRange,
     (service, caller, range, held) => service.targets(caller, range, CURRENT, held),
   );
