@@ -128,28 +128,36 @@ export const currentRevisionKindSql = (e: string) =>
  * (served); and the revision number of each day's fact, 0 for none (revisions).
  */
 export const monthChunksSql = (pairs: string) => `
-SELECT d.scope_id, d.month,
-  -- In the order of d (sorted below): an ORDER BY in each aggregate would sort every month's days
-  -- five more times (a commit of 10,000 days spends 120 ms there).
-  string_agg(d.t, ', ') AS days_json,
-  array_agg(length(d.t)) AS lengths,
-  string_agg(d.s, '') AS statuses,
-  array_agg(d.served_kwh) AS served,
-  array_agg(d.rev) AS revisions
-FROM (
-  SELECT p.scope_id, p.month, c.day,
-    ${storedRowJson("e", "c.day")} AS t,
-    CASE e.status WHEN 'AVAILABLE' THEN 'A' WHEN 'VOID' THEN 'V' ELSE 'N' END AS s,
-    e.served_kwh, coalesce(e.revision_no, 0) AS rev
-  FROM (${pairs}) p
-  CROSS JOIN LATERAL (
-    SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
-    WHERE p.month + i < (p.month + interval '1 month')::date
-  ) c
-  LEFT JOIN energy_days e ON e.scope_id = p.scope_id AND e.business_date = c.day
-  ORDER BY p.scope_id, p.month, c.day
-) d
-GROUP BY d.scope_id, d.month`;
+SELECT p.scope_id, p.month, m.*
+FROM (${pairs}) p
+-- Month by month, each day looked up by its key: a join of all the pairs' days at once is planned
+-- as a hash of the whole table and a sort of every day's text on disk (a commit of 10,000 days
+-- spent 500 ms there, against 60 ms).
+CROSS JOIN LATERAL (
+  SELECT
+    -- In the order of d (sorted below): an ORDER BY in each aggregate would sort the month's days
+    -- five more times.
+    string_agg(d.t, ', ') AS days_json,
+    array_agg(length(d.t)) AS lengths,
+    string_agg(d.s, '') AS statuses,
+    array_agg(d.served_kwh) AS served,
+    array_agg(d.rev) AS revisions
+  FROM (
+    SELECT ${storedRowJson("e", "c.day")} AS t,
+      CASE e.status WHEN 'AVAILABLE' THEN 'A' WHEN 'VOID' THEN 'V' ELSE 'N' END AS s,
+      e.served_kwh, coalesce(e.revision_no, 0) AS rev
+    FROM (
+      SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
+      WHERE p.month + i < (p.month + interval '1 month')::date
+    ) c
+    LEFT JOIN LATERAL (
+      SELECT * FROM energy_days x
+      WHERE x.scope_id = p.scope_id AND x.business_date = c.day
+      LIMIT 1
+    ) e ON true
+    ORDER BY c.day
+  ) d
+) m`;
 
 // The summary of the contract (EnergySummary) from the counts of a range.
 const summarySql = (requested: string, available: string, voids: string, kwh: string) =>
