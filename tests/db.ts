@@ -35,7 +35,7 @@ const withDatabase = (url: string, name: string) => {
 
 // Creates the database (migrated unless told otherwise); close() disposes and drops it.
 export const makeTestDatabase = async (
-  options: { migrate?: boolean; lockMs?: number; statementMs?: number } = {},
+  options: { migrate?: boolean; lockMs?: number; statementMs?: number; urlOptions?: string } = {},
 ): Promise<TestDatabase> => {
   let layer: Layer.Layer<SqlClient.SqlClient>;
   let drop = async () => {};
@@ -44,8 +44,10 @@ export const makeTestDatabase = async (
     const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
     await adminQuery(testDatabaseUrl, `CREATE DATABASE ${name}`);
     url = withDatabase(testDatabaseUrl, name);
+    const connectTo = new URL(url);
+    if (options.urlOptions !== undefined) connectTo.searchParams.set("options", options.urlOptions);
     layer = pgLayer({
-      url: Redacted.make(url),
+      url: Redacted.make(connectTo.toString()),
       maxConnections: 30,
       statementMs: options.statementMs ?? DEFAULT_LIMITS.statementMs,
       lockMs: options.lockMs ?? DEFAULT_LIMITS.lockMs,
