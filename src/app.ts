@@ -130,6 +130,7 @@ export const makeHandler = <E>(
           runtime,
           publicOrigin: config.publicOrigin,
           direct: Context.getOption(runtime.context, DirectQuery),
+          answerCacheBytes: config.answerCacheMb * 1024 * 1024,
         };
       }),
     LANES,

@@ -14,6 +14,9 @@ export interface AppConfigShape {
   // Session-cookie writes must come from this origin (scheme, host, port); unset: the request's own.
   readonly publicOrigin: Option.Option<string>;
   readonly limits: ServiceLimits;
+  // MiB of recent answers' bytes a process keeps to answer again while their data is unchanged
+  // (src/http/answer_cache.ts); 0 keeps none.
+  readonly answerCacheMb: number;
   // GET /metrics answers only with this bearer token; none: there is no /metrics.
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>;
   // OpenTelemetry traces; none (the default): nothing is traced nor loaded for it.
@@ -66,6 +69,9 @@ const millis = (name: string, fallback: number) =>
     }),
     Config.withDefault(fallback),
   );
+
+export const DEFAULT_ANSWER_CACHE_MB = 32;
+const MAX_ANSWER_CACHE_MB = 4096;
 
 const MAX_OTEL_HEADERS = 32;
 
@@ -167,6 +173,13 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       statementMs: millis("STATEMENT_TIMEOUT_MS", DEFAULT_LIMITS.statementMs),
       lockMs: millis("LOCK_TIMEOUT_MS", DEFAULT_LIMITS.lockMs),
     }),
+    answerCacheMb: Config.integer("ANSWER_CACHE_MB").pipe(
+      Config.validate({
+        message: `ANSWER_CACHE_MB must be a whole number of MiB from 0 to ${MAX_ANSWER_CACHE_MB}`,
+        validation: (n) => n >= 0 && n <= MAX_ANSWER_CACHE_MB,
+      }),
+      Config.withDefault(DEFAULT_ANSWER_CACHE_MB),
+    ),
     metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(
       Config.map(Option.filter((token) => Redacted.value(token).trim() !== "")),
     ),

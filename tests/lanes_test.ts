@@ -10,7 +10,7 @@ import { knownBody } from "../src/http/lanes.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { BASE, makeTestApp, quietLog, setKeyExpiry } from "./helpers.ts";
-import { storesOf } from "./import_helpers.ts";
+import { b64, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 3 });
 const app = await makeTestApp((db) =>
@@ -221,6 +221,51 @@ Deno.test("targets, metrics and periods requests a lane does not take, or would 
     const seen = await compare(path, headers);
     assert.equal(seen.byLane, false, `${path}: left to the HttpApi`);
   }
+});
+
+Deno.test("a kept energy answer is given again only while its data is unchanged, and only to who may read it", async () => {
+  const path = energy(a, year);
+  // Asked twice: the second is the kept answer, the same bytes and headers.
+  for (let i = 0; i < 2; i++) assert.ok((await compare(path, bearer(reader.key))).byLane);
+  // A key that may not read the store, or no longer may: refused as without lanes.
+  const outsider = await app.key(["read"], { stores: [b.id], member: "lane-outsider" });
+  const leaving = await app.key(["read"], { member: "lane-leaving" });
+  assert.ok((await compare(path, bearer(leaving.key))).byLane);
+  await app.db.run(setKeyExpiry(leaving.id, -60));
+  for (const key of [outsider.key, leaving.key, expired.key]) {
+    const seen = await compare(path, bearer(key));
+    assert.equal(seen.byLane, false);
+    assert.ok(seen.status === 401 || seen.status === 403 || seen.status === 404, `${seen.status}`);
+  }
+  // A commit that changes a day of the range: the next answer is the new data at once.
+  const writer = await app.key(["read", "write", "raw"], { member: "lane-writer" });
+  const before = await see(app.handler, path, bearer(reader.key));
+  const day = addDays(end, -2);
+  const file = `品牌,门店,日期,日能耗\r\n${a.brand_name},${a.name},${day},1234.5678\r\n`;
+  const preview = await app.call("POST", "/api/v1/imports/preview", {
+    key: writer.key,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: { filename: "kept.csv", content_base64: b64(file), reason: "meter fix" },
+  });
+  assert.equal(preview.status, 200);
+  const commit = await app.call("POST", `/api/v1/imports/${preview.body.id}/commit`, {
+    key: writer.key,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: {},
+  });
+  assert.equal(commit.status, 200);
+  const after = await compare(path, bearer(reader.key));
+  assert.equal(after.status, 200);
+  assert.notEqual(after.body, before.body);
+  const changed = JSON.parse(after.body).days.find((d: { business_date: string }) =>
+    d.business_date === day
+  );
+  assert.equal(changed.energy_kwh, "1234.5678");
+  // And kept again from there, still equal to the HttpApi's answer.
+  assert.equal((await compare(path, bearer(reader.key))).body, after.body);
+  assert.ok((await see(app.handler, path, bearer(reader.key))).byLane);
+  // A session reads through the same kept answers.
+  for (let i = 0; i < 2; i++) assert.equal((await compare(path, { cookie })).body, after.body);
 });
 
 Deno.test("close the test apps", async () => {

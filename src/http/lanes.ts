@@ -27,6 +27,8 @@ export interface LaneContext<R> {
   readonly runtime: Runtime.Runtime<R>;
   readonly publicOrigin: Option.Option<string>;
   readonly direct: Option.Option<DirectQueryShape>;
+  // The bytes a lane may keep of recent answers (src/http/answer_cache.ts); 0 keeps none.
+  readonly answerCacheBytes: number;
 }
 
 // The bodies of lane answers, for the server to write at once without reading them as a stream.

@@ -1,0 +1,55 @@
+// The encoded bytes of recent answers, each with the version of the data it was made from, in a
+// bounded number of bytes. An entry is only a guess: the reader asks the database whether the data
+// is still at that version (in the statement that checks the credential), and uses the bytes only
+// when it is, the way a client's If-None-Match is answered. So the cache never decides what a caller
+// may read nor which version is current; it spares building, decoding and encoding the same answer
+// again (about 0.4 ms of the service and 1 ms of PostgreSQL for a year of energy days).
+export interface CachedAnswer {
+  readonly version: string;
+  readonly bytes: Uint8Array<ArrayBuffer>;
+}
+
+export class AnswerCache {
+  readonly #entries = new Map<string, CachedAnswer>();
+  #bytes = 0;
+
+  // maxBytes 0: nothing is kept. An answer larger than an eighth of the budget is not kept either
+  // (one would push out many).
+  constructor(readonly maxBytes: number) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get(key: string): CachedAnswer | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    // Most recently used last: eviction takes the first.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, version: string, bytes: Uint8Array<ArrayBuffer>): void {
+    this.delete(key);
+    if (this.maxBytes === 0 || bytes.byteLength > this.maxBytes / 8) return;
+    this.#entries.set(key, { version, bytes });
+    this.#bytes += bytes.byteLength;
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= entry.bytes.byteLength;
+    }
+  }
+
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes.byteLength;
+  }
+}

@@ -1,0 +1,84 @@
+// The kept answers: within their byte budget whatever is asked, least recently used first out.
+import assert from "node:assert/strict";
+import { ConfigProvider, Effect, Either, FastCheck as fc } from "effect";
+import { AppConfig, DEFAULT_ANSWER_CACHE_MB } from "../src/config.ts";
+import { AnswerCache } from "../src/http/answer_cache.ts";
+
+type Op =
+  | { readonly op: "set"; readonly key: string; readonly size: number; readonly version: string }
+  | { readonly op: "get"; readonly key: string }
+  | { readonly op: "delete"; readonly key: string };
+
+const key = fc.constantFrom("a", "b", "c", "d", "e", "f");
+const ops = fc.array(
+  fc.oneof(
+    fc.record({
+      op: fc.constant("set" as const),
+      key,
+      size: fc.integer({ min: 0, max: 40 }),
+      version: fc.string({ maxLength: 3 }),
+    }),
+    fc.record({ op: fc.constant("get" as const), key }),
+    fc.record({ op: fc.constant("delete" as const), key }),
+  ),
+  { maxLength: 60 },
+);
+
+Deno.test("kept answers stay within their budget and leave least recently used first", () => {
+  fc.assert(fc.property(fc.integer({ min: 0, max: 200 }), ops, (budget, steps) => {
+    const cache = new AnswerCache(budget);
+    // The model: entries from least to most recently used.
+    let model: Array<{ key: string; version: string; size: number }> = [];
+    for (const step of steps) {
+      if (step.op === "set") {
+        model = model.filter((e) => e.key !== step.key);
+        if (budget > 0 && step.size <= budget / 8) {
+          model.push({ key: step.key, version: step.version, size: step.size });
+          while (model.reduce((n, e) => n + e.size, 0) > budget) model.shift();
+        }
+        cache.set(step.key, step.version, new Uint8Array(step.size).fill(step.size));
+      } else if (step.op === "get") {
+        const found = model.find((e) => e.key === step.key);
+        const got = cache.get(step.key);
+        assert.equal(got?.version, found?.version);
+        assert.equal(got?.bytes.byteLength, found?.size);
+        if (found !== undefined) model = [...model.filter((e) => e !== found), found];
+      } else {
+        model = model.filter((e) => e.key !== step.key);
+        cache.delete(step.key);
+      }
+      assert.ok(cache.bytes <= budget);
+      assert.equal(cache.bytes, model.reduce((n, e) => n + e.size, 0));
+      assert.equal(cache.size, model.length);
+    }
+  }));
+});
+
+Deno.test("a budget of 0 keeps nothing", () => {
+  const cache = new AnswerCache(0);
+  cache.set("k", "v", new Uint8Array(1));
+  cache.set("e", "v", new Uint8Array(0));
+  assert.equal(cache.get("k"), undefined);
+  assert.equal(cache.size, 0);
+});
+
+Deno.test("ANSWER_CACHE_MB: 32 MiB unless set, 0 keeps none, anything else is refused at start", async () => {
+  const read = (value: string | undefined) =>
+    Effect.runPromise(Effect.either(AppConfig.fromEnv.pipe(
+      Effect.withConfigProvider(
+        ConfigProvider.fromMap(new Map(value === undefined ? [] : [["ANSWER_CACHE_MB", value]])),
+      ),
+    )));
+  const unset = await read(undefined);
+  assert.ok(Either.isRight(unset));
+  assert.equal(unset.right.answerCacheMb, DEFAULT_ANSWER_CACHE_MB);
+  assert.equal(DEFAULT_ANSWER_CACHE_MB, 32);
+  for (const [value, mb] of [["0", 0], ["128", 128]] as const) {
+    const set = await read(value);
+    assert.ok(Either.isRight(set));
+    assert.equal(set.right.answerCacheMb, mb);
+  }
+  for (const value of ["-1", "4097", "1.5", "lots"]) {
+    assert.ok(Either.isLeft(await read(value)), value);
+  }
+});
