@@ -11,6 +11,7 @@ import { AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
 import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
 import { makeFront } from "./http/front.ts";
+import { AnswerCache } from "./http/answer_cache.ts";
 import { makeLanes } from "./http/lanes.ts";
 import { DirectQuery } from "./db/database.ts";
 import { databaseProbeLayer } from "./ops/db_probe.ts";
@@ -130,7 +131,7 @@ export const makeHandler = <E>(
           runtime,
           publicOrigin: config.publicOrigin,
           direct: Context.getOption(runtime.context, DirectQuery),
-          answerCacheBytes: config.answerCacheMb * 1024 * 1024,
+          answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
         };
       }),
     LANES,

@@ -14,8 +14,8 @@ export interface AppConfigShape {
   // Session-cookie writes must come from this origin (scheme, host, port); unset: the request's own.
   readonly publicOrigin: Option.Option<string>;
   readonly limits: ServiceLimits;
-  // MiB of recent answers' bytes a process keeps to answer again while their data is unchanged
-  // (src/http/answer_cache.ts); 0 keeps none.
+  // MiB of recent answers of the read lanes a process keeps, to answer again while their data is
+  // unchanged (src/http/answer_cache.ts); 0 keeps none.
   readonly answerCacheMb: number;
   // GET /metrics answers only with this bearer token; none: there is no /metrics.
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>;

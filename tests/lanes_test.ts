@@ -223,23 +223,32 @@ Deno.test("targets, metrics and periods requests a lane does not take, or would 
   }
 });
 
-Deno.test("a kept energy answer is given again only while its data is unchanged, and only to who may read it", async () => {
-  const path = energy(a, year);
+Deno.test("a kept answer is given again only while its data is unchanged, and only to who may read it", async () => {
+  const paths = [
+    energy(a, year),
+    read("metrics", a, year),
+    read("targets", a, year),
+    periods(a, `as_of=${end}`),
+  ];
   // Asked twice: the second is the kept answer, the same bytes and headers.
-  for (let i = 0; i < 2; i++) assert.ok((await compare(path, bearer(reader.key))).byLane);
+  for (const path of paths) {
+    for (let i = 0; i < 2; i++) assert.ok((await compare(path, bearer(reader.key))).byLane, path);
+  }
   // A key that may not read the store, or no longer may: refused as without lanes.
   const outsider = await app.key(["read"], { stores: [b.id], member: "lane-outsider" });
   const leaving = await app.key(["read"], { member: "lane-leaving" });
-  assert.ok((await compare(path, bearer(leaving.key))).byLane);
+  for (const path of paths) assert.ok((await compare(path, bearer(leaving.key))).byLane);
   await app.db.run(setKeyExpiry(leaving.id, -60));
-  for (const key of [outsider.key, leaving.key, expired.key]) {
-    const seen = await compare(path, bearer(key));
-    assert.equal(seen.byLane, false);
-    assert.ok(seen.status === 401 || seen.status === 403 || seen.status === 404, `${seen.status}`);
+  for (const path of paths) {
+    for (const key of [outsider.key, leaving.key, expired.key]) {
+      const seen = await compare(path, bearer(key));
+      assert.equal(seen.byLane, false, path);
+      assert.ok([401, 403, 404].includes(seen.status), `${path}: ${seen.status}`);
+    }
   }
-  // A commit that changes a day of the range: the next answer is the new data at once.
+  // A commit that changes a day of the ranges: the next answers are the new data at once.
   const writer = await app.key(["read", "write", "raw"], { member: "lane-writer" });
-  const before = await see(app.handler, path, bearer(reader.key));
+  const before = await Promise.all(paths.map((path) => see(app.handler, path, bearer(reader.key))));
   const day = addDays(end, -2);
   const file = `品牌,门店,日期,日能耗\r\n${a.brand_name},${a.name},${day},1234.5678\r\n`;
   const preview = await app.call("POST", "/api/v1/imports/preview", {
@@ -254,18 +263,20 @@ Deno.test("a kept energy answer is given again only while its data is unchanged,
     body: {},
   });
   assert.equal(commit.status, 200);
-  const after = await compare(path, bearer(reader.key));
-  assert.equal(after.status, 200);
-  assert.notEqual(after.body, before.body);
-  const changed = JSON.parse(after.body).days.find((d: { business_date: string }) =>
-    d.business_date === day
-  );
+  for (const [i, path] of paths.entries()) {
+    const after = await compare(path, bearer(reader.key));
+    assert.equal(after.status, 200, path);
+    // Targets do not depend on the day's energy; the others show the committed value.
+    if (!path.includes("/targets")) {
+      assert.notEqual(after.body, before[i].body, `${path}: the commit's day is in its answer`);
+    }
+    // And kept again from there, still equal to the HttpApi's answer, for a session too.
+    assert.equal((await compare(path, bearer(reader.key))).body, after.body);
+    for (let n = 0; n < 2; n++) assert.equal((await compare(path, { cookie })).body, after.body);
+  }
+  const changed = JSON.parse((await see(app.handler, paths[0], bearer(reader.key))).body).days
+    .find((d: { business_date: string }) => d.business_date === day);
   assert.equal(changed.energy_kwh, "1234.5678");
-  // And kept again from there, still equal to the HttpApi's answer.
-  assert.equal((await compare(path, bearer(reader.key))).body, after.body);
-  assert.ok((await see(app.handler, path, bearer(reader.key))).byLane);
-  // A session reads through the same kept answers.
-  for (let i = 0; i < 2; i++) assert.equal((await compare(path, { cookie })).body, after.body);
 });
 
 Deno.test("close the test apps", async () => {

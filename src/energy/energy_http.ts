@@ -34,7 +34,6 @@ import {
   RANGE_PARAMS,
   runLane,
 } from "../http/lanes.ts";
-import { AnswerCache } from "../http/answer_cache.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { type EnergyDays, EnergyService, headOf } from "./energy_service.ts";
 import {
@@ -86,16 +85,7 @@ const currentDays = (
 const ENERGY_PATH = /^\/api\/v1\/stores\/([^/]+)\/energy$/;
 
 // GET /api/v1/stores/{id}/energy?scope_id=&start=&end= over the current data.
-export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => {
-  const answers = new AnswerCache(context.answerCacheBytes);
-  return (lane) => energyLaneAnswer(context, answers, lane);
-};
-
-const energyLaneAnswer = async (
-  context: LaneContext<EnergyService | Auth>,
-  answers: AnswerCache,
-  lane: LaneRequest,
-) => {
+export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => async (lane) => {
   const storeId = plainId(ENERGY_PATH.exec(lane.url.pathname)?.[1]);
   const query = plainParams(lane.url, RANGE_PARAMS);
   const request = storeId === undefined || query === undefined
@@ -103,11 +93,12 @@ const energyLaneAnswer = async (
     : plainRange(storeId, query);
   if (request === undefined) return undefined;
   const header = lane.request.headers.get("if-none-match") ?? undefined;
-  // A request without If-None-Match asks for the version of the answer kept in `answers`: when
+  // A request without If-None-Match asks for the version of the answer kept in the lanes' answers
+  // (src/http/answer_cache.ts): when
   // the data is still at it, the statement (which checks the credential either way) sends no days
   // and the kept bytes are the answer.
-  const key = `${request.storeId}|${request.scopeId}|${request.start}|${request.end}`;
-  const kept = header === undefined ? answers.get(key) : undefined;
+  const key = `e|${request.storeId}|${request.scopeId}|${request.start}|${request.end}`;
+  const kept = header === undefined ? context.answers.get(key) : undefined;
   const ifVersion = kept?.version ?? heldVersion(header, "e", SHAPE_TAG);
   const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
   const answer = Option.isSome(context.direct) && token !== undefined
@@ -129,7 +120,7 @@ const energyLaneAnswer = async (
   const reply = currentReply(answer, header);
   if (reply.status === 304) return laneJson(304, reply.headers);
   const bytes = encodeParts(reply.parts);
-  answers.set(key, answer.version, bytes);
+  context.answers.set(key, answer.version, bytes);
   return laneJson(200, jsonHeaders(reply.etag, reply.headers), bytes);
 };
 

@@ -10,6 +10,7 @@ import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import { ID_TEXT, isCalendarDate, MAX_ID } from "../domain/common.ts";
 import { webRequestFacts } from "../auth/auth_http.ts";
 import type { RequestFacts } from "../auth/auth_service.ts";
+import type { AnswerCache } from "./answer_cache.ts";
 import type { DirectQueryShape } from "../db/database.ts";
 
 export interface LaneRequest {
@@ -27,8 +28,8 @@ export interface LaneContext<R> {
   readonly runtime: Runtime.Runtime<R>;
   readonly publicOrigin: Option.Option<string>;
   readonly direct: Option.Option<DirectQueryShape>;
-  // The bytes a lane may keep of recent answers (src/http/answer_cache.ts); 0 keeps none.
-  readonly answerCacheBytes: number;
+  // Recent answers of the lanes, with the version of their data (src/http/answer_cache.ts).
+  readonly answers: AnswerCache;
 }
 
 // The bodies of lane answers, for the server to write at once without reading them as a stream.

@@ -49,22 +49,27 @@ type Reply =
 // A conditional read of one kind of answer: the version the client holds goes to the service,
 // which builds nothing when it is current.
 // An answer as of an earlier instant has no ETag: it says which commit it shows.
+const replyFor = <A>(kind: string, header: string | undefined, answer: Versioned<A>): Reply => {
+  const headers = dataHeaders(answer.token, answer.asOf);
+  const body = (value: A) => chunkedJson(value as Readonly<Record<string, unknown>>, "days");
+  if (answer.asOf !== undefined) {
+    return { status: 200, parts: body(answer.value!), headers: jsonHeaders(undefined, headers) };
+  }
+  const etag = etagOf(kind, answer.version, SHAPE_TAG);
+  return answer.value === undefined || etagMatches(header, etag)
+    ? { status: 304, headers: notModifiedHeaders(etag, headers) }
+    : { status: 200, parts: body(answer.value), headers: jsonHeaders(etag, headers) };
+};
+
 const replyOf = <A, E, R>(
   kind: string,
   header: string | undefined,
   read: (held: string | undefined) => Effect.Effect<Versioned<A>, E, R>,
 ) =>
-  Effect.map(read(heldVersion(header, kind, SHAPE_TAG)), (answer): Reply => {
-    const headers = dataHeaders(answer.token, answer.asOf);
-    const body = (value: A) => chunkedJson(value as Readonly<Record<string, unknown>>, "days");
-    if (answer.asOf !== undefined) {
-      return { status: 200, parts: body(answer.value!), headers: jsonHeaders(undefined, headers) };
-    }
-    const etag = etagOf(kind, answer.version, SHAPE_TAG);
-    return answer.value === undefined || etagMatches(header, etag)
-      ? { status: 304, headers: notModifiedHeaders(etag, headers) }
-      : { status: 200, parts: body(answer.value), headers: jsonHeaders(etag, headers) };
-  });
+  Effect.map(
+    read(heldVersion(header, kind, SHAPE_TAG)),
+    (answer) => replyFor(kind, header, answer),
+  );
 
 const conditional = <A, E, R>(
   kind: string,
@@ -83,6 +88,9 @@ const conditional = <A, E, R>(
 
 // The lane of a read of the current data (src/http/lanes.ts), for a verified caller: `parse` takes
 // the plain form of the request (undefined for any other), `read` is the handler's service call.
+// A request without If-None-Match asks for the version of the answer kept in the lanes' answers
+// (src/http/answer_cache.ts): when the inputs are still at it, nothing is computed and the kept
+// bytes are the answer.
 const currentLane = <P>(
   context: LaneContext<MetricsService | Auth>,
   kind: string,
@@ -102,16 +110,31 @@ async (lane) => {
   const request = storeId === undefined || query === undefined ? undefined : parse(storeId, query);
   if (request === undefined) return undefined;
   const header = lane.request.headers.get("if-none-match") ?? undefined;
-  const reply = await runLane(context, lane, (facts) =>
+  const key = `${kind}|${JSON.stringify(request)}`;
+  const kept = header === undefined ? context.answers.get(key) : undefined;
+  const answer = await runLane(context, lane, (facts) =>
     Effect.gen(function* () {
       const caller = yield* (yield* Auth).authenticate(facts);
       const service = yield* MetricsService;
-      return yield* replyOf(kind, header, (held) => read(service, caller, request, held));
+      return yield* read(
+        service,
+        caller,
+        request,
+        kept?.version ?? heldVersion(header, kind, SHAPE_TAG),
+      );
     }));
-  if (reply === undefined) return undefined;
-  return reply.status === 304
-    ? laneJson(304, reply.headers)
-    : laneJson(200, reply.headers, encodeParts(reply.parts));
+  if (answer === undefined) return undefined;
+  if (kept !== undefined && answer.value === undefined) {
+    // The inputs are at the kept answer's version (no other version leaves out the answer).
+    if (answer.version !== kept.version || answer.asOf !== undefined) return undefined;
+    const etag = etagOf(kind, answer.version, SHAPE_TAG);
+    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), kept.bytes);
+  }
+  const reply = replyFor(kind, header, answer);
+  if (reply.status === 304) return laneJson(304, reply.headers);
+  const bytes = encodeParts(reply.parts);
+  context.answers.set(key, answer.version, bytes);
+  return laneJson(200, reply.headers, bytes);
 };
 
 export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
