@@ -2,39 +2,44 @@
 import assert from "node:assert/strict";
 import { ConfigProvider, Effect, Either, FastCheck as fc } from "effect";
 import { AppConfig, DEFAULT_ANSWER_CACHE_MB } from "../src/config.ts";
-import { AnswerCache } from "../src/http/answer_cache.ts";
+import { AnswerCache, ENTRY_OVERHEAD } from "../src/http/answer_cache.ts";
 
 type Op =
   | { readonly op: "set"; readonly key: string; readonly size: number; readonly version: string }
   | { readonly op: "get"; readonly key: string }
   | { readonly op: "delete"; readonly key: string };
 
-const key = fc.constantFrom("a", "b", "c", "d", "e", "f");
+// Twenty keys: with each entry at most an eighth of the budget, nine or more make it evict.
+const key = fc.integer({ min: 0, max: 19 }).map((n) =>
+  n === 19 ? "a-longer-key".repeat(3) : `k${n}`
+);
+// What an entry of `size` bytes under `key` costs the budget.
+const cost = (k: string, size: number) => size + k.length * 2 + ENTRY_OVERHEAD;
 const ops = fc.array(
   fc.oneof(
     fc.record({
       op: fc.constant("set" as const),
       key,
-      size: fc.integer({ min: 0, max: 40 }),
+      size: fc.integer({ min: 0, max: 400 }),
       version: fc.string({ maxLength: 3 }),
     }),
     fc.record({ op: fc.constant("get" as const), key }),
     fc.record({ op: fc.constant("delete" as const), key }),
   ),
-  { maxLength: 60 },
+  { maxLength: 120 },
 );
 
-Deno.test("kept answers stay within their budget and leave least recently used first", () => {
-  fc.assert(fc.property(fc.integer({ min: 0, max: 200 }), ops, (budget, steps) => {
+Deno.test("kept answers stay within their budget, overhead counted, and leave least recently used first", () => {
+  fc.assert(fc.property(fc.integer({ min: 0, max: 8000 }), ops, (budget, steps) => {
     const cache = new AnswerCache(budget);
     // The model: entries from least to most recently used.
     let model: Array<{ key: string; version: string; size: number }> = [];
     for (const step of steps) {
       if (step.op === "set") {
         model = model.filter((e) => e.key !== step.key);
-        if (budget > 0 && step.size <= budget / 8) {
+        if (budget > 0 && cost(step.key, step.size) <= budget / 8) {
           model.push({ key: step.key, version: step.version, size: step.size });
-          while (model.reduce((n, e) => n + e.size, 0) > budget) model.shift();
+          while (model.reduce((n, e) => n + cost(e.key, e.size), 0) > budget) model.shift();
         }
         cache.set(step.key, step.version, new Uint8Array(step.size).fill(step.size));
       } else if (step.op === "get") {
@@ -48,10 +53,29 @@ Deno.test("kept answers stay within their budget and leave least recently used f
         cache.delete(step.key);
       }
       assert.ok(cache.bytes <= budget);
-      assert.equal(cache.bytes, model.reduce((n, e) => n + e.size, 0));
+      assert.equal(cache.bytes, model.reduce((n, e) => n + cost(e.key, e.size), 0));
       assert.equal(cache.size, model.length);
     }
   }));
+});
+
+Deno.test("the least recently used answer leaves first; reading one makes it recent", () => {
+  const size = 100;
+  const each = size + 2 * 2 + ENTRY_OVERHEAD;
+  const cache = new AnswerCache(each * 8);
+  for (let i = 0; i < 8; i++) cache.set(`k${i}`, `v${i}`, new Uint8Array(size));
+  assert.equal(cache.size, 8);
+  assert.equal(cache.get("k0")?.version, "v0");
+  cache.set("k8", "v8", new Uint8Array(size));
+  // k1 was the least recently used (k0 was just read).
+  assert.equal(cache.get("k1"), undefined);
+  assert.equal(cache.get("k0")?.version, "v0");
+  assert.equal(cache.get("k8")?.version, "v8");
+  assert.equal(cache.bytes, each * 8);
+  // An answer over an eighth of the budget is not kept, and leaves the others in place.
+  cache.set("kx", "vx", new Uint8Array(each));
+  assert.equal(cache.get("kx"), undefined);
+  assert.equal(cache.size, 8);
 });
 
 Deno.test("a budget of 0 keeps nothing", () => {

@@ -9,12 +9,19 @@ export interface CachedAnswer {
   readonly bytes: Uint8Array<ArrayBuffer>;
 }
 
+// What an entry costs besides its bytes (its key's UTF-16 text is counted too): the map's and the
+// entry's objects, so that many small answers cannot hold more memory than the budget says.
+export const ENTRY_OVERHEAD = 128;
+
+const costOf = (key: string, bytes: Uint8Array) =>
+  bytes.byteLength + key.length * 2 + ENTRY_OVERHEAD;
+
 export class AnswerCache {
   readonly #entries = new Map<string, CachedAnswer>();
   #bytes = 0;
 
-  // maxBytes 0: nothing is kept. An answer larger than an eighth of the budget is not kept either
-  // (one would push out many).
+  // maxBytes 0: nothing is kept. An answer that costs more than an eighth of the budget is not
+  // kept either (one would push out many). `bytes` counts what the entries cost.
   constructor(readonly maxBytes: number) {}
 
   get size(): number {
@@ -36,13 +43,13 @@ export class AnswerCache {
 
   set(key: string, version: string, bytes: Uint8Array<ArrayBuffer>): void {
     this.delete(key);
-    if (this.maxBytes === 0 || bytes.byteLength > this.maxBytes / 8) return;
+    if (this.maxBytes === 0 || costOf(key, bytes) > this.maxBytes / 8) return;
     this.#entries.set(key, { version, bytes });
-    this.#bytes += bytes.byteLength;
+    this.#bytes += costOf(key, bytes);
     for (const [oldest, entry] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
       this.#entries.delete(oldest);
-      this.#bytes -= entry.bytes.byteLength;
+      this.#bytes -= costOf(oldest, entry.bytes);
     }
   }
 
@@ -50,6 +57,6 @@ export class AnswerCache {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
     this.#entries.delete(key);
-    this.#bytes -= entry.bytes.byteLength;
+    this.#bytes -= costOf(key, entry.bytes);
   }
 }
