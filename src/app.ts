@@ -122,6 +122,12 @@ export const makeHandler = <E>(
   );
   const shared = Layer.effectContext(Effect.map(services.runtimeEffect, (r) => r.context));
   const api = HttpApiBuilder.toWebHandler(makeAppLayer(shared, log, metrics));
+  // The lanes' kept answers, reported by /metrics when there is one.
+  const keptAnswers = (mb: number) => {
+    const answers = new AnswerCache(mb * 1024 * 1024);
+    metrics?.setSources({ answers: () => answers.facts() });
+    return answers;
+  };
   const lanes = options.lanes === false ? undefined : makeLanes(
     () =>
       services.runtime().then((runtime) => {
@@ -131,7 +137,7 @@ export const makeHandler = <E>(
           runtime,
           publicOrigin: config.publicOrigin,
           direct: Context.getOption(runtime.context, DirectQuery),
-          answers: new AnswerCache(config.answerCacheMb * 1024 * 1024),
+          answers: keptAnswers(config.answerCacheMb),
         };
       }),
     LANES,

@@ -287,6 +287,28 @@ Deno.test("the database, its pool and the process are reported", async () => {
   }
 });
 
+Deno.test("kept answers are reported: their cost, and how many requests they answered", async () => {
+  const stores = (await api("/api/v1/stores")).body as {
+    stores: Array<{ id: number; scope_id: number }>;
+  };
+  const [store] = stores.stores;
+  const end = snapshot.dataset.end;
+  const path =
+    `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${end}&end=${end}`;
+  const before = parse(await scrape());
+  for (let i = 0; i < 3; i++) assert.equal((await api(path)).status, 200);
+  const after = parse(await scrape());
+  const grew = (name: string) => (valueOf(after, name) ?? 0) - (valueOf(before, name) ?? 0);
+  assert.equal(valueOf(after, "answer_cache_budget_bytes"), 32 * 1024 * 1024);
+  assert.equal(grew("answer_cache_lookups_total"), 3);
+  // The first read made the answer; the next two were answered by it.
+  assert.ok(grew("answer_cache_found_total") >= 2);
+  assert.ok(grew("answer_cache_served_total") >= 2);
+  const bytes = valueOf(after, "answer_cache_bytes") ?? 0;
+  assert.ok(bytes > 0 && bytes <= 32 * 1024 * 1024, `${bytes}`);
+  assert.ok((valueOf(after, "answer_cache_entries") ?? 0) >= 1);
+});
+
 Deno.test({
   name: "close",
   sanitizeResources: false,

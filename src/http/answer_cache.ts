@@ -16,9 +16,23 @@ export const ENTRY_OVERHEAD = 128;
 const costOf = (key: string, bytes: Uint8Array) =>
   bytes.byteLength + key.length * 2 + ENTRY_OVERHEAD;
 
+// What /metrics reports of the kept answers.
+export interface AnswerCacheFacts {
+  readonly budget: number;
+  readonly bytes: number;
+  readonly entries: number;
+  // Requests that found a kept answer, and those the kept bytes answered (the data unchanged).
+  readonly found: number;
+  readonly served: number;
+  readonly lookups: number;
+}
+
 export class AnswerCache {
   readonly #entries = new Map<string, CachedAnswer>();
   #bytes = 0;
+  #lookups = 0;
+  #found = 0;
+  #served = 0;
 
   // maxBytes 0: nothing is kept. An answer that costs more than an eighth of the budget is not
   // kept either (one would push out many). `bytes` counts what the entries cost.
@@ -33,8 +47,10 @@ export class AnswerCache {
   }
 
   get(key: string): CachedAnswer | undefined {
+    this.#lookups++;
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
+    this.#found++;
     // Most recently used last: eviction takes the first.
     this.#entries.delete(key);
     this.#entries.set(key, entry);
@@ -51,6 +67,22 @@ export class AnswerCache {
       this.#entries.delete(oldest);
       this.#bytes -= costOf(oldest, entry.bytes);
     }
+  }
+
+  // A kept answer was the answer.
+  served(): void {
+    this.#served++;
+  }
+
+  facts(): AnswerCacheFacts {
+    return {
+      budget: this.maxBytes,
+      bytes: this.#bytes,
+      entries: this.#entries.size,
+      found: this.#found,
+      served: this.#served,
+      lookups: this.#lookups,
+    };
   }
 
   delete(key: string): void {

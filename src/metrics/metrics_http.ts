@@ -128,6 +128,7 @@ async (lane) => {
     // The inputs are at the kept answer's version (no other version leaves out the answer).
     if (answer.version !== kept.version || answer.asOf !== undefined) return undefined;
     const etag = etagOf(kind, answer.version, SHAPE_TAG);
+    context.answers.served();
     return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), kept.bytes);
   }
   const reply = replyFor(kind, header, answer);

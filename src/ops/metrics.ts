@@ -1,7 +1,8 @@
 // The process's metrics in the Prometheus text format: requests by route template, method and status
-// with their latency, imports by operation and outcome, the database pool and table sizes, memory
-// and CPU. A request costs a map lookup and a few additions; everything else is done per scrape.
+// with their latency, imports by operation and outcome, the read lanes' kept answers, the database
+// pool and table sizes, memory and CPU. A request costs a map lookup and a few additions; everything else is done per scrape.
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { AnswerCacheFacts } from "../http/answer_cache.ts";
 import process from "node:process";
 import { Redacted } from "effect";
 
@@ -87,6 +88,7 @@ export interface PoolFacts {
 export interface OpsSources {
   readonly database?: () => Promise<DatabaseFacts>;
   readonly pool?: () => PoolFacts | undefined;
+  readonly answers?: () => AnswerCacheFacts;
 }
 
 const outcomeOf = (status: number) =>
@@ -226,6 +228,34 @@ export class OpsMetrics {
     sample("process_cpu_seconds_total", "", (cpu.user + cpu.system) / 1e6);
     head("process_start_time_seconds", "gauge", "Start of the process, in Unix seconds.");
     sample("process_start_time_seconds", "", Math.round(startedAt));
+
+    const answers = this.#sources.answers?.();
+    if (answers !== undefined) {
+      head(
+        "answer_cache_budget_bytes",
+        "gauge",
+        "ANSWER_CACHE_MB in bytes: what kept answers may cost.",
+      );
+      sample("answer_cache_budget_bytes", "", answers.budget);
+      head(
+        "answer_cache_bytes",
+        "gauge",
+        "What the kept answers cost now (bytes, keys, bookkeeping).",
+      );
+      sample("answer_cache_bytes", "", answers.bytes);
+      head("answer_cache_entries", "gauge", "Answers kept.");
+      sample("answer_cache_entries", "", answers.entries);
+      head("answer_cache_lookups_total", "counter", "Lane requests that looked for a kept answer.");
+      sample("answer_cache_lookups_total", "", answers.lookups);
+      head("answer_cache_found_total", "counter", "Lookups that found a kept answer.");
+      sample("answer_cache_found_total", "", answers.found);
+      head(
+        "answer_cache_served_total",
+        "counter",
+        "Requests the kept bytes answered (their data unchanged).",
+      );
+      sample("answer_cache_served_total", "", answers.served);
+    }
 
     const pool = this.#sources.pool?.();
     if (pool !== undefined) {
