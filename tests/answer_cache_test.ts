@@ -2,7 +2,10 @@
 import assert from "node:assert/strict";
 import { ConfigProvider, Effect, Either, FastCheck as fc } from "effect";
 import { AppConfig, DEFAULT_ANSWER_CACHE_MB } from "../src/config.ts";
-import { AnswerCache, ENTRY_OVERHEAD } from "../src/http/answer_cache.ts";
+import { AnswerCache, ENTRY_OVERHEAD, type Packing } from "../src/http/answer_cache.ts";
+
+// Kept as given, so that the model knows each entry's cost.
+const AS_IS: Packing = { pack: (bytes) => bytes, unpack: (bytes) => bytes };
 
 type Op =
   | { readonly op: "set"; readonly key: string; readonly size: number; readonly version: string }
@@ -31,7 +34,7 @@ const ops = fc.array(
 
 Deno.test("kept answers stay within their budget, overhead counted, and leave least recently used first", () => {
   fc.assert(fc.property(fc.integer({ min: 0, max: 8000 }), ops, (budget, steps) => {
-    const cache = new AnswerCache(budget);
+    const cache = new AnswerCache(budget, AS_IS);
     // The model: entries from least to most recently used.
     let model: Array<{ key: string; version: string; size: number }> = [];
     for (const step of steps) {
@@ -46,7 +49,7 @@ Deno.test("kept answers stay within their budget, overhead counted, and leave le
         const found = model.find((e) => e.key === step.key);
         const got = cache.get(step.key);
         assert.equal(got?.version, found?.version);
-        assert.equal(got?.bytes.byteLength, found?.size);
+        assert.equal(got?.packed.byteLength, found?.size);
         if (found !== undefined) model = [...model.filter((e) => e !== found), found];
       } else {
         model = model.filter((e) => e.key !== step.key);
@@ -62,7 +65,7 @@ Deno.test("kept answers stay within their budget, overhead counted, and leave le
 Deno.test("the least recently used answer leaves first; reading one makes it recent", () => {
   const size = 100;
   const each = size + 2 * 2 + ENTRY_OVERHEAD;
-  const cache = new AnswerCache(each * 8);
+  const cache = new AnswerCache(each * 8, AS_IS);
   for (let i = 0; i < 8; i++) cache.set(`k${i}`, `v${i}`, new Uint8Array(size));
   assert.equal(cache.size, 8);
   assert.equal(cache.get("k0")?.version, "v0");
@@ -105,4 +108,29 @@ Deno.test("ANSWER_CACHE_MB: 32 MiB unless set, 0 keeps none, anything else is re
   for (const value of ["-1", "4097", "1.5", "lots"]) {
     assert.ok(Either.isLeft(await read(value)), value);
   }
+});
+
+Deno.test("kept answers come back byte for byte, and cost what they take packed", () => {
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 5000 }), fc.string(), (bytes, text) => {
+    const cache = new AnswerCache(1024 * 1024);
+    const json = new TextEncoder().encode(JSON.stringify({ text, days: Array(50).fill(text) }));
+    for (const [key, given] of [["bytes", bytes], ["json", json]] as const) {
+      cache.set(key, "v", given);
+      const kept = cache.get(key)!;
+      assert.deepEqual(cache.serve(kept), given);
+    }
+  }));
+  // A year of JSON days is kept in a small part of its size.
+  const year = new TextEncoder().encode(JSON.stringify(
+    Array.from(
+      { length: 366 },
+      (_, i) => ({ business_date: `2025-01-${i}`, energy_kwh: "12.3400" }),
+    ),
+  ));
+  const cache = new AnswerCache(1024 * 1024);
+  cache.set("year", "v", year);
+  assert.ok(cache.bytes < year.byteLength / 4, `${cache.bytes} of ${year.byteLength}`);
+  assert.equal(cache.facts().served, 0);
+  cache.serve(cache.get("year")!);
+  assert.equal(cache.facts().served, 1);
 });

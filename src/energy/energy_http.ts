@@ -115,8 +115,7 @@ export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => 
     // The data is at the kept answer's version (no other version leaves out the days).
     if (answer.version !== kept.version) return undefined;
     const etag = etagOf("e", answer.version, SHAPE_TAG);
-    context.answers.served();
-    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), kept.bytes);
+    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), context.answers.serve(kept));
   }
   const reply = currentReply(answer, header);
   if (reply.status === 304) return laneJson(304, reply.headers);

@@ -4,17 +4,32 @@
 // when it is, the way a client's If-None-Match is answered. So the cache never decides what a caller
 // may read nor which version is current; it spares building, decoding and encoding the same answer
 // again (about 0.4 ms of the service and 1 ms of PostgreSQL for a year of energy days).
-export interface CachedAnswer {
-  readonly version: string;
-  readonly bytes: Uint8Array<ArrayBuffer>;
+// Answers are kept deflated (level 1: a year of energy days, 160 KB, is kept in 15 KB, packed in
+// 0.1 ms and unpacked in 0.1 ms), so a budget holds about ten times as many.
+import zlib from "node:zlib";
+
+// How answers are kept: pack on the way in, unpack on the way out, exactly.
+export interface Packing {
+  readonly pack: (bytes: Uint8Array) => Uint8Array;
+  readonly unpack: (packed: Uint8Array) => Uint8Array;
 }
 
-// What an entry costs besides its bytes (its key's UTF-16 text is counted too): the map's and the
-// entry's objects, so that many small answers cannot hold more memory than the budget says.
+export const DEFLATE: Packing = {
+  pack: (bytes) => zlib.deflateRawSync(bytes, { level: 1 }),
+  unpack: (packed) => zlib.inflateRawSync(packed),
+};
+
+export interface CachedAnswer {
+  readonly version: string;
+  readonly packed: Uint8Array;
+}
+
+// What an entry costs besides its packed bytes (its key's UTF-16 text is counted too): the map's
+// and the entry's objects, so that many small answers cannot hold more memory than the budget says.
 export const ENTRY_OVERHEAD = 128;
 
-const costOf = (key: string, bytes: Uint8Array) =>
-  bytes.byteLength + key.length * 2 + ENTRY_OVERHEAD;
+const costOf = (key: string, packed: Uint8Array) =>
+  packed.byteLength + key.length * 2 + ENTRY_OVERHEAD;
 
 // What /metrics reports of the kept answers.
 export interface AnswerCacheFacts {
@@ -36,7 +51,7 @@ export class AnswerCache {
 
   // maxBytes 0: nothing is kept. An answer that costs more than an eighth of the budget is not
   // kept either (one would push out many). `bytes` counts what the entries cost.
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number, readonly packing: Packing = DEFLATE) {}
 
   get size(): number {
     return this.#entries.size;
@@ -57,21 +72,25 @@ export class AnswerCache {
     return entry;
   }
 
-  set(key: string, version: string, bytes: Uint8Array<ArrayBuffer>): void {
+  set(key: string, version: string, bytes: Uint8Array): void {
     this.delete(key);
-    if (this.maxBytes === 0 || costOf(key, bytes) > this.maxBytes / 8) return;
-    this.#entries.set(key, { version, bytes });
-    this.#bytes += costOf(key, bytes);
+    if (this.maxBytes === 0) return;
+    const packed = this.packing.pack(bytes);
+    if (costOf(key, packed) > this.maxBytes / 8) return;
+    this.#entries.set(key, { version, packed });
+    this.#bytes += costOf(key, packed);
     for (const [oldest, entry] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
       this.#entries.delete(oldest);
-      this.#bytes -= costOf(oldest, entry.bytes);
+      this.#bytes -= costOf(oldest, entry.packed);
     }
   }
 
-  // A kept answer was the answer.
-  served(): void {
+  // The bytes of a kept answer that is the answer (the data unchanged), as they were given to set.
+  serve(entry: CachedAnswer): Uint8Array<ArrayBuffer> {
     this.#served++;
+    const bytes = this.packing.unpack(entry.packed);
+    return new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
   }
 
   facts(): AnswerCacheFacts {
@@ -89,6 +108,6 @@ export class AnswerCache {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
     this.#entries.delete(key);
-    this.#bytes -= costOf(key, entry.bytes);
+    this.#bytes -= costOf(key, entry.packed);
   }
 }

@@ -128,8 +128,7 @@ async (lane) => {
     // The inputs are at the kept answer's version (no other version leaves out the answer).
     if (answer.version !== kept.version || answer.asOf !== undefined) return undefined;
     const etag = etagOf(kind, answer.version, SHAPE_TAG);
-    context.answers.served();
-    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), kept.bytes);
+    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), context.answers.serve(kept));
   }
   const reply = replyFor(kind, header, answer);
   if (reply.status === 304) return laneJson(304, reply.headers);
