@@ -94,9 +94,8 @@ export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => 
   if (request === undefined) return undefined;
   const header = lane.request.headers.get("if-none-match") ?? undefined;
   // A request without If-None-Match asks for the version of the answer kept in the lanes' answers
-  // (src/http/answer_cache.ts): when
-  // the data is still at it, the statement (which checks the credential either way) sends no days
-  // and the kept bytes are the answer.
+  // (src/http/answer_cache.ts): when the data is still at it, the statement (which checks the
+  // credential either way) sends no days and the kept bytes are the answer.
   const key = `e|${request.storeId}|${request.scopeId}|${request.start}|${request.end}`;
   const kept = header === undefined ? context.answers.get(key) : undefined;
   const ifVersion = kept?.version ?? heldVersion(header, "e", SHAPE_TAG);
