@@ -87,10 +87,10 @@ const conditional = <A, E, R>(
   });
 
 // The lane of a read of the current data (src/http/lanes.ts), for a verified caller: `parse` takes
-// the plain form of the request (undefined for any other), `read` is the handler's service call.
-// A request without If-None-Match asks for the version of the answer kept in the lanes' answers
-// (src/http/answer_cache.ts): when the inputs are still at it, nothing is computed and the kept
-// bytes are the answer.
+// the plain form of the request (undefined for any other), `read` is the handler's service call and
+// `version` the version its inputs are at now. A request without If-None-Match whose answer is kept
+// in the lanes' answers (src/http/answer_cache.ts) asks only for that version: when the inputs are
+// still at it, nothing is read or computed and the kept bytes are the answer.
 const currentLane = <P>(
   context: LaneContext<MetricsService | Auth>,
   kind: string,
@@ -103,6 +103,11 @@ const currentLane = <P>(
     request: P,
     held: string | undefined,
   ) => Effect.Effect<Versioned<unknown>, unknown>,
+  version: (
+    service: MetricsService,
+    caller: CallerShape,
+    request: P,
+  ) => Effect.Effect<{ readonly version: string; readonly token?: string }, unknown>,
 ): Lane =>
 async (lane) => {
   const storeId = plainId(path.exec(lane.url.pathname)?.[1]);
@@ -112,28 +117,30 @@ async (lane) => {
   const header = lane.request.headers.get("if-none-match") ?? undefined;
   const key = `${kind}|${JSON.stringify(request)}`;
   const kept = header === undefined ? context.answers.get(key) : undefined;
-  const answer = await runLane(context, lane, (facts) =>
+  const result = await runLane(context, lane, (facts) =>
     Effect.gen(function* () {
       const caller = yield* (yield* Auth).authenticate(facts);
       const service = yield* MetricsService;
-      return yield* read(
-        service,
-        caller,
-        request,
-        kept?.version ?? heldVersion(header, kind, SHAPE_TAG),
-      );
+      if (kept !== undefined) {
+        const now = yield* version(service, caller, request);
+        if (now.version === kept.version) return { kind: "kept", now } as const;
+      }
+      const held = heldVersion(header, kind, SHAPE_TAG);
+      return { kind: "read", answer: yield* read(service, caller, request, held) } as const;
     }));
-  if (answer === undefined) return undefined;
-  if (kept !== undefined && answer.value === undefined) {
-    // The inputs are at the kept answer's version (no other version leaves out the answer).
-    if (answer.version !== kept.version || answer.asOf !== undefined) return undefined;
-    const etag = etagOf(kind, answer.version, SHAPE_TAG);
-    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), context.answers.serve(kept));
+  if (result === undefined) return undefined;
+  if (result.kind === "kept") {
+    const etag = etagOf(kind, result.now.version, SHAPE_TAG);
+    return laneJson(
+      200,
+      jsonHeaders(etag, dataHeaders(result.now.token)),
+      context.answers.serve(kept!),
+    );
   }
-  const reply = replyFor(kind, header, answer);
+  const reply = replyFor(kind, header, result.answer);
   if (reply.status === 304) return laneJson(304, reply.headers);
   const bytes = encodeParts(reply.parts);
-  context.answers.set(key, answer.version, bytes);
+  context.answers.set(key, result.answer.version, bytes);
   return laneJson(200, reply.headers, bytes);
 };
 
@@ -145,6 +152,7 @@ export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
     RANGE_PARAMS,
     plainRange,
     (service, caller, range, held) => service.metrics(caller, range, CURRENT, held),
+    (service, caller, range) => service.currentVersion(caller, range),
   );
 
 export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
@@ -155,6 +163,7 @@ export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
     RANGE_PARAMS,
     plainRange,
     (service, caller, range, held) => service.targets(caller, range, CURRENT, held),
+    (service, caller, range) => service.currentVersion(caller, range),
   );
 
 export const periodsLane = (context: LaneContext<MetricsService | Auth>) =>
@@ -171,6 +180,7 @@ export const periodsLane = (context: LaneContext<MetricsService | Auth>) =>
     },
     (service, caller, p, held) =>
       service.periods(caller, p.storeId, p.scopeId, p.asOf, CURRENT, held),
+    (service, caller, p) => service.periodsVersion(caller, p.storeId, p.scopeId, p.asOf),
   );
 
 export const MetricsHttpLive = HttpApiBuilder.group(

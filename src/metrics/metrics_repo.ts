@@ -14,6 +14,11 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
   out_baseline AS baseline, out_version AS version, out_token AS token
 FROM metric_inputs($1::int, $2::int, $3::date, $4::date, $5::text)`;
 
+// Their version alone (metric_version: the same relations and expression).
+const versionSql = `
+SELECT out_version AS version, out_token AS token
+FROM metric_version($1::int, $2::int, $3::date, $4::date)`;
+
 // The same inputs as they were once commit $6 was made.
 const inputsAtSql = `
 SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
@@ -99,6 +104,20 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
         span("MetricsRepo.inputs"),
       );
 
-    return { inputs } as const;
+    // The version (and data token) `inputs` would give now, without the inputs.
+    const version = (storeId: number, scopeId: number, start: string, end: string) =>
+      dbBoundary(
+        sql.unsafe<{ version: string; token: string | null }>(versionSql, [
+          storeId,
+          scopeId,
+          start,
+          end,
+        ]),
+      ).pipe(
+        Effect.map(([row]) => ({ version: row.version, token: row.token ?? undefined })),
+        span("MetricsRepo.version"),
+      );
+
+    return { inputs, version } as const;
   }),
 }) {}

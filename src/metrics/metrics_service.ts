@@ -21,6 +21,21 @@ const TARGETS_NOTE =
   "the date it was observed. Sealed candidates in the store reference are not effective targets. " +
   "No pass or fail is computed here: see the metrics endpoint.";
 
+// rules.md §7: the periods of an overview, all ending at as_of, and the range of days they read.
+const periodRanges = (asOf: string) => [
+  { key: "day" as const, label: "Day", start: asOf },
+  { key: "week" as const, label: "Last 7 days", start: addDays(asOf, -6) },
+  { key: "month" as const, label: "Last 30 days", start: addDays(asOf, -29) },
+  { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
+];
+
+const periodsRange = (storeId: number, scopeId: number, asOf: string): RangeRequest => ({
+  storeId,
+  scopeId,
+  start: periodRanges(asOf).reduce((min, r) => (r.start < min ? r.start : min), asOf),
+  end: asOf,
+});
+
 export class MetricsService extends Effect.Service<MetricsService>()("Metrics/MetricsService", {
   effect: Effect.gen(function* () {
     const repo = yield* MetricsRepo;
@@ -37,6 +52,15 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
         const { storeId, scopeId, start, end } = request;
         const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone, at?.seq);
         return { scope, inputs, at };
+      });
+
+    // The version (and data token) of the current inputs of a range, for a caller that may read
+    // it: what a kept answer is compared with (src/http/answer_cache.ts).
+    const currentVersion = (caller: CallerShape, request: RangeRequest) =>
+      Effect.gen(function* () {
+        yield* access.range(caller, request, METRICS_MAX_DAYS);
+        const { storeId, scopeId, start, end } = request;
+        return yield* repo.version(storeId, scopeId, start, end);
       });
 
     const unchanged = (inputs: MetricInputs, at: ResolvedAsOf | undefined, held?: string) =>
@@ -119,19 +143,12 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       held?: string,
     ) =>
       Effect.gen(function* () {
-        const ranges = [
-          { key: "day" as const, label: "Day", start: asOf },
-          { key: "week" as const, label: "Last 7 days", start: addDays(asOf, -6) },
-          { key: "month" as const, label: "Last 30 days", start: addDays(asOf, -29) },
-          { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
-        ];
-        const first = ranges.reduce((min, r) => (r.start < min ? r.start : min), asOf);
-        const { scope, inputs, at } = yield* load(caller, {
-          storeId,
-          scopeId,
-          start: first,
-          end: asOf,
-        }, known);
+        const ranges = periodRanges(asOf);
+        const { scope, inputs, at } = yield* load(
+          caller,
+          periodsRange(storeId, scopeId, asOf),
+          known,
+        );
         if (unchanged(inputs, at, held)) {
           return versioned(inputs, at) satisfies Versioned<PeriodOverview>;
         }
@@ -154,7 +171,10 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
         } satisfies Versioned<PeriodOverview>;
       }).pipe(span("MetricsService.periods"));
 
-    return { targets, metrics, periods } as const;
+    const periodsVersion = (caller: CallerShape, storeId: number, scopeId: number, asOf: string) =>
+      currentVersion(caller, periodsRange(storeId, scopeId, asOf));
+
+    return { targets, metrics, periods, currentVersion, periodsVersion } as const;
   }),
   dependencies: [MetricsRepo.Default, AsOfRepo.Default, QualityRepo.Default, StoreAccess.Default],
 }) {}

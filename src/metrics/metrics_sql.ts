@@ -4,12 +4,54 @@
 import { functionRoutine, type Routine } from "../db/routines.ts";
 import { dataTokenSql } from "../energy/day_sql.ts";
 
+// The stored days of the scope from `from` to `to` (SQL expressions), as a relation with
+// business_date, served_kwh, status, provisional, provisional_at and revision_no.
+type DaysOf = (from: string, to: string) => string;
+
+// The relations the inputs' version is made of, shared by metric_inputs and metric_version: the
+// range's facts, and the baseline days (rules.md §4: settled, available, non-void BASELINE days of
+// summer months before the range's last year).
+const factsSql = (days: DaysOf) => `
+  SELECT e.business_date, e.served_kwh, e.provisional, e.provisional_at, e.revision_no, e.status
+  FROM ${days("p_start", "p_end")} e
+`;
+
+const baselineDaysSql = (days: DaysOf) => `
+  SELECT e.business_date, e.served_kwh, e.revision_no
+  FROM ${days("'-infinity'::date", "make_date(extract(year FROM p_end)::int, 1, 1) - 1")} e
+  JOIN stage_history h ON h.store_id = p_store AND h.stage = 'BASELINE'
+    AND h.valid_from <= e.business_date AND (h.valid_to IS NULL OR e.business_date < h.valid_to)
+  WHERE e.status = 'AVAILABLE' AND e.provisional = 0
+    AND extract(month FROM e.business_date) BETWEEN 6 AND 9
+`;
+
+// What an answer of the inputs depends on that can change: the data generation, the range's facts
+// and the baseline days (their number and the sum of their revision numbers, which only grow).
+const VERSION_SQL = `(SELECT generation FROM dataset) || '.' ||
+    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts) || '.' ||
+    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days)`;
+
+// The version (and data token) metric_inputs would give for the same arguments, without the
+// inputs: a kept answer is compared with it (src/http/answer_cache.ts).
+const metricVersionFunction = (days: DaysOf) =>
+  functionRoutine(
+    "metric_version",
+    `CREATE FUNCTION metric_version(p_store int, p_scope int, p_start date, p_end date)
+RETURNS TABLE (out_version text, out_token text)
+LANGUAGE plpgsql STABLE AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+WITH facts AS (${factsSql(days)}), baseline_days AS (${baselineDaysSql(days)})
+SELECT ${VERSION_SQL} AS version, ${dataTokenSql} AS token;
+END;
+$fn$;`,
+  );
+
 const metricInputsFunction = (
   name: string,
   extraParams: string,
-  // The stored days of the scope from `from` to `to` (SQL expressions), as a relation with
-  // business_date, served_kwh, status, provisional, provisional_at and revision_no.
-  days: (from: string, to: string) => string,
+  days: DaysOf,
 ) =>
   functionRoutine(
     name,
@@ -22,10 +64,7 @@ BEGIN
   RETURN QUERY
 WITH cal AS (
   SELECT d::date AS day FROM generate_series(p_start, p_end, interval '1 day') AS d
-), facts AS (
-  SELECT e.business_date, e.served_kwh, e.provisional, e.provisional_at, e.revision_no, e.status
-  FROM ${days("p_start", "p_end")} e
-), periods AS (
+), facts AS (${factsSql(days)}), periods AS (
   SELECT tp.*, (SELECT sum(i.unit_price * i.priced_quantity) FROM target_period_items i
                 WHERE i.period_id = tp.id) AS device_cost
   FROM target_periods tp
@@ -38,16 +77,7 @@ WITH cal AS (
       SELECT max(p.observed_date) FROM tev_observations p
       WHERE p.scope_id = p_scope AND p.is_valid AND p.value_kwh > 0 AND p.observed_date <= p_start
     ), p_start)
-), baseline_days AS (
-  -- rules.md §4: settled, available, non-void BASELINE days of summer months before the range's
-  -- last year
-  SELECT e.business_date, e.served_kwh, e.revision_no
-  FROM ${days("'-infinity'::date", "make_date(extract(year FROM p_end)::int, 1, 1) - 1")} e
-  JOIN stage_history h ON h.store_id = p_store AND h.stage = 'BASELINE'
-    AND h.valid_from <= e.business_date AND (h.valid_to IS NULL OR e.business_date < h.valid_to)
-  WHERE e.status = 'AVAILABLE' AND e.provisional = 0
-    AND extract(month FROM e.business_date) BETWEEN 6 AND 9
-), baseline AS (
+), baseline_days AS (${baselineDaysSql(days)}), baseline AS (
   SELECT extract(year FROM b.business_date)::int AS year,
     extract(month FROM b.business_date)::int AS month,
     count(*)::int AS days, sum(b.served_kwh)::text AS sum
@@ -81,22 +111,18 @@ SELECT
   coalesce((SELECT json_agg(json_build_object('year', year, 'month', month, 'days', days,
                                               'sum', sum))
             FROM baseline), '[]'::json) AS baseline,
-  -- What the answer depends on that can change: the range's facts and the baseline days.
-  (SELECT generation FROM dataset) || '.' ||
-    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts) || '.' ||
-    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days) AS version,
+  ${VERSION_SQL} AS version,
   ${dataTokenSql} AS token;
 END;
 $fn$;`,
   );
 
+const currentDays: DaysOf = (from, to) =>
+  `(SELECT * FROM energy_days x WHERE x.scope_id = p_scope AND x.business_date BETWEEN ${from} AND ${to})`;
+
 export const metricsRoutines: ReadonlyArray<Routine> = [
-  metricInputsFunction(
-    "metric_inputs",
-    "",
-    (from, to) =>
-      `(SELECT * FROM energy_days x WHERE x.scope_id = p_scope AND x.business_date BETWEEN ${from} AND ${to})`,
-  ),
+  metricInputsFunction("metric_inputs", "", currentDays),
+  metricVersionFunction(currentDays),
   // The same inputs as they were once commit p_seq was made (energy_days_at, day_sql.ts).
   metricInputsFunction(
     "metric_inputs_at",
