@@ -1,4 +1,6 @@
-// Helpers shared by the import tests: SQL against the test database, table counts, the store list.
+// Helpers shared by the import tests: SQL against the test database, table counts, the store list,
+// a committed one-value correction.
+import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
@@ -41,3 +43,26 @@ export const b64 = (content: string | Uint8Array) =>
   typeof content === "string"
     ? Buffer.from(content, "utf8").toString("base64")
     : Buffer.from(content).toString("base64");
+
+// Previews and commits a one-value CSV that sets `store`'s energy on `day` to `kwh`.
+export const commitDay = async (
+  app: TestApp,
+  key: string,
+  store: Pick<StoreInfo, "brand_name" | "name">,
+  day: string,
+  kwh: string,
+) => {
+  const file = `品牌,门店,日期,日能耗\r\n${store.brand_name},${store.name},${day},${kwh}\r\n`;
+  const preview = await app.call("POST", "/api/v1/imports/preview", {
+    key,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: { filename: "day.csv", content_base64: b64(file), reason: "meter fix" },
+  });
+  assert.equal(preview.status, 200, JSON.stringify(preview.body));
+  const commit = await app.call("POST", `/api/v1/imports/${preview.body.id}/commit`, {
+    key,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: {},
+  });
+  assert.equal(commit.status, 200, JSON.stringify(commit.body));
+};

@@ -10,7 +10,7 @@ import { knownBody } from "../src/http/lanes.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { BASE, makeTestApp, quietLog, setKeyExpiry } from "./helpers.ts";
-import { b64, storesOf } from "./import_helpers.ts";
+import { commitDay, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 3 });
 const app = await makeTestApp((db) =>
@@ -250,19 +250,7 @@ Deno.test("a kept answer is given again only while its data is unchanged, and on
   const writer = await app.key(["read", "write", "raw"], { member: "lane-writer" });
   const before = await Promise.all(paths.map((path) => see(app.handler, path, bearer(reader.key))));
   const day = addDays(end, -2);
-  const file = `品牌,门店,日期,日能耗\r\n${a.brand_name},${a.name},${day},1234.5678\r\n`;
-  const preview = await app.call("POST", "/api/v1/imports/preview", {
-    key: writer.key,
-    headers: { "idempotency-key": crypto.randomUUID() },
-    body: { filename: "kept.csv", content_base64: b64(file), reason: "meter fix" },
-  });
-  assert.equal(preview.status, 200);
-  const commit = await app.call("POST", `/api/v1/imports/${preview.body.id}/commit`, {
-    key: writer.key,
-    headers: { "idempotency-key": crypto.randomUUID() },
-    body: {},
-  });
-  assert.equal(commit.status, 200);
+  await commitDay(app, writer.key, a, day, "1234.5678");
   for (const [i, path] of paths.entries()) {
     const after = await compare(path, bearer(reader.key));
     assert.equal(after.status, 200, path);

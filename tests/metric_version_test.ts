@@ -7,7 +7,7 @@ import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
-import { b64, storesOf } from "./import_helpers.ts";
+import { commitDay, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 4 });
 const app = await makeTestApp((db) =>
@@ -64,19 +64,7 @@ Deno.test("after a commit both move together, and only for the ranges that hold 
   const year = [addDays(end, -365), end] as const;
   const before = await versionsOf(a, ...year);
   const earlier = await versionsOf(a, addDays(end, -60), addDays(end, -40));
-  const file = `品牌,门店,日期,日能耗\r\n${a.brand_name},${a.name},${day},2468.1357\r\n`;
-  const preview = await app.call("POST", "/api/v1/imports/preview", {
-    key: writer.key,
-    headers: { "idempotency-key": crypto.randomUUID() },
-    body: { filename: "version.csv", content_base64: b64(file), reason: "meter fix" },
-  });
-  assert.equal(preview.status, 200);
-  const commit = await app.call("POST", `/api/v1/imports/${preview.body.id}/commit`, {
-    key: writer.key,
-    headers: { "idempotency-key": crypto.randomUUID() },
-    body: {},
-  });
-  assert.equal(commit.status, 200);
+  await commitDay(app, writer.key, a, day, "2468.1357");
   const after = await versionsOf(a, ...year);
   assert.notEqual(after.version, before.version);
   assert.equal(after.version, after.inputs);
