@@ -34,6 +34,7 @@ import { QualityHttpLive } from "./quality/quality_http.ts";
 import { ReferenceRepo } from "./stores/reference_repo.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
+import { listLane } from "./stores/store_lists.ts";
 import { SystemHttpLive } from "./system/system_http.ts";
 
 const GroupsLive = Layer.mergeAll(
@@ -104,6 +105,8 @@ const LANES = [
   ["GET /api/v1/stores/:store_id/targets", targetsLane],
   ["GET /api/v1/stores/:store_id/metrics", metricsLane],
   ["GET /api/v1/stores/:store_id/periods", periodsLane],
+  ["GET /api/v1/stores", listLane("s", "/api/v1/stores")],
+  ["GET /api/v1/catalog", listLane("c", "/api/v1/catalog")],
 ] as const;
 
 // The service's web handler: the front door over the HttpApi.

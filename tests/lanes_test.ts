@@ -2,11 +2,14 @@
 // body), and every request a lane does not take in its plain form, or would refuse, is answered
 // by the HttpApi exactly as without lanes.
 import assert from "node:assert/strict";
-import { Effect, Layer } from "effect";
+import { Chunk, Effect, Layer, Stream } from "effect";
 import { makeHandler } from "../src/app.ts";
 import { AppConfig } from "../src/config.ts";
 import { addDays } from "../src/domain/range.ts";
+import { Auth } from "../src/auth/auth_service.ts";
 import { knownBody } from "../src/http/lanes.ts";
+import { LIST_CLOSE, LIST_OPEN, LIST_SEPARATOR, listReply } from "../src/stores/store_lists.ts";
+import { StoreRepo } from "../src/stores/store_repo.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { BASE, makeTestApp, quietLog, setKeyExpiry } from "./helpers.ts";
@@ -265,6 +268,99 @@ Deno.test("a kept answer is given again only while its data is unchanged, and on
   const changed = JSON.parse((await see(app.handler, paths[0], bearer(reader.key))).body).days
     .find((d: { business_date: string }) => d.business_date === day);
   assert.equal(changed.energy_kwh, "1234.5678");
+});
+
+Deno.test("store list and catalog: answered by their lanes byte for byte, kept per key scope until a profile edit", async () => {
+  const lists = ["/api/v1/stores", "/api/v1/catalog"];
+  const outsider = await app.key(["read"], { stores: [b.id], member: "list-outsider" });
+  for (const path of lists) {
+    // Twice each: the second is the kept answer. Keys limited to other stores see their own list.
+    for (
+      const [key, ids] of [[reader.key, stores.map((s) => s.id)], [scoped.key, [a.id]], [
+        outsider.key,
+        [b.id],
+      ]] as const
+    ) {
+      for (let i = 0; i < 2; i++) {
+        const seen = await compare(path, bearer(key));
+        assert.equal(seen.status, 200, path);
+        assert.ok(seen.byLane, `${path}: answered by the lane`);
+        assert.deepEqual(
+          JSON.parse(seen.body).stores.map((s: { id: number }) => s.id),
+          [...new Set(ids)].sort((x, y) => x - y),
+          path,
+        );
+      }
+    }
+    assert.ok((await compare(path, { cookie })).byLane, path);
+    const etag = (await see(app.handler, path, bearer(reader.key))).headers
+      .find(([name]) => name === "etag")![1];
+    const notModified = await compare(path, { ...bearer(reader.key), "if-none-match": etag });
+    assert.equal(notModified.status, 304);
+    // Refusals and other forms are the HttpApi's.
+    for (
+      const [other, headers] of [
+        [path, {}],
+        [path, bearer(expired.key)],
+        [`${path}?brand=x`, bearer(reader.key)],
+      ] as const
+    ) {
+      const seen = await compare(other, headers);
+      assert.equal(seen.byLane, false, other);
+    }
+  }
+  // A profile edit renames a store: the next lists show the new name, and are kept from there.
+  const editor = await app.key(["read", "write"], { member: "list-editor" });
+  const { version, address } = JSON.parse(
+    (await see(app.handler, `/api/v1/stores/${a.id}/reference`, bearer(editor.key))).body,
+  ).profile;
+  const edited = await app.handler(
+    new Request(`${BASE}/api/v1/stores/${a.id}/profile`, {
+      method: "PATCH",
+      headers: { ...bearer(editor.key), "content-type": "application/json" },
+      body: JSON.stringify({ name: "Lane Renamed", address, expected_version: version }),
+    }),
+  );
+  assert.equal(edited.status, 200, await edited.text());
+  for (const path of lists) {
+    for (const key of [reader.key, scoped.key]) {
+      for (let i = 0; i < 2; i++) {
+        const seen = await compare(path, bearer(key));
+        assert.ok(seen.byLane, path);
+        const store = JSON.parse(seen.body).stores.find((s: { id: number }) => s.id === a.id);
+        assert.equal(store.name, "Lane Renamed", path);
+      }
+    }
+  }
+});
+
+Deno.test("a list longer than the buffered size streams, to the same answer; a lane leaves it to the HttpApi", async () => {
+  const caller = await app.db.run(
+    Effect.flatMap(Auth, (auth) =>
+      auth.authenticate({
+        method: "GET",
+        authorization: `Bearer ${reader.key}`,
+        cookie: undefined,
+        origin: undefined,
+        expectedOrigin: undefined,
+      })).pipe(Effect.provide(Auth.Default), Effect.provide(AppConfig.make({}))),
+  );
+  for (const [kind, path] of [["s", "/api/v1/stores"], ["c", "/api/v1/catalog"]] as const) {
+    const whole = (await see(plain.handler, path, bearer(reader.key))).body;
+    const reply = (options: { streams: boolean }) =>
+      app.db.run(
+        listReply(kind, caller, undefined, { ...options, bufferStores: stores.length - 1 }).pipe(
+          Effect.provide(StoreRepo.Default),
+        ),
+      );
+    assert.equal((await reply({ streams: false })).form, "long");
+    const streamed = await reply({ streams: true });
+    assert.equal(streamed.form, "stream");
+    const rows = streamed.form === "stream"
+      ? await app.db.run(Stream.runCollect(streamed.rows).pipe(Effect.map(Chunk.toReadonlyArray)))
+      : [];
+    assert.equal(LIST_OPEN + rows.join(LIST_SEPARATOR) + LIST_CLOSE, whole, path);
+  }
 });
 
 Deno.test("close the test apps", async () => {

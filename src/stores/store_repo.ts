@@ -133,15 +133,15 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
       );
     };
 
-    // The version of the lists a key sees: the snapshot, and the profiles' versions (a profile
-    // edit changes a store's name).
+    // The version of the lists a key sees (the snapshot, and the profiles' versions: a profile
+    // edit changes a store's name), and how many stores they hold.
     const listVersion = (storeIds: ReadonlyArray<number> | null) =>
-      dbBoundary(sql<{ version: string }>`
+      dbBoundary(sql<{ version: string; stores: number }>`
         SELECT (SELECT generation FROM dataset) || '.' || count(*) || '.' ||
-          coalesce(sum(s.version), 0) AS version
+          coalesce(sum(s.version), 0) AS version, count(*)::int AS stores
         FROM stores s
         WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])`).pipe(
-        Effect.map((rows) => rows[0].version),
+        Effect.map((rows) => rows[0]),
         span("StoreRepo.listVersion"),
       );
 

@@ -2,12 +2,12 @@
 // profile edits.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { createHash } from "node:crypto";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import {
   etagMatches,
   etagOf,
+  jsonParts,
   jsonResponse,
   jsonStream,
   notModified,
@@ -19,6 +19,7 @@ import { notFound } from "../domain/errors.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { ProfileService } from "./profile_service.ts";
 import { ReferenceRepo } from "./reference_repo.ts";
+import { LIST_CLOSE, LIST_OPEN, LIST_SEPARATOR, type ListKind, listReply } from "./store_lists.ts";
 import { StoreRepo } from "./store_repo.ts";
 
 const ifNoneMatch = Effect.map(
@@ -36,26 +37,23 @@ export const StoresHttpLive = HttpApiBuilder.group(
       const references = yield* ReferenceRepo;
       const profiles = yield* ProfileService;
 
-      // A list of the stores a key sees: its version first (a matching If-None-Match reads no
-      // store), then the rows page by page.
-      const list = (kind: "s" | "c") =>
+      // A list of the stores a key sees (store_lists.ts).
+      const list = (kind: ListKind) =>
         Effect.gen(function* () {
           const caller = yield* Caller;
-          yield* requirePermission(caller, "read");
-          const header = yield* ifNoneMatch;
-          // Keys limited to different stores see different lists.
-          const scope = caller.storeIds === null
-            ? "all"
-            : createHash("sha256").update(caller.storeIds.join(",")).digest("hex").slice(0, 12);
-          const etag = etagOf(
-            kind,
-            `${yield* repo.listVersion(caller.storeIds)}.${scope}`,
-            SHAPE_TAG,
-          );
-          if (etagMatches(header, etag)) return notModified(etag);
-          const rows =
-            yield* (kind === "s" ? repo.stores(caller.storeIds) : repo.catalog(caller.storeIds));
-          return jsonStream('{"stores" : [', rows, "]}", etag);
+          const reply = yield* listReply(kind, caller, yield* ifNoneMatch, { streams: true });
+          switch (reply.form) {
+            case "not-modified":
+              return notModified(reply.etag);
+            case "stream":
+              return jsonStream(LIST_OPEN, reply.rows, LIST_CLOSE, reply.etag, LIST_SEPARATOR);
+            case "whole":
+              return jsonParts(reply.parts, reply.etag);
+            // Neither is asked for here (no kept answer is given, and long lists stream).
+            case "kept":
+            case "long":
+              return yield* Effect.die(`a list reply of form ${reply.form} in the HttpApi`);
+          }
         });
 
       return handlers

@@ -1,0 +1,122 @@
+// The store list and the catalog (GET /stores, GET /catalog): one reply for the HttpApi handler
+// and the read lanes. Its version is read first (a matching If-None-Match reads no store); a list
+// of at most LIST_BUFFER_STORES stores is then answered as one buffer, which the lanes keep with
+// its ETag (src/http/answer_cache.ts) and answer again while the version holds, without reading a
+// store; a longer list streams page by page, so that an answer of any size holds one page.
+import { createHash } from "node:crypto";
+import { Chunk, Effect, Stream } from "effect";
+import {
+  encodeParts,
+  etagMatches,
+  etagOf,
+  jsonHeaders,
+  notModifiedHeaders,
+} from "../api/json_response.ts";
+import { requirePermission } from "../auth/access.ts";
+import { Auth } from "../auth/auth_service.ts";
+import type { JsonText } from "../domain/answers.ts";
+import type { CallerShape } from "../domain/auth.ts";
+import type { ServiceUnavailable } from "../domain/errors.ts";
+import type { CachedAnswer } from "../http/answer_cache.ts";
+import { type Lane, type LaneContext, laneJson, plainParams, runLane } from "../http/lanes.ts";
+import { SHAPE_TAG } from "../routines.ts";
+import { StoreRepo } from "./store_repo.ts";
+
+export type ListKind = "s" | "c";
+
+// A catalog row is about 700 bytes, a store-list row about 220: 1,000 stores are at most 0.7 MB.
+export const LIST_BUFFER_STORES = 1_000;
+
+export const LIST_OPEN = '{"stores" : [';
+export const LIST_SEPARATOR = ", ";
+export const LIST_CLOSE = "]}";
+
+export type ListReply =
+  | { readonly form: "not-modified"; readonly etag: string }
+  // The lanes' kept answer is the answer.
+  | { readonly form: "kept"; readonly etag: string; readonly kept: CachedAnswer }
+  // The whole answer, as the parts of its JSON text.
+  | { readonly form: "whole"; readonly etag: string; readonly parts: ReadonlyArray<string> }
+  | {
+    readonly form: "stream";
+    readonly etag: string;
+    readonly rows: Stream.Stream<JsonText, ServiceUnavailable>;
+  }
+  // Too long to answer in one buffer, and the caller does not stream (nothing was read).
+  | { readonly form: "long" };
+
+// Keys limited to different stores see different lists: the list's key among kept answers names
+// the stores in full, its ETag by a short digest.
+const scopeDigest = (caller: CallerShape) =>
+  caller.storeIds === null
+    ? "all"
+    : createHash("sha256").update(caller.storeIds.join(",")).digest("hex");
+
+export const listKey = (kind: ListKind, caller: CallerShape) => `${kind}|${scopeDigest(caller)}`;
+
+// The reply to a read of a list by `caller`. `kept`: the list's answer kept by the lanes, whose
+// version is its ETag; `streams`: whether a long list (more than `bufferStores` stores) may stream.
+export const listReply = (
+  kind: ListKind,
+  caller: CallerShape,
+  header: string | undefined,
+  options: {
+    readonly kept?: CachedAnswer;
+    readonly streams: boolean;
+    readonly bufferStores?: number;
+  },
+) =>
+  Effect.gen(function* () {
+    yield* requirePermission(caller, "read");
+    const repo = yield* StoreRepo;
+    const now = yield* repo.listVersion(caller.storeIds);
+    const etag = etagOf(kind, `${now.version}.${scopeDigest(caller).slice(0, 12)}`, SHAPE_TAG);
+    const reply = (r: ListReply) => r;
+    if (etagMatches(header, etag)) return reply({ form: "not-modified", etag });
+    const kept = options.kept;
+    if (kept !== undefined && kept.version === etag) return reply({ form: "kept", etag, kept });
+    const long = now.stores > (options.bufferStores ?? LIST_BUFFER_STORES);
+    if (long && !options.streams) return reply({ form: "long" });
+    const rows =
+      yield* (kind === "s" ? repo.stores(caller.storeIds) : repo.catalog(caller.storeIds));
+    if (long) return reply({ form: "stream", etag, rows });
+    const parts = yield* Stream.runCollect(rows);
+    return reply({
+      form: "whole",
+      etag,
+      parts: [LIST_OPEN, Chunk.join(parts, LIST_SEPARATOR), LIST_CLOSE],
+    });
+  });
+
+// The lane of GET /api/v1/stores (kind "s") or GET /api/v1/catalog ("c") without query
+// parameters; a list that streams is left to the HttpApi.
+export const listLane =
+  (kind: ListKind, path: string) =>
+  (context: LaneContext<StoreRepo | Auth>): Lane =>
+  async (lane) => {
+    if (lane.url.pathname !== path || plainParams(lane.url, []) === undefined) return undefined;
+    const header = lane.request.headers.get("if-none-match") ?? undefined;
+    const reply = await runLane(context, lane, (facts) =>
+      Effect.gen(function* () {
+        const caller = yield* (yield* Auth).authenticate(facts);
+        const key = listKey(kind, caller);
+        const kept = header === undefined ? context.answers.get(key) : undefined;
+        return { key, reply: yield* listReply(kind, caller, header, { kept, streams: false }) };
+      }));
+    if (reply === undefined) return undefined;
+    const { key, reply: r } = reply;
+    switch (r.form) {
+      case "long":
+      case "stream":
+        return undefined;
+      case "not-modified":
+        return laneJson(304, notModifiedHeaders(r.etag));
+      case "kept":
+        return laneJson(200, jsonHeaders(r.etag), context.answers.serve(r.kept));
+      case "whole": {
+        const bytes = encodeParts(r.parts);
+        context.answers.set(key, r.etag, bytes);
+        return laneJson(200, jsonHeaders(r.etag), bytes);
+      }
+    }
+  };
