@@ -5,7 +5,7 @@ import { issueKey } from "./auth/keys.ts";
 import { AppConfig } from "./config.ts";
 import { prepareDatabase } from "./routines.ts";
 import type { Permission } from "./domain/auth.ts";
-import { seedDatabase } from "./seed/load.ts";
+import { seedDatabase, settleLoadedTables } from "./seed/load.ts";
 
 export interface DemoKey {
   readonly member: string;
@@ -49,7 +49,7 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
     const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
     if (stores > 0) return [];
     yield* Effect.logInfo("empty database: loading the demo snapshot");
-    return yield* sql.withTransaction(Effect.gen(function* () {
+    const loaded = yield* sql.withTransaction(Effect.gen(function* () {
       yield* seedDatabase({ stores: DEMO_STORES });
       const first = yield* sql<{ id: number }>`SELECT id FROM stores ORDER BY id LIMIT 3`;
       const keys: Array<DemoKey> = [];
@@ -71,4 +71,6 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
       yield* keep(keys);
       return keys;
     }));
+    yield* settleLoadedTables;
+    return loaded;
   });

@@ -328,6 +328,17 @@ Deno.test({
       await t.step("a 6-store snapshot loads with the expected counts", async () => {
         const result = await attempt(small, false);
         assert.ok(Either.isRight(result), String(Either.isLeft(result) && result.left.message));
+        // Settled after the load: every page of the day tables is marked visible to all (a first
+        // read need not write it) and the planner has statistics.
+        const settled = await query<{ relname: string; pages: number; visible: number }>(
+          `SELECT relname::text, relpages AS pages, relallvisible AS visible FROM pg_class
+           WHERE relname IN ('energy_days', 'energy_revisions', 'import_rows', 'energy_months')`,
+        );
+        assert.equal(settled.length, 4);
+        for (const table of settled) {
+          assert.ok(table.pages > 0, `${table.relname}: statistics`);
+          assert.equal(table.visible, table.pages, `${table.relname}: all visible`);
+        }
         const days = expectedDays(small);
         const actions = expectedActions(small);
         const rows = actions.legacy + actions.INSERT + actions.UPDATE + actions.RELINK +

@@ -1,7 +1,7 @@
 // Loads a validated snapshot in one transaction, set-based; energy enters through sealed platform batches.
 import * as SqlClient from "@effect/sql/SqlClient";
 import type * as SqlError from "@effect/sql/SqlError";
-import { Data, Effect } from "effect";
+import { Data, Effect, Option } from "effect";
 import { applyRevisions, recordCommits } from "../energy/day_writer.ts";
 import { generateSnapshot } from "./generate.ts";
 import {
@@ -671,6 +671,20 @@ const loadEnergy = (s: Snapshot) =>
     yield* recordCommits([legacy.batchId, cleaned.batchId]);
   });
 
+// After a load, once committed: planner statistics for every table (without them the read queries
+// scan whole tables), and the bulk tables' rows marked as visible to every transaction (VACUUM: the
+// visibility map and each row's hint bits, one sequential pass, about 1 s for 2,000 stores), which
+// the first read of each page would otherwise write, page by page. Inside a caller's transaction
+// (VACUUM cannot run there) the statistics only; the caller settles the tables after its commit.
+export const settleLoadedTables = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient;
+  const inTransaction = Option.isSome(
+    yield* Effect.serviceOption(SqlClient.TransactionConnection),
+  );
+  if (!inTransaction) yield* sql.unsafe(`VACUUM ${BULK_TABLES.join(", ")}`);
+  yield* sql.unsafe("ANALYZE");
+}).pipe(span("Seed.settleLoadedTables"));
+
 // Validates, then loads everything in one transaction: on any error nothing is loaded.
 export const loadSnapshot = (
   input: unknown,
@@ -680,8 +694,7 @@ export const loadSnapshot = (
     const snapshot = yield* validateSnapshot(input);
     const sql = yield* SqlClient.SqlClient;
     const summary = yield* sql.withTransaction(loadValid(snapshot, options));
-    // Fresh tables have no planner statistics; without them the read queries scan whole tables.
-    yield* sql.unsafe("ANALYZE");
+    yield* settleLoadedTables;
     return summary;
   }).pipe(span("Seed.loadSnapshot"));
 
