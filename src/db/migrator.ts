@@ -12,6 +12,7 @@ import m0006 from "../../migrations/0006_key_store_status.sql" with { type: "tex
 import m0007 from "../../migrations/0007_shaped_days.sql" with { type: "text" };
 import m0008 from "../../migrations/0008_commit_order.sql" with { type: "text" };
 import m0009 from "../../migrations/0009_unused_day_index.sql" with { type: "text" };
+import m0010 from "../../migrations/0010_state_revision_key.sql" with { type: "text" };
 
 // Each migration is a plain SQL file, imported as text (no globbing at run time: the record below
 // is the list).
@@ -25,6 +26,7 @@ export const migrationTexts: Readonly<Record<string, string>> = {
   "0007_shaped_days": m0007,
   "0008_commit_order": m0008,
   "0009_unused_day_index": m0009,
+  "0010_state_revision_key": m0010,
 };
 
 export const migrations = Object.fromEntries(

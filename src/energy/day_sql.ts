@@ -253,7 +253,7 @@ WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
  * The facts of the stored days of a scope and range as they were once commit `seq` (commits.seq)
  * was made: each day at its last revision committed then (a day whose first revision came later
  * is absent). The state of a revision that is still current is the day's row; that of a revision
- * a later one replaced is in energy_day_states; `kept` is false for a revision whose replaced
+ * a later one replaced is in energy_day_states (with its revision's import row); `kept` is false for a revision whose replaced
  * state was not kept (made before history was kept: see commit_clock.history_from).
  */
 export const daysAtSql = (scope: string, start: string, end: string, seq: string) => {
@@ -263,12 +263,15 @@ export const daysAtSql = (scope: string, start: string, end: string, seq: string
 SELECT e.id, e.business_date, ${pick("legacy_kwh")}, ${pick("cleaned_kwh")},
   ${pick("cleaned_source_kind")}, ${pick("is_void")}, ${pick("provisional")},
   ${pick("provisional_at")}, ${pick("quality_status")}, ${pick("quality_note")},
-  a.revision_no, ${pick("import_row_id")}, ${pick("source_reference")},
+  a.revision_no,
+  CASE WHEN a.revision_no = e.revision_no THEN e.import_row_id
+       WHEN s.energy_id IS NOT NULL THEN a.import_row_id END AS import_row_id,
+  ${pick("source_reference")},
   a.source_kind AS void_kind,
   a.revision_no = e.revision_no OR s.energy_id IS NOT NULL AS kept
 FROM energy_days e
 CROSS JOIN LATERAL (
-  SELECT r.revision_no, r.source_kind
+  SELECT r.revision_no, r.source_kind, r.import_row_id
   FROM energy_revisions r
   JOIN import_rows ir ON ir.id = r.import_row_id
   JOIN commits c ON c.batch_id = ir.batch_id

@@ -61,10 +61,9 @@ export const createRevisionTable = (name: string) =>
       }) ON COMMIT DROP`,
     ));
 
-// A day's state at one of its revisions (energy_day_states).
+// A day's state at one of its revisions (energy_day_states; its import row is the revision's).
 const STATE_COLUMNS = `energy_id, revision_no, legacy_kwh, cleaned_kwh, cleaned_source_kind,
-  is_void, provisional, provisional_at, quality_status, quality_note, import_row_id,
-  source_reference`;
+  is_void, provisional, provisional_at, quality_status, quality_note, source_reference`;
 
 export interface Applied {
   // Days the revisions meant to create, and how many were created: fewer when some appeared
@@ -76,10 +75,11 @@ export interface Applied {
 }
 
 // Applies the revisions of `source` (a relation with REVISION_COLUMNS: a table name or a
-// parenthesised query; `params` are its parameters): new days, changed days, then the revisions,
-// then the chunks of the months they fall in. Runs inside the caller's transaction; the caller has
-// locked the days it changes. `fresh`: the caller knows that none of its new days can exist (a
-// snapshot loaded into empty tables), so they are not counted nor checked for conflicts.
+// parenthesised query; `params` are its parameters): new days, the revisions, the states they
+// replace, changed days, then the chunks of the months they fall in. Runs inside the caller's
+// transaction; the caller has locked the days it changes. `fresh`: the caller knows that none of
+// its new days can exist (a snapshot loaded into empty tables), so they are not counted nor
+// checked for conflicts.
 export const applyRevisions = (
   source: string,
   params: ReadonlyArray<unknown> = [],
@@ -122,6 +122,22 @@ export const applyRevisions = (
         revisions: 0,
       } satisfies Applied;
     }
+    // The revisions first: a kept state refers to its revision.
+    const [revisions] = yield* sql.unsafe<{ n: number }>(
+      `WITH written AS (
+         INSERT INTO energy_revisions
+           (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void,
+            after_is_void, change_reason, import_row_id, source_kind, source_label,
+            quality_status, quality_note, member_id)
+         SELECT p.energy_id, p.revision_no, p.operation, p.before_kwh, p.after_kwh,
+           p.before_is_void, p.after_is_void, p.change_reason, p.import_row_id, p.source_kind,
+           p.source_label, p.quality_status, p.quality_note, p.member_id
+         FROM ${source} p
+         RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM written`,
+      params,
+    );
     // The states the revisions leave behind: the current state of each day they change, and the
     // state after each of their own revisions but the last (energy_days holds the last).
     yield* sql.unsafe(
@@ -149,21 +165,6 @@ export const applyRevisions = (
          RETURNING 1
        )
        SELECT count(*)::int AS n FROM changed`,
-      params,
-    );
-    const [revisions] = yield* sql.unsafe<{ n: number }>(
-      `WITH written AS (
-         INSERT INTO energy_revisions
-           (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void,
-            after_is_void, change_reason, import_row_id, source_kind, source_label,
-            quality_status, quality_note, member_id)
-         SELECT p.energy_id, p.revision_no, p.operation, p.before_kwh, p.after_kwh,
-           p.before_is_void, p.after_is_void, p.change_reason, p.import_row_id, p.source_kind,
-           p.source_label, p.quality_status, p.quality_note, p.member_id
-         FROM ${source} p
-         RETURNING 1
-       )
-       SELECT count(*)::int AS n FROM written`,
       params,
     );
     const months = `SELECT DISTINCT p.scope_id, date_trunc('month', p.business_date)::date AS month
