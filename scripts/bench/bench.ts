@@ -1015,7 +1015,8 @@ const main = async (): Promise<number> => {
   const scale = doScale ? await scaleRun(settings, stamp) : undefined;
   await stopAll();
 
-  const importPeak = Math.max(0, ...(imports?.summary ?? []).map((s) => s.rss_peak_bytes));
+  // The highest RSS sampled during any import (a format's summary names its largest growth).
+  const importPeak = Math.max(0, ...(imports?.runs ?? []).map((r) => r.rss_peak_bytes));
   const goals: Array<Goal> = [
     ...(doReads ? evaluate(rows, importPeak) : []),
     ...(imports?.goals ?? []),
