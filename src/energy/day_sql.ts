@@ -253,8 +253,9 @@ WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
  * The facts of the stored days of a scope and range as they were once commit `seq` (commits.seq)
  * was made: each day at its last revision committed then (a day whose first revision came later
  * is absent). The state of a revision that is still current is the day's row; that of a revision
- * a later one replaced is in energy_day_states (with its revision's import row); `kept` is false for a revision whose replaced
- * state was not kept (made before history was kept: see commit_clock.history_from).
+ * a later one replaced is in energy_day_states (its import row is the revision's); `kept` is false
+ * for a revision whose replaced state was not kept (made before history was kept: see
+ * commit_clock.history_from).
  */
 export const daysAtSql = (scope: string, start: string, end: string, seq: string) => {
   const pick = (column: string) =>
