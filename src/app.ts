@@ -105,8 +105,8 @@ const LANES = [
   ["GET /api/v1/stores/:store_id/targets", targetsLane],
   ["GET /api/v1/stores/:store_id/metrics", metricsLane],
   ["GET /api/v1/stores/:store_id/periods", periodsLane],
-  ["GET /api/v1/stores", listLane("s", "/api/v1/stores")],
-  ["GET /api/v1/catalog", listLane("c", "/api/v1/catalog")],
+  ["GET /api/v1/stores", listLane("s")],
+  ["GET /api/v1/catalog", listLane("c")],
 ] as const;
 
 // The service's web handler: the front door over the HttpApi.

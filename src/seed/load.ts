@@ -671,17 +671,13 @@ const loadEnergy = (s: Snapshot) =>
     yield* recordCommits([legacy.batchId, cleaned.batchId]);
   });
 
-// After a load, once committed: planner statistics for every table (without them the read queries
-// scan whole tables), and the bulk tables' rows marked as visible to every transaction (VACUUM: the
-// visibility map and each row's hint bits, one sequential pass, about 1 s for 2,000 stores), which
-// the first read of each page would otherwise write, page by page. Inside a caller's transaction
-// (VACUUM cannot run there) the statistics only; the caller settles the tables after its commit.
+// After a load, once committed: the bulk tables' rows marked as visible to every transaction
+// (VACUUM: the visibility map and each row's hint bits, one sequential pass, about 1 s for 2,000
+// stores), which the first read of each page would otherwise write, page by page; then planner
+// statistics for every table (without them the read queries scan whole tables).
 export const settleLoadedTables = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient;
-  const inTransaction = Option.isSome(
-    yield* Effect.serviceOption(SqlClient.TransactionConnection),
-  );
-  if (!inTransaction) yield* sql.unsafe(`VACUUM ${BULK_TABLES.join(", ")}`);
+  yield* sql.unsafe(`VACUUM ${BULK_TABLES.join(", ")}`);
   yield* sql.unsafe("ANALYZE");
 }).pipe(span("Seed.settleLoadedTables"));
 
@@ -694,7 +690,11 @@ export const loadSnapshot = (
     const snapshot = yield* validateSnapshot(input);
     const sql = yield* SqlClient.SqlClient;
     const summary = yield* sql.withTransaction(loadValid(snapshot, options));
-    yield* settleLoadedTables;
+    // Inside a caller's transaction VACUUM cannot run: the caller settles after its commit.
+    const inTransaction = Option.isSome(
+      yield* Effect.serviceOption(SqlClient.TransactionConnection),
+    );
+    if (!inTransaction) yield* settleLoadedTables;
     return summary;
   }).pipe(span("Seed.loadSnapshot"));
 

@@ -89,12 +89,10 @@ export const listReply = (
   });
 
 // The lane of GET /api/v1/stores (kind "s") or GET /api/v1/catalog ("c") without query
-// parameters; a list that streams is left to the HttpApi.
+// parameters (the front door matched the path); a list that streams is left to the HttpApi.
 export const listLane =
-  (kind: ListKind, path: string) =>
-  (context: LaneContext<StoreRepo | Auth>): Lane =>
-  async (lane) => {
-    if (lane.url.pathname !== path || plainParams(lane.url, []) === undefined) return undefined;
+  (kind: ListKind) => (context: LaneContext<StoreRepo | Auth>): Lane => async (lane) => {
+    if (plainParams(lane.url, []) === undefined) return undefined;
     const header = lane.request.headers.get("if-none-match") ?? undefined;
     const reply = await runLane(context, lane, (facts) =>
       Effect.gen(function* () {
