@@ -111,7 +111,13 @@ Deno.test("ANSWER_CACHE_MB: 32 MiB unless set, 0 keeps none, anything else is re
 });
 
 Deno.test("kept answers come back byte for byte, and cost what they take packed", () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 5000 }), fc.string(), (bytes, text) => {
+  // Sizes around zlib's 64-byte smallest chunk and its 16 KB default one included.
+  const sized = fc.oneof(
+    fc.uint8Array({ maxLength: 5000 }),
+    fc.integer({ min: 0, max: 130 }).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
+    fc.integer({ min: 16_380, max: 16_390 }).map((n) => new Uint8Array(n).fill(n % 7)),
+  );
+  fc.assert(fc.property(sized, fc.string(), (bytes, text) => {
     const cache = new AnswerCache(1024 * 1024);
     const json = new TextEncoder().encode(JSON.stringify({ text, days: Array(50).fill(text) }));
     for (const [key, given] of [["bytes", bytes], ["json", json]] as const) {

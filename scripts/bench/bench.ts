@@ -37,6 +37,14 @@ const DENO = Deno.execPath();
 const STORES = 500;
 const CONCURRENCY = [1, 32] as const;
 const RANGE = "start=2025-11-20&end=2026-11-20";
+// The service as the start task runs it (deno.json).
+const SERVICE_ARGS = [
+  "run",
+  "-A",
+  "--unstable-no-legacy-abort",
+  "--v8-flags=--expose-gc",
+  "src/main.ts",
+];
 const AS_OF = "2026-11-20";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
@@ -752,7 +760,7 @@ const scaleRun = async (settings: Settings, stamp: string) => {
     const port = freePort(18083);
     const service = await startServer(
       `service-${size}`,
-      ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
+      SERVICE_ARGS,
       {
         DATABASE_URL: url.toString(),
         DB_POOL_MAX: String(settings.pool),
@@ -896,7 +904,7 @@ const main = async (): Promise<number> => {
     );
     const service = await startServer(
       "service",
-      ["run", "-A", "--unstable-no-legacy-abort", "src/main.ts"],
+      SERVICE_ARGS,
       { ...common, PORT: String(servicePort), SEED_DEMO: "false" },
       servicePort,
       "/health/ready",

@@ -7,6 +7,7 @@ import { Context, Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
 import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
+import { pgStream } from "./pg_socket.ts";
 
 // The embedded server's buffer cache: PostgreSQL's default 128 MB lives inside this process (WASM
 // memory) and took a started service from about 170 to 300 MB; the files stay in the OS's cache.
@@ -100,6 +101,8 @@ const makePool = (options: PoolOptions) =>
           // A transaction left open by a client that went away is ended by the server.
           idle_in_transaction_session_timeout: Math.max(options.statementMs, 60_000),
           application_name: APPLICATION,
+          // Deno's sockets with a read buffer per connection (pg_socket.ts).
+          stream: pgStream,
         }).on("error", () => {}),
       catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
     }).pipe(Effect.tap((pool) =>

@@ -32,10 +32,22 @@ export interface LaneContext<R> {
   readonly answers: AnswerCache;
 }
 
-// The bodies of lane answers, for the server to write at once without reading them as a stream.
-const bodies = new WeakMap<Response, Uint8Array>();
+// A lane answer with its body at hand, for the server to write at once without reading it as a
+// stream. The bytes belong to the response object itself: kept beside it in a WeakMap, a body
+// outlived every young-generation collection (the map's entries are cleared by full collections
+// only), so each answer's buffer waited in memory for the next full one.
+class KnownBodyResponse extends Response {
+  constructor(
+    body: BodyInit | null,
+    init: ResponseInit,
+    readonly knownBytes: Uint8Array | undefined,
+  ) {
+    super(body, init);
+  }
+}
 
-export const knownBody = (response: Response): Uint8Array | undefined => bodies.get(response);
+export const knownBody = (response: Response): Uint8Array | undefined =>
+  response instanceof KnownBodyResponse ? response.knownBytes : undefined;
 
 // A JSON answer of a lane: 200 with its bytes (and their length), or 304 without a body. The
 // headers are those of HttpServerResponse.uint8Array / .empty for the same answer.
@@ -51,7 +63,7 @@ export const laneJson = (
   }
   // The body as a stream that hands over the buffer itself: a Uint8Array given to Response would
   // be copied, and the server writes the buffer directly anyway (knownBody).
-  const response = new Response(
+  return new KnownBodyResponse(
     body === undefined ? null : new ReadableStream<Uint8Array>({
       pull(controller) {
         controller.enqueue(body);
@@ -59,9 +71,8 @@ export const laneJson = (
       },
     }),
     { status, headers: all },
+    body,
   );
-  if (body !== undefined) bodies.set(response, body);
-  return response;
 };
 
 // The query parameters `names`, each present exactly once and nothing else; undefined otherwise.

@@ -2,6 +2,7 @@
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
 import { knownBody } from "./lanes.ts";
+import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -112,10 +113,14 @@ const writeResponse = async (
     res.end();
     return;
   }
-  // A body already in memory (a lane's answer) is written in one call.
+  // A body already in memory (a lane's answer) is written in one call. Its stream, unread, is
+  // cancelled: left with the buffer in its queue, it kept the buffer past every young-generation
+  // collection, and each answer's 150 KB then waited for a full one.
   const known = knownBody(response);
   if (known !== undefined) {
     res.end(known);
+    response.body.cancel().catch(() => {});
+    noteBufferBytes(known.byteLength);
     return;
   }
   const reader = response.body.getReader();
@@ -127,6 +132,7 @@ const writeResponse = async (
         await reader.cancel();
         return;
       }
+      noteBufferBytes(value.byteLength);
       if (!res.write(value)) {
         // Wait for the client to take what was written (or to go away), and leave no listener
         // behind: a large answer waits many times.
