@@ -2,7 +2,12 @@
 import assert from "node:assert/strict";
 import { ConfigProvider, Effect, Either, FastCheck as fc } from "effect";
 import { AppConfig, DEFAULT_ANSWER_CACHE_MB } from "../src/config.ts";
-import { AnswerCache, ENTRY_OVERHEAD, type Packing } from "../src/http/answer_cache.ts";
+import {
+  AnswerCache,
+  ENTRY_OVERHEAD,
+  type Packing,
+  PLAIN_MIN_BYTES,
+} from "../src/http/answer_cache.ts";
 
 // Kept as given, so that the model knows each entry's cost.
 const AS_IS: Packing = { pack: (bytes) => bytes, unpack: (bytes) => bytes };
@@ -139,4 +144,51 @@ Deno.test("kept answers come back byte for byte, and cost what they take packed"
   assert.equal(cache.facts().served, 0);
   cache.serve(cache.get("year")!);
   assert.equal(cache.facts().served, 1);
+});
+
+Deno.test("a large answer served again is kept unpacked within a quarter of the budget, and leaves with its entry", () => {
+  const big = (seed: number) =>
+    new TextEncoder().encode(
+      JSON.stringify(Array.from({ length: 16_000 }, (_, i) => ({ i, v: (i * seed) % 997 }))),
+    );
+  const first = big(3);
+  assert.ok(first.byteLength >= PLAIN_MIN_BYTES);
+  const cache = new AnswerCache(4 * 1024 * 1024);
+  cache.set("catalog", "v1", first);
+  const packedCost = cache.bytes;
+  const once = cache.serve(cache.get("catalog")!);
+  assert.deepEqual(once, first);
+  assert.equal(cache.bytes, packedCost);
+  // Served a second time: these bytes are kept, and answer from then on.
+  const twice = cache.serve(cache.get("catalog")!);
+  assert.deepEqual(twice, first);
+  assert.notEqual(twice, once);
+  assert.equal(cache.bytes, packedCost + first.byteLength);
+  assert.equal(cache.serve(cache.get("catalog")!), twice);
+  // A new version replaces the entry and its unpacked bytes.
+  const second = big(5);
+  cache.set("catalog", "v2", second);
+  assert.ok(cache.bytes < packedCost * 2);
+  const fresh = cache.get("catalog")!;
+  assert.equal(fresh.version, "v2");
+  assert.deepEqual(cache.serve(fresh), second);
+  assert.deepEqual(cache.serve(fresh), second);
+  assert.deepEqual(cache.serve(fresh), second);
+  // A quarter of 4 MiB holds three such copies; a fourth large answer stays packed only.
+  for (const key of ["a", "b", "c"]) {
+    cache.set(key, "v", big(key.charCodeAt(0)));
+    cache.serve(cache.get(key)!);
+    cache.serve(cache.get(key)!);
+  }
+  const before = cache.bytes;
+  cache.serve(cache.get("c")!);
+  assert.equal(cache.bytes, before);
+  assert.ok(cache.bytes <= cache.maxBytes);
+  // An entry that left the cache while held is served but not kept unpacked.
+  const held = cache.get("a")!;
+  cache.delete("a");
+  const gone = cache.bytes;
+  assert.deepEqual(cache.serve(held), big("a".charCodeAt(0)));
+  assert.deepEqual(cache.serve(held), big("a".charCodeAt(0)));
+  assert.equal(cache.bytes, gone);
 });
