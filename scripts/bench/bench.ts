@@ -15,6 +15,8 @@ Environment:
                         (default postgres://postgres@127.0.0.1:5432/bench_energy)
   DB_POOL_MAX           connection pool size of both servers (default 10)
   BENCH_SCALE_SECONDS   seconds of load per endpoint and concurrency in the scale run (default 5)
+  BENCH_V8_FLAGS        the service's --v8-flags (default --expose-gc, as the start task; empty:
+                        none, as on Deno Deploy, which takes no runtime flags)
   BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baselines);
                         imports: only the import benchmark (no wrk, no baseline server), e.g.
                         BENCH_ONLY=imports deno task bench   (about 1 min);
@@ -37,12 +39,13 @@ const DENO = Deno.execPath();
 const STORES = 500;
 const CONCURRENCY = [1, 32] as const;
 const RANGE = "start=2025-11-20&end=2026-11-20";
-// The service as the start task runs it (deno.json).
+// The service as the start task runs it (deno.json), unless BENCH_V8_FLAGS says otherwise.
+const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ?? "--expose-gc";
 const SERVICE_ARGS = [
   "run",
   "-A",
   "--unstable-no-legacy-abort",
-  "--v8-flags=--expose-gc",
+  ...(V8_FLAGS.trim() === "" ? [] : [`--v8-flags=${V8_FLAGS.trim()}`]),
   "src/main.ts",
 ];
 const AS_OF = "2026-11-20";
@@ -930,7 +933,9 @@ const main = async (): Promise<number> => {
         stamp,
       )
       : undefined;
-    log(`  service PID ${service.pid}; logs in ${OUT_DIR}`);
+    log(
+      `  service PID ${service.pid} (V8 flags: ${V8_FLAGS.trim() || "none"}); logs in ${OUT_DIR}`,
+    );
 
     const list = await fetch(`http://127.0.0.1:${servicePort}/api/v1/stores`, {
       headers: { authorization: `Bearer ${key}` },

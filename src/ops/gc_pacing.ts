@@ -93,9 +93,16 @@ export const startHeapPacing = (options: HeapPacing) => {
     ? undefined
     : setInterval(tick, CHECK_MS);
   if (timer !== undefined) Deno.unrefTimer(timer);
-  return {
-    tick,
-    asked: () => asked,
-    stop: () => clearInterval(timer),
-  };
+  const pacing = { tick, asked: () => asked, stop: () => clearInterval(timer) };
+  if (timer !== undefined) processHeapPacing = pacing;
+  return pacing;
 };
+
+// The process's pacing of full collections, once started (src/main.ts).
+let processHeapPacing: { readonly asked: () => number } | undefined;
+
+// Collections the process asked for so far (GET /metrics).
+export const pacedCollections = () => ({
+  young: bufferPacer.collections(),
+  full: processHeapPacing?.asked() ?? 0,
+});

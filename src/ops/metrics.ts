@@ -3,6 +3,7 @@
 // pool and table sizes, memory and CPU. A request costs a map lookup and a few additions; everything else is done per scrape.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AnswerCacheFacts } from "../http/answer_cache.ts";
+import { pacedCollections } from "./gc_pacing.ts";
 import process from "node:process";
 import { Redacted } from "effect";
 
@@ -224,6 +225,14 @@ export class OpsMetrics {
     sample("deno_heap_total_bytes", "", memory.heapTotal);
     head("deno_external_memory_bytes", "gauge", "Memory held outside the V8 heap by JS objects.");
     sample("deno_external_memory_bytes", "", memory.external);
+    const paced = pacedCollections();
+    head(
+      "deno_gc_paced_total",
+      "counter",
+      "Garbage collections the service asked V8 for (needs --expose-gc), by generation.",
+    );
+    sample("deno_gc_paced_total", 'generation="young"', paced.young);
+    sample("deno_gc_paced_total", 'generation="full"', paced.full);
     head("process_cpu_seconds_total", "counter", "User and system CPU time of the process.");
     sample("process_cpu_seconds_total", "", (cpu.user + cpu.system) / 1e6);
     head("process_start_time_seconds", "gauge", "Start of the process, in Unix seconds.");
