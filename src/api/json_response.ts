@@ -1,6 +1,7 @@
 // Answers whose bodies are already JSON text, and conditional reads (RFC 9110 §13.1.2): a strong
 // ETag made of the data's version and the code's shape tag; If-None-Match holding it answers
 // 304 Not Modified without a body. Answers depend on the caller's credential: private, revalidated.
+import { noteBufferBytes } from "../ops/gc_pacing.ts";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Stream } from "effect";
 import type { JsonText } from "../domain/answers.ts";
@@ -100,8 +101,11 @@ export const jsonStream = <E>(
 // JSON text given in parts, as one buffer of bytes: the parts joined, then encoded at once. Measured
 // under the energy load, this costs less than encoding each part on its own, or into one buffer
 // part by part (TextEncoder.encodeInto), and the joined text lives only until it is encoded.
-export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> =>
-  encoder.encode(parts.join("")) as Uint8Array<ArrayBuffer>;
+export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
+  const bytes = encoder.encode(parts.join("")) as Uint8Array<ArrayBuffer>;
+  noteBufferBytes(bytes.byteLength);
+  return bytes;
+};
 
 // The headers of a JSON answer of store data besides its type: its ETag (and so its cache rule)
 // and the headers that name its data.

@@ -8,6 +8,7 @@
 // 0.1 ms and unpacked in 0.1 ms), so a budget holds about ten times as many. An answer is unpacked
 // into one buffer of its known length: no pieces to join, one allocation per answer served.
 import zlib from "node:zlib";
+import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 // How answers are kept: pack on the way in, unpack on the way out, exactly. `length` is the
 // unpacked size (what was given to pack).
@@ -126,6 +127,7 @@ export class AnswerCache {
     const entry = answer as Entry;
     if (entry.plain !== undefined) return entry.plain;
     const bytes = this.packing.unpack(entry.packed, entry.length);
+    noteBufferBytes(bytes.byteLength);
     const plain = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
     entry.served++;
     if (

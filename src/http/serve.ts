@@ -2,7 +2,6 @@
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
 import { knownBody } from "./lanes.ts";
-import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -120,7 +119,6 @@ const writeResponse = async (
   if (known !== undefined) {
     res.end(known);
     response.body.cancel().catch(() => {});
-    noteBufferBytes(known.byteLength);
     return;
   }
   const reader = response.body.getReader();
@@ -132,7 +130,6 @@ const writeResponse = async (
         await reader.cancel();
         return;
       }
-      noteBufferBytes(value.byteLength);
       if (!res.write(value)) {
         // Wait for the client to take what was written (or to go away), and leave no listener
         // behind: a large answer waits many times.

@@ -3,7 +3,8 @@
 // (the start task and the container set it); without it nothing is done and V8 collects as it
 // would anyway.
 //
-// - Young collections by buffer bytes. Answer bodies and rows read from PostgreSQL live outside
+// - Young collections by buffer bytes. Answer bodies (encoded, or unpacked from a kept answer; a
+//   kept answer's shared bytes are not counted) and rows read from PostgreSQL live outside
 //   V8's heap, so making them does not fill the young generation, and the collections that free
 //   them come only from the objects made beside them: under the energy read load 100 MB of dead
 //   buffers waited between two collections, and V8 then ran a full collection for the memory
@@ -49,7 +50,7 @@ export const makePacer = (collect: Collect | undefined, every: number = PACE_BYT
 // The process's pacer of young collections.
 export const bufferPacer = makePacer(v8Collect);
 
-// Bytes of buffers handed out (an answer's body, rows read from the database).
+// Bytes of buffers made (an answer's body encoded or unpacked, rows read from the database).
 export const noteBufferBytes = bufferPacer.noteBytes;
 
 // 24 MiB over what was live. Measured over a pass of the 500 stores' metrics then 8 s of them at
