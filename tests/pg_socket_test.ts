@@ -10,7 +10,7 @@ import { PgSocket, pgStream } from "../src/db/pg_socket.ts";
 import { isConnectionError } from "../src/db/errors.ts";
 import { testDatabaseUrl } from "./db.ts";
 
-const ignore = testDatabaseUrl === undefined;
+const ignore = !testDatabaseUrl;
 
 const poolOf = (url: string, max = 4) =>
   new pg.Pool({ connectionString: url, max, stream: pgStream }).on("error", () => {});
@@ -117,7 +117,7 @@ Deno.test({
 
 const SOCKET_DIR = "/var/run/postgresql";
 const unixSocket = (() => {
-  if (testDatabaseUrl === undefined) return undefined;
+  if (!testDatabaseUrl) return undefined;
   const port = new URL(testDatabaseUrl).port || "5432";
   try {
     Deno.statSync(`${SOCKET_DIR}/.s.PGSQL.${port}`);
