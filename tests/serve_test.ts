@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import { serve } from "../src/http/serve.ts";
+import { laneJson } from "../src/http/lanes.ts";
 import { makeTestApp } from "./helpers.ts";
 
 const app = await makeTestApp(undefined, {
@@ -133,4 +134,31 @@ Deno.test({
   },
   sanitizeOps: false,
   sanitizeResources: false,
+});
+
+Deno.test("one kept buffer answers many requests, one after another and at once, and stays whole", async () => {
+  // As a large kept answer is served: the same bytes for every request (src/http/answer_cache.ts).
+  const shared = new Uint8Array(700_000).map((_, i) => 65 + (i % 26));
+  const copy = shared.slice();
+  const server = await serve(() => Promise.resolve(laneJson(200, {}, shared)), {
+    port: 0,
+    hostname: "127.0.0.1",
+    headersMs: 5_000,
+    requestMs: 10_000,
+    idleMs: 10_000,
+  });
+  try {
+    const url = `http://127.0.0.1:${server.port}/`;
+    const fetchBody = async () => {
+      const response = await fetch(url);
+      assert.equal(response.headers.get("content-length"), String(copy.byteLength));
+      return new Uint8Array(await response.arrayBuffer());
+    };
+    const bodies = [await fetchBody(), await fetchBody(), await fetchBody()];
+    bodies.push(...await Promise.all(Array.from({ length: 8 }, fetchBody)));
+    for (const body of bodies) assert.deepEqual(body, copy);
+    assert.deepEqual(shared, copy);
+  } finally {
+    await server.shutdown();
+  }
 });
