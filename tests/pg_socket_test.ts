@@ -81,10 +81,11 @@ Deno.test({
       const { rows }: { rows: Array<{ pid: number }> } = await client.query(
         "SELECT pg_backend_pid() AS pid",
       );
-      const cut = client.query("SELECT pg_sleep(5)");
+      // Its failure is awaited from the start: it comes while the terminating statement runs.
+      const cut = assert.rejects(client.query("SELECT pg_sleep(5)"));
       await new Promise((resolve) => setTimeout(resolve, 200));
       await admin.query("SELECT pg_terminate_backend($1)", [rows[0].pid]);
-      await assert.rejects(cut);
+      await cut;
       client.release(true);
       const after: { rows: Array<{ one: number }> } = await pool.query("SELECT 1 AS one");
       assert.equal(after.rows[0].one, 1);
