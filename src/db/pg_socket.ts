@@ -32,7 +32,7 @@ const CODES: ReadonlyArray<readonly [new (...args: never[]) => Error, string]> =
   [Deno.errors.PermissionDenied, "EACCES"],
 ];
 
-export const withNodeCode = (error: unknown): Error => {
+const withNodeCode = (error: unknown): Error => {
   const e = error instanceof Error ? error : new Error(String(error));
   const found = CODES.find(([type]) => e instanceof type);
   if (found !== undefined && (e as { code?: unknown }).code === undefined) {
