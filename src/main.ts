@@ -7,6 +7,7 @@ import { AppConfig } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
 import { serve } from "./http/serve.ts";
 import { startHeapPacing, v8Collect } from "./ops/gc_pacing.ts";
+import { openMallocTrim } from "./ops/malloc_trim.ts";
 import { effectLoggerLayer, processLog } from "./log.ts";
 
 const started = performance.now();
@@ -108,7 +109,11 @@ const server = await serve(handler, {
 // Full collections paced by the heap's growth (src/ops/gc_pacing.ts; needs --expose-gc).
 const heapPacing = startHeapPacing({
   collect: v8Collect,
-  heapUsed: () => Deno.memoryUsage().heapUsed,
+  heap: () => {
+    const { heapUsed, heapTotal } = Deno.memoryUsage();
+    return { used: heapUsed, total: heapTotal };
+  },
+  afterReduce: openMallocTrim(),
 });
 log.info(
   `ready on http://${config.host}:${server.port} (${

@@ -229,10 +229,12 @@ export class OpsMetrics {
     head(
       "deno_gc_paced_total",
       "counter",
-      "Garbage collections the service asked V8 for (needs --expose-gc), by generation.",
+      "Garbage collections the service asked V8 for (needs --expose-gc), by generation " +
+        "(full_idle: the reducing collections of an idle service).",
     );
     sample("deno_gc_paced_total", 'generation="young"', paced.young);
     sample("deno_gc_paced_total", 'generation="full"', paced.full);
+    sample("deno_gc_paced_total", 'generation="full_idle"', paced.idle);
     head("process_cpu_seconds_total", "counter", "User and system CPU time of the process.");
     sample("process_cpu_seconds_total", "", (cpu.user + cpu.system) / 1e6);
     head("process_start_time_seconds", "gauge", "Start of the process, in Unix seconds.");
