@@ -7,6 +7,7 @@ import {
   ENTRY_OVERHEAD,
   type Packing,
   PLAIN_MIN_BYTES,
+  SHARED_PLAIN_MIN_BYTES,
 } from "../src/http/answer_cache.ts";
 
 // Kept as given, so that the model knows each entry's cost.
@@ -191,4 +192,24 @@ Deno.test("a large answer served again is kept unpacked within a quarter of the 
   assert.deepEqual(cache.serve(held), big("a".charCodeAt(0)));
   assert.deepEqual(cache.serve(held), big("a".charCodeAt(0)));
   assert.equal(cache.bytes, gone);
+});
+
+Deno.test("an answer many callers share is kept unpacked from a smaller size, others only from PLAIN_MIN_BYTES", () => {
+  const list = new TextEncoder().encode(
+    JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ id: i, name: `store ${i}` }))),
+  );
+  assert.ok(list.byteLength >= SHARED_PLAIN_MIN_BYTES && list.byteLength < PLAIN_MIN_BYTES);
+  const cache = new AnswerCache(4 * 1024 * 1024);
+  cache.set("stores", "v", list, SHARED_PLAIN_MIN_BYTES);
+  cache.set("energy", "v", list);
+  for (let i = 0; i < 3; i++) {
+    cache.serve(cache.get("stores")!);
+    cache.serve(cache.get("energy")!);
+  }
+  const shared = cache.serve(cache.get("stores")!);
+  assert.equal(cache.serve(cache.get("stores")!), shared, "the shared answer's bytes are kept");
+  assert.deepEqual(shared, list);
+  const own = cache.serve(cache.get("energy")!);
+  assert.notEqual(cache.serve(cache.get("energy")!), own, "the other is unpacked each time");
+  assert.deepEqual(own, list);
 });

@@ -48,11 +48,12 @@ export const makeTestApp = async (
   prepare?: (db: TestDatabase) => Promise<void>,
   options: TestAppOptions = {},
 ): Promise<TestApp> => {
-  const db = await makeTestDatabase({ lockMs: options.lockMs });
+  const { config, lockMs, ...handlerOptions } = options;
+  const db = await makeTestDatabase({ lockMs });
   if (prepare) await prepare(db);
   const { handler, dispose } = makeHandler(
-    Layer.merge(db.layer, AppConfig.make(options.config ?? {})),
-    { log: options.log ?? quietLog, limits: options.limits },
+    Layer.merge(db.layer, AppConfig.make(config ?? {})),
+    { ...handlerOptions, log: handlerOptions.log ?? quietLog },
   );
   const call = async (method: string, path: string, options: CallOptions = {}) => {
     const headers = new Headers(options.headers);
