@@ -1,10 +1,10 @@
 // Answers whose bodies are already JSON text, and conditional reads (RFC 9110 §13.1.2): a strong
 // ETag made of the data's version and the code's shape tag; If-None-Match holding it answers
 // 304 Not Modified without a body. Answers depend on the caller's credential: private, revalidated.
-import { noteBufferBytes } from "../ops/gc_pacing.ts";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Stream } from "effect";
 import type { JsonText } from "../domain/answers.ts";
+import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 const CACHE_CONTROL = "private, no-cache";
 

@@ -135,9 +135,11 @@ export const startHeapPacing = (options: HeapPacing) => {
   };
   const tick = () => {
     if (collect === undefined) return;
-    // A collection not settled after STUCK_CHECKS checks is given up on (its task never ran).
-    if (running && ++runningChecks < STUCK_CHECKS) return;
-    running = false;
+    if (running) {
+      if (++runningChecks < STUCK_CHECKS) return;
+      // Not settled after STUCK_CHECKS checks: given up on (its task never ran).
+      running = false;
+    }
     const heap = options.heap();
     if (heap.used < mark) mark = heap.used;
     if (heap.used - mark >= growth) {
