@@ -301,7 +301,8 @@ Deno.test({
     const attempt = (input: unknown, reset: boolean) =>
       db.run(Effect.either(loadSnapshot(input, { reset })));
 
-    // Row counts, content digests and the foreign keys: "nothing changed" means all of these agree.
+    // Row counts, content digests, the foreign keys and the triggers (enabled or not): "nothing
+    // changed" means all of these agree.
     const fingerprint = async () => {
       const counts = await one<Record<string, number>>(
         `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM ${t})::int AS ${t}`).join(", ")}`,
@@ -316,7 +317,9 @@ Deno.test({
            (SELECT md5(coalesce(string_agg(batch_no, ',' ORDER BY id), '')) FROM import_batches)
              AS batches,
            (SELECT string_agg(conname::text, ',' ORDER BY conname) FROM pg_constraint
-            WHERE contype = 'f') AS foreign_keys`,
+            WHERE contype = 'f') AS foreign_keys,
+           (SELECT string_agg(tgname || ':' || tgenabled::text, ',' ORDER BY tgname) FROM pg_trigger
+            WHERE NOT tgisinternal) AS triggers`,
       );
       return { counts, digests };
     };
@@ -366,6 +369,7 @@ Deno.test({
         assert.equal(counts.import_row_sources, rows);
         assert.equal(counts.energy_revisions, rows);
         assert.equal(digests.foreign_keys, empty.digests.foreign_keys, "foreign keys are all back");
+        assert.equal(digests.triggers, empty.digests.triggers, "reference checks are all back on");
         assert.equal(result.right.energy_days, days.size);
         assert.equal(result.right.energy_revisions, rows);
 

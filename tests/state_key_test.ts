@@ -9,6 +9,7 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
 import { commitDay, sqlOf, storesOf } from "./import_helpers.ts";
+import { undo0011 } from "./schema_history.ts";
 
 const snapshot = generateSnapshot({ stores: 2 });
 const end = snapshot.dataset.end;
@@ -29,8 +30,9 @@ const read = async (path: string) => {
 };
 
 // The schema as migration 0009 left it, with each kept state's import row copied from its revision
-// (as the day writer wrote them), and 0010 not yet recorded.
+// (as the day writer wrote them), and 0010 (nor the migrations after it) not yet recorded.
 const asBefore0010 = async () => {
+  await sql((s) => s.unsafe(undo0011));
   await sql((s) =>
     s.unsafe(`
       ALTER TABLE energy_day_states DROP CONSTRAINT energy_day_states_revision_fkey;
@@ -93,7 +95,11 @@ Deno.test("an upgrade to migration 0010 keeps every read as of an earlier commit
 
   await asBefore0010();
   assert.ok((await stateColumns()).includes("import_row_id"));
-  assert.deepEqual(await app.db.run(migrate).then((applied) => applied.map(([id]) => id)), [10]);
+  // 0010, then 0011 (references checked per statement) over the upgraded schema.
+  assert.deepEqual(
+    await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
+    [10, 11],
+  );
   assert.ok(!(await stateColumns()).includes("import_row_id"));
   assert.deepEqual(await asOf(), before);
 

@@ -394,15 +394,45 @@ const loadValid = (s: Snapshot, options: LoadOptions) =>
         [BULK_TABLES],
       )
       : [];
+    // The references checked per statement (migration 0011: a trigger of check_references, whose
+    // arguments are the reference's name, columns, referenced table and columns) are switched off
+    // for the load and validated after it as a foreign key would be, in one pass: the key is
+    // added, which checks every row, then dropped again.
+    const references = owner
+      ? yield* run<{ table_name: string; trigger: string; args: string }>(
+        `SELECT t.tgrelid::regclass::text AS table_name, t.tgname::text AS trigger,
+                encode(t.tgargs, 'escape') AS args
+         FROM pg_trigger t JOIN pg_proc f ON f.oid = t.tgfoid
+         WHERE f.proname = 'check_references' AND t.tgrelid::regclass::text = ANY($1::text[])
+         ORDER BY t.tgname`,
+        [BULK_TABLES],
+      )
+      : [];
     const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
     for (const fk of foreignKeys) {
       yield* run(`ALTER TABLE ${fk.table_name} DROP CONSTRAINT ${quote(fk.name)}`);
+    }
+    for (const ref of references) {
+      yield* run(`ALTER TABLE ${ref.table_name} DISABLE TRIGGER ${quote(ref.trigger)}`);
     }
     yield* loadEnergy(s);
     for (const fk of foreignKeys) {
       yield* run(
         `ALTER TABLE ${fk.table_name} ADD CONSTRAINT ${quote(fk.name)} ${fk.definition}`,
       );
+    }
+    const validated = new Set<string>();
+    for (const ref of references) {
+      const [name, columns, table, referenced] = ref.args.split("\\000");
+      if (!validated.has(name)) {
+        validated.add(name);
+        yield* run(
+          `ALTER TABLE ${ref.table_name} ADD CONSTRAINT ${quote(name)}
+             FOREIGN KEY (${columns}) REFERENCES ${table} (${referenced})`,
+        );
+        yield* run(`ALTER TABLE ${ref.table_name} DROP CONSTRAINT ${quote(name)}`);
+      }
+      yield* run(`ALTER TABLE ${ref.table_name} ENABLE TRIGGER ${quote(ref.trigger)}`);
     }
 
     const counts = yield* run<{ t: string; n: number }>(

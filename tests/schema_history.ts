@@ -1,0 +1,38 @@
+// The schema as an earlier migration left it, for tests of an upgrade: each constant undoes one
+// migration (its SQL runs inside a test's database), the later ones first.
+
+// Before 0011: the references of import rows, revisions, kept states and days are foreign keys
+// again, checked row by row, and the rows they refer to are no longer kept by triggers.
+export const undo0011 = `
+  DROP TRIGGER import_rows_batch_id_fkey ON import_rows;
+  DROP TRIGGER import_rows_batch_id_fkey_update ON import_rows;
+  DROP TRIGGER import_rows_store_scope_fkey ON import_rows;
+  DROP TRIGGER import_rows_store_scope_fkey_update ON import_rows;
+  DROP TRIGGER energy_revisions_energy_id_fkey ON energy_revisions;
+  DROP TRIGGER energy_revisions_import_row_id_fkey ON energy_revisions;
+  DROP TRIGGER energy_revisions_member_id_fkey ON energy_revisions;
+  DROP TRIGGER energy_day_states_revision_fkey ON energy_day_states;
+  DROP TRIGGER energy_days_import_row_id_fkey ON energy_days;
+  DROP TRIGGER energy_days_import_row_id_fkey_update ON energy_days;
+  DROP TRIGGER import_batches_kept ON import_batches;
+  DROP TRIGGER import_rows_kept ON import_rows;
+  DROP TRIGGER energy_days_kept ON energy_days;
+  DROP TRIGGER members_kept ON members;
+  DROP TRIGGER scopes_kept ON scopes;
+  DROP FUNCTION check_references();
+  DROP FUNCTION keep_referenced();
+  ALTER TABLE import_rows ADD CONSTRAINT import_rows_batch_id_fkey
+    FOREIGN KEY (batch_id) REFERENCES import_batches (id);
+  ALTER TABLE import_rows ADD CONSTRAINT import_rows_store_scope_fkey
+    FOREIGN KEY (resolved_store_id, scope_id) REFERENCES scopes (store_id, id);
+  ALTER TABLE energy_revisions ADD CONSTRAINT energy_revisions_energy_id_fkey
+    FOREIGN KEY (energy_id) REFERENCES energy_days (id);
+  ALTER TABLE energy_revisions ADD CONSTRAINT energy_revisions_import_row_id_fkey
+    FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
+  ALTER TABLE energy_revisions ADD CONSTRAINT energy_revisions_member_id_fkey
+    FOREIGN KEY (member_id) REFERENCES members (id);
+  ALTER TABLE energy_day_states ADD CONSTRAINT energy_day_states_revision_fkey
+    FOREIGN KEY (energy_id, revision_no) REFERENCES energy_revisions (energy_id, revision_no);
+  ALTER TABLE energy_days ADD CONSTRAINT energy_days_import_row_id_fkey
+    FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
+  DELETE FROM schema_migrations WHERE migration_id = 11;`;
