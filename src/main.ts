@@ -6,7 +6,7 @@ import { buildConsole } from "./console/build.ts";
 import { AppConfig } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
 import { serve } from "./http/serve.ts";
-import { startHeapPacing, v8Collect } from "./ops/gc_pacing.ts";
+import { processHeap, startHeapPacing, v8Collect } from "./ops/gc_pacing.ts";
 import { openMallocTrim } from "./ops/malloc_trim.ts";
 import { effectLoggerLayer, processLog } from "./log.ts";
 
@@ -109,10 +109,7 @@ const server = await serve(handler, {
 // Full collections paced by the heap's growth (src/ops/gc_pacing.ts; needs --expose-gc).
 const heapPacing = startHeapPacing({
   collect: v8Collect,
-  heap: () => {
-    const { heapUsed, heapTotal } = Deno.memoryUsage();
-    return { used: heapUsed, total: heapTotal };
-  },
+  heap: processHeap,
   afterReduce: openMallocTrim(),
 });
 log.info(

@@ -7,6 +7,7 @@ import {
   IDLE_SLACK_BYTES,
   makePacer,
   PACE_BYTES,
+  processHeap,
   startHeapPacing,
   STUCK_CHECKS,
 } from "../src/ops/gc_pacing.ts";
@@ -106,6 +107,39 @@ Deno.test("a full collection is asked for when the heap has grown past what the 
   off.tick();
   assert.equal(off.asked(), 0);
   off.stop();
+});
+
+Deno.test("growth is the old generation's: a young generation filling up asks for nothing", () => {
+  // 40 MiB old after the last collection; the young generation fills to 30 MiB and empties again.
+  const heap = { used: 40 * MIB, old: 40 * MIB, total: 100 * MIB };
+  const v8 = fakeHeap(heap.used, heap.total);
+  const pacing = startHeapPacing({
+    collect: v8.collect,
+    heap: () => heap,
+    growth: 24 * MIB,
+    manual: true,
+  });
+  for (const young of [10, 20, 30, 0, 30]) {
+    heap.used = heap.old + young * MIB;
+    pacing.tick();
+  }
+  assert.equal(v8.asked.length, 0, "the young generation is not growth");
+  // The old generation grows by the pace: one collection.
+  heap.old = 64 * MIB;
+  heap.used = heap.old + 5 * MIB;
+  pacing.tick();
+  assert.equal(v8.asked.length, 1);
+  assert.deepEqual(v8.asked[0], { type: "major", execution: "async", flavor: "regular" });
+  pacing.stop();
+
+  // The process's own measure: the young generation is part of what is in use, not of the old.
+  const measured = processHeap();
+  assert.ok(measured.old > 0 && measured.old <= measured.used);
+  assert.ok(measured.used <= measured.total);
+  const young = Array.from({ length: 2_000 }, (_, i) => ({ i, text: `object ${i}` }));
+  const after = processHeap();
+  assert.ok(after.used - after.old > 0, "new objects are in the young generation");
+  assert.equal(young.length, 2_000);
 });
 
 Deno.test("an idle heap is reduced once, then again only after V8 took more pages", async () => {
