@@ -274,6 +274,11 @@ Deno.test("the database, its pool and the process are reported", async () => {
   assert.ok(lastId > 0 && lastId <= newest, `${lastId} of ${newest}`);
   assert.ok((valueOf(samples, "process_resident_memory_bytes") ?? 0) > 10_000_000);
   assert.ok((valueOf(samples, "deno_heap_used_bytes") ?? 0) > 0);
+  // Allocation since the start: it only grows, and a scrape (an answer built) adds to it.
+  const allocated = valueOf(samples, "deno_heap_allocated_bytes_total") ?? 0;
+  assert.ok(allocated > 0);
+  const again = valueOf(parse(await scrape()), "deno_heap_allocated_bytes_total") ?? 0;
+  assert.ok(again > allocated, `${again} after ${allocated}`);
   assert.ok((valueOf(samples, "process_cpu_seconds_total") ?? 0) > 0);
   // Collections asked for: none here (the tests run without --expose-gc), but every series shown.
   for (const generation of ["young", "full", "full_idle"]) {

@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { AnswerCacheFacts } from "../http/answer_cache.ts";
 import { pacedCollections } from "./gc_pacing.ts";
 import process from "node:process";
+import { getHeapStatistics } from "node:v8";
 import { Redacted } from "effect";
 
 // Seconds. A read is ~2-5 ms, the catalog ~15 ms, an import 0.4-0.8 s, the request limit 30 s.
@@ -225,6 +226,15 @@ export class OpsMetrics {
     sample("deno_heap_total_bytes", "", memory.heapTotal);
     head("deno_external_memory_bytes", "gauge", "Memory held outside the V8 heap by JS objects.");
     sample("deno_external_memory_bytes", "", memory.external);
+    head(
+      "deno_heap_allocated_bytes_total",
+      "counter",
+      "Bytes V8 allocated in its heap since the start (the allocation rate, per request a lane's).",
+    );
+    // Deno's V8 gives total_allocated_bytes; node's typings of getHeapStatistics do not name it.
+    const allocated = (getHeapStatistics() as { total_allocated_bytes?: number })
+      .total_allocated_bytes;
+    sample("deno_heap_allocated_bytes_total", "", allocated ?? 0);
     const paced = pacedCollections();
     head(
       "deno_gc_paced_total",
