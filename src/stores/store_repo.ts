@@ -20,6 +20,20 @@ export const SCOPE_CACHE_TTL = Duration.seconds(30);
 // Stores per page of the store list and the catalog (a catalog of 2,000 stores is 1.5 MB).
 export const LIST_PAGE_STORES = 250;
 
+// The version of the lists a key sees (the snapshot, and the profiles' versions: a profile edit
+// changes a store's name), and how many stores they hold; `storeIds` is the key's stores (an int[]
+// expression, null for every store).
+export const listVersionSql = (storeIds: string) => `
+  SELECT (SELECT generation FROM dataset) || '.' || count(*) || '.' ||
+    coalesce(sum(s.version), 0) AS version, count(*)::int AS stores
+  FROM stores s
+  WHERE ${storeIds} IS NULL OR s.id = ANY(${storeIds})`;
+
+export interface ListVersion {
+  readonly version: string;
+  readonly stores: number;
+}
+
 interface ListPage {
   readonly rows: string | null;
   readonly last: number | null;
@@ -133,14 +147,10 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
       );
     };
 
-    // The version of the lists a key sees (the snapshot, and the profiles' versions: a profile
-    // edit changes a store's name), and how many stores they hold.
     const listVersion = (storeIds: ReadonlyArray<number> | null) =>
-      dbBoundary(sql<{ version: string; stores: number }>`
-        SELECT (SELECT generation FROM dataset) || '.' || count(*) || '.' ||
-          coalesce(sum(s.version), 0) AS version, count(*)::int AS stores
-        FROM stores s
-        WHERE ${storeIds}::int[] IS NULL OR s.id = ANY(${storeIds}::int[])`).pipe(
+      dbBoundary(
+        sql.unsafe<ListVersion>(listVersionSql("$1::int[]"), [storeIds as Array<number> | null]),
+      ).pipe(
         Effect.map((rows) => rows[0]),
         span("StoreRepo.listVersion"),
       );
