@@ -5,7 +5,7 @@
 // check every shape).
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { Api } from "../api/api.ts";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import {
@@ -18,12 +18,16 @@ import {
   jsonHeaders,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import { Auth } from "../auth/auth_service.ts";
+import { credentialByKeySql, type CredentialRow, mayReadStore } from "../auth/access.ts";
+import { Auth, bearerToken } from "../auth/auth_service.ts";
+import { hashKey } from "../auth/keys.ts";
+import type { DirectQueryShape } from "../db/database.ts";
 import { isCalendarDate } from "../domain/common.ts";
 import {
   type Lane,
   type LaneContext,
   laneJson,
+  type LaneRequest,
   plainId,
   plainParams,
   plainRange,
@@ -33,9 +37,10 @@ import {
 import type { Versioned } from "../domain/answers.ts";
 import { Caller, type CallerShape } from "../domain/auth.ts";
 import { asOfOf, CURRENT } from "../domain/as_of.ts";
-import { rangeOf } from "../domain/range.ts";
+import { rangeOf, type RangeRequest } from "../domain/range.ts";
 import { SHAPE_TAG } from "../routines.ts";
-import { MetricsService } from "./metrics_service.ts";
+import { metricVersionFromSql } from "./metrics_repo.ts";
+import { MetricsService, periodsRange } from "./metrics_service.ts";
 
 // What a read answers: the body in parts with its headers, or 304 when the client holds it.
 type Reply =
@@ -86,6 +91,38 @@ const conditional = <A, E, R>(
       });
   });
 
+// A key's row (access.ts) and the version its inputs are at now (metric_version), in one statement.
+const KEPT_VERSION_SQL = `
+  WITH c AS (${credentialByKeySql("$1")})
+  SELECT row_to_json(c) AS credential, v.version, v.token
+  FROM c CROSS JOIN LATERAL ${metricVersionFromSql("$2", "$3", "$4", "$5")} v`;
+
+// Whether a kept answer (of `range`, whose request was checked when it was kept: the store, its
+// scope, the range) still answers a key on PostgreSQL, over a plain query and without a fiber: the
+// key's row and the inputs' version in one statement, then the decision on the row as access.ts
+// states it (live, the read permission, the store in the key's stores). The version and data token
+// when it does; undefined for anything else, which the lane's Effect path then decides. The fiber
+// and @effect/sql's statements were most of what such a request allocated (periods: 267 KB, against
+// 97 KB for the energy read, which decides the same way).
+const directKept = async (
+  query: DirectQueryShape,
+  lane: LaneRequest,
+  token: string,
+  range: RangeRequest,
+  kept: string,
+) => {
+  const [read] = await query<
+    { readonly credential: CredentialRow; readonly version: string; readonly token: string | null }
+  >(
+    KEPT_VERSION_SQL,
+    [hashKey(token), range.storeId, range.scopeId, range.start, range.end],
+  ).catch(() => []);
+  const row = mayReadStore(read?.credential, range.storeId);
+  if (row === undefined || read.version !== kept) return undefined;
+  lane.note.memberId = row.member_id;
+  return { version: read.version, token: read.token ?? undefined };
+};
+
 // The lane of a read of the current data (src/http/lanes.ts), for a verified caller: `parse` takes
 // the plain form of the request (undefined for any other), `read` is the handler's service call and
 // `version` the version its inputs are at now. A request without If-None-Match whose answer is kept
@@ -108,6 +145,8 @@ const currentLane = <P>(
     caller: CallerShape,
     request: P,
   ) => Effect.Effect<{ readonly version: string; readonly token?: string }, unknown>,
+  // The store, scope and range whose inputs `version` reads.
+  rangeOf: (request: P) => RangeRequest,
 ): Lane =>
 async (lane) => {
   const storeId = plainId(path.exec(lane.url.pathname)?.[1]);
@@ -117,6 +156,17 @@ async (lane) => {
   const header = lane.request.headers.get("if-none-match") ?? undefined;
   const key = `${kind}|${JSON.stringify(request)}`;
   const kept = header === undefined ? context.answers.get(key) : undefined;
+  const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
+  if (kept !== undefined && Option.isSome(context.direct) && token !== undefined && token !== "") {
+    const now = await directKept(context.direct.value, lane, token, rangeOf(request), kept.version);
+    if (now !== undefined) {
+      return laneJson(
+        200,
+        jsonHeaders(etagOf(kind, now.version, SHAPE_TAG), dataHeaders(now.token)),
+        context.answers.serve(kept),
+      );
+    }
+  }
   const result = await runLane(context, lane, (facts) =>
     Effect.gen(function* () {
       const caller = yield* (yield* Auth).authenticate(facts);
@@ -153,6 +203,7 @@ export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
     plainRange,
     (service, caller, range, held) => service.metrics(caller, range, CURRENT, held),
     (service, caller, range) => service.currentVersion(caller, range),
+    (range) => range,
   );
 
 export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
@@ -164,6 +215,7 @@ export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
     plainRange,
     (service, caller, range, held) => service.targets(caller, range, CURRENT, held),
     (service, caller, range) => service.currentVersion(caller, range),
+    (range) => range,
   );
 
 export const periodsLane = (context: LaneContext<MetricsService | Auth>) =>
@@ -181,6 +233,7 @@ export const periodsLane = (context: LaneContext<MetricsService | Auth>) =>
     (service, caller, p, held) =>
       service.periods(caller, p.storeId, p.scopeId, p.asOf, CURRENT, held),
     (service, caller, p) => service.periodsVersion(caller, p.storeId, p.scopeId, p.asOf),
+    (p) => periodsRange(p.storeId, p.scopeId, p.asOf),
   );
 
 export const MetricsHttpLive = HttpApiBuilder.group(

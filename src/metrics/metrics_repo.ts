@@ -15,9 +15,13 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
 FROM metric_inputs($1::int, $2::int, $3::date, $4::date, $5::text)`;
 
 // Their version alone (metric_version: the same relations and expression).
-const versionSql = `
-SELECT out_version AS version, out_token AS token
-FROM metric_version($1::int, $2::int, $3::date, $4::date)`;
+// The version and data token of a store, scope and range's inputs (metric_version), as a relation
+// of columns version and token; the arguments are SQL expressions.
+export const metricVersionFromSql = (store: string, scope: string, start: string, end: string) =>
+  `(SELECT out_version AS version, out_token AS token
+    FROM metric_version(${store}::int, ${scope}::int, ${start}::date, ${end}::date))`;
+
+const versionSql = `SELECT * FROM ${metricVersionFromSql("$1", "$2", "$3", "$4")} v`;
 
 // The same inputs as they were once commit $6 was made.
 const inputsAtSql = `

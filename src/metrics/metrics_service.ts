@@ -29,7 +29,7 @@ const periodRanges = (asOf: string) => [
   { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
 ];
 
-const periodsRange = (storeId: number, scopeId: number, asOf: string): RangeRequest => ({
+export const periodsRange = (storeId: number, scopeId: number, asOf: string): RangeRequest => ({
   storeId,
   scopeId,
   start: periodRanges(asOf).reduce((min, r) => (r.start < min ? r.start : min), asOf),
