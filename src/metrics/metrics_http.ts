@@ -146,7 +146,7 @@ const currentLane = <P>(
     request: P,
   ) => Effect.Effect<{ readonly version: string; readonly token?: string }, unknown>,
   // The store, scope and range whose inputs `version` reads.
-  rangeOf: (request: P) => RangeRequest,
+  inputsRange: (request: P) => RangeRequest,
 ): Lane =>
 async (lane) => {
   const storeId = plainId(path.exec(lane.url.pathname)?.[1]);
@@ -158,7 +158,13 @@ async (lane) => {
   const kept = header === undefined ? context.answers.get(key) : undefined;
   const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
   if (kept !== undefined && Option.isSome(context.direct) && token !== undefined && token !== "") {
-    const now = await directKept(context.direct.value, lane, token, rangeOf(request), kept.version);
+    const now = await directKept(
+      context.direct.value,
+      lane,
+      token,
+      inputsRange(request),
+      kept.version,
+    );
     if (now !== undefined) {
       return laneJson(
         200,
