@@ -5,11 +5,13 @@
 // as the endpoint's handler and writes the same bytes and headers; for anything else, and for
 // every refusal or failure, it gives up (undefined) and the HttpApi answers the request, so that
 // every error answer has a single source. tests/lanes_test.ts compares both ways byte for byte.
-import { Effect, Exit, type Option, Runtime } from "effect";
+import { Effect, Exit, Option, Runtime } from "effect";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import { ID_TEXT, isCalendarDate, MAX_ID } from "../domain/common.ts";
 import { webRequestFacts } from "../auth/auth_http.ts";
-import type { RequestFacts } from "../auth/auth_service.ts";
+import { bearerToken, type RequestFacts } from "../auth/auth_service.ts";
+import { credentialByKeySql, type CredentialRow } from "../auth/access.ts";
+import { hashKey } from "../auth/keys.ts";
 import type { AnswerCache } from "./answer_cache.ts";
 import type { DirectQueryShape } from "../db/database.ts";
 
@@ -107,6 +109,30 @@ export const plainRange = (storeId: number, query: Record<string, string>) => {
   return scopeId === undefined || !isCalendarDate(query.start) || !isCalendarDate(query.end)
     ? undefined
     : { storeId, scopeId, start: query.start, end: query.end };
+};
+
+// A lane's one round trip for a bearer key on PostgreSQL, without a fiber: the key's row (access.ts,
+// as `credential`) beside `columns` of `relation` (a lateral relation that may name the row `c`;
+// its parameters from $2, `params`). Undefined without plain queries (the embedded database) or
+// without a key (a session cookie, none), and when the statement fails: the lane's Effect path then
+// decides, as it does for every row the caller's decision refuses.
+export const keyRowWith = async <Row>(
+  context: Pick<LaneContext<never>, "direct">,
+  lane: LaneRequest,
+  columns: string,
+  relation: string,
+  params: ReadonlyArray<unknown>,
+): Promise<(Row & { readonly credential: CredentialRow }) | undefined> => {
+  if (Option.isNone(context.direct)) return undefined;
+  const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
+  if (token === undefined || token === "") return undefined;
+  const rows = await context.direct.value<Row & { readonly credential: CredentialRow }>(
+    `WITH c AS (${credentialByKeySql("$1")})
+     SELECT row_to_json(c) AS credential, ${columns}
+     FROM c CROSS JOIN LATERAL ${relation} v`,
+    [hashKey(token), ...params],
+  ).catch(() => []);
+  return rows[0];
 };
 
 // Runs a lane's service call for one request: with the request's note (the access log's member)

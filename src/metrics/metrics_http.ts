@@ -5,7 +5,7 @@
 // check every shape).
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Effect, Option } from "effect";
+import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import {
@@ -18,12 +18,11 @@ import {
   jsonHeaders,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import { credentialByKeySql, type CredentialRow, mayReadStore } from "../auth/access.ts";
-import { Auth, bearerToken } from "../auth/auth_service.ts";
-import { hashKey } from "../auth/keys.ts";
-import type { DirectQueryShape } from "../db/database.ts";
+import { mayReadStore } from "../auth/access.ts";
+import { Auth } from "../auth/auth_service.ts";
 import { isCalendarDate } from "../domain/common.ts";
 import {
+  keyRowWith,
   type Lane,
   type LaneContext,
   laneJson,
@@ -91,34 +90,28 @@ const conditional = <A, E, R>(
       });
   });
 
-// A key's row (access.ts) and the version its inputs are at now (metric_version), in one statement.
-const KEPT_VERSION_SQL = `
-  WITH c AS (${credentialByKeySql("$1")})
-  SELECT row_to_json(c) AS credential, v.version, v.token
-  FROM c CROSS JOIN LATERAL ${metricVersionFromSql("$2", "$3", "$4", "$5")} v`;
-
 // Whether a kept answer (of `range`, whose request was checked when it was kept: the store, its
-// scope, the range) still answers a key on PostgreSQL, over a plain query and without a fiber: the
-// key's row and the inputs' version in one statement, then the decision on the row as access.ts
-// states it (live, the read permission, the store in the key's stores). The version and data token
-// when it does; undefined for anything else, which the lane's Effect path then decides. The fiber
-// and @effect/sql's statements were most of what such a request allocated (periods: 267 KB, against
-// 97 KB for the energy read, which decides the same way).
+// scope, the range) still answers a key on PostgreSQL, without a fiber: the key's row and the
+// inputs' version (metric_version) in one statement (keyRowWith), then the decision on the row as
+// access.ts states it (live, the read permission, the store in the key's stores). The version and
+// data token when it does; undefined for anything else, which the lane's Effect path then decides.
+// The fiber and @effect/sql's statements were most of what such a request allocated (periods: 267
+// KB, against 97 KB for the energy read, which decides the same way).
 const directKept = async (
-  query: DirectQueryShape,
+  context: Pick<LaneContext<never>, "direct">,
   lane: LaneRequest,
-  token: string,
   range: RangeRequest,
   kept: string,
 ) => {
-  const [read] = await query<
-    { readonly credential: CredentialRow; readonly version: string; readonly token: string | null }
-  >(
-    KEPT_VERSION_SQL,
-    [hashKey(token), range.storeId, range.scopeId, range.start, range.end],
-  ).catch(() => []);
+  const read = await keyRowWith<{ readonly version: string; readonly token: string | null }>(
+    context,
+    lane,
+    "v.version, v.token",
+    metricVersionFromSql("$2", "$3", "$4", "$5"),
+    [range.storeId, range.scopeId, range.start, range.end],
+  );
   const row = mayReadStore(read?.credential, range.storeId);
-  if (row === undefined || read.version !== kept) return undefined;
+  if (read === undefined || row === undefined || read.version !== kept) return undefined;
   lane.note.memberId = row.member_id;
   return { version: read.version, token: read.token ?? undefined };
 };
@@ -156,15 +149,8 @@ async (lane) => {
   const header = lane.request.headers.get("if-none-match") ?? undefined;
   const key = `${kind}|${JSON.stringify(request)}`;
   const kept = header === undefined ? context.answers.get(key) : undefined;
-  const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
-  if (kept !== undefined && Option.isSome(context.direct) && token !== undefined && token !== "") {
-    const now = await directKept(
-      context.direct.value,
-      lane,
-      token,
-      inputsRange(request),
-      kept.version,
-    );
+  if (kept !== undefined) {
+    const now = await directKept(context, lane, inputsRange(request), kept.version);
     if (now !== undefined) {
       return laneJson(
         200,

@@ -4,7 +4,7 @@
 // its ETag (src/http/answer_cache.ts) and answer again while the version holds, without reading a
 // store; a longer list streams page by page, so that an answer of any size holds one page.
 import { createHash } from "node:crypto";
-import { Chunk, Effect, Option, Stream } from "effect";
+import { Chunk, Effect, Stream } from "effect";
 import {
   encodeParts,
   etagMatches,
@@ -12,20 +12,14 @@ import {
   jsonHeaders,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import {
-  credentialByKeySql,
-  type CredentialRow,
-  liveCredential,
-  requirePermission,
-} from "../auth/access.ts";
-import { Auth, bearerToken } from "../auth/auth_service.ts";
-import { hashKey } from "../auth/keys.ts";
-import type { DirectQueryShape } from "../db/database.ts";
+import { liveCredential, requirePermission } from "../auth/access.ts";
+import { Auth } from "../auth/auth_service.ts";
 import type { JsonText } from "../domain/answers.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import type { ServiceUnavailable } from "../domain/errors.ts";
 import { type CachedAnswer, SHARED_PLAIN_MIN_BYTES } from "../http/answer_cache.ts";
 import {
+  keyRowWith,
   type Lane,
   type LaneContext,
   laneJson,
@@ -107,42 +101,35 @@ export const listReply = (
     });
   });
 
-// A key's row (access.ts) and the version of the lists it sees, in one statement.
-const LIST_READ_SQL = `
-  WITH c AS (${credentialByKeySql("$1")})
-  SELECT row_to_json(c) AS credential, v.version
-  FROM c CROSS JOIN LATERAL (${listVersionSql("c.store_ids")}) v`;
-
-// A list for a key on PostgreSQL when it is kept (or the caller holds it), over a plain query and
-// without a fiber: the key's row and the list's version in one statement, then the decision on
-// the row as Auth and listReply make it (live, the read permission). Undefined for anything else,
-// which the lane's Effect path then answers (building the list, or refusing the key). The fiber
-// and @effect/sql's statement were most of what such a request allocated: 223 KB against 97 KB
-// for the energy read, which decides the same way.
+// A list for a key on PostgreSQL when it is kept (or the caller holds it), without a fiber: the
+// key's row and the list's version in one statement (keyRowWith), then the decision on the row as
+// Auth and listReply make it (live, the read permission). Undefined for anything else, which the
+// lane's Effect path then answers (building the list, or refusing the key). The fiber and
+// @effect/sql's statement were most of what such a request allocated: 223 KB against 97 KB for the
+// energy read, which decides the same way.
 const directList = async (
-  query: DirectQueryShape,
+  context: Pick<LaneContext<never>, "direct" | "answers">,
   kind: ListKind,
   lane: LaneRequest,
-  token: string,
   header: string | undefined,
-  answers: LaneContext<unknown>["answers"],
 ) => {
-  const [read] = await query<ListVersion & { readonly credential: CredentialRow }>(
-    LIST_READ_SQL,
-    [hashKey(token)],
-  ).catch(() => []);
+  const read = await keyRowWith<ListVersion>(
+    context,
+    lane,
+    "v.version",
+    `(${listVersionSql("c.store_ids")})`,
+    [],
+  );
   const row = liveCredential(read?.credential);
-  if (row === undefined || !row.permissions.includes("read")) return undefined;
-  const etag = listEtag(kind, read.version, row.store_ids);
-  if (etagMatches(header, etag)) {
-    lane.note.memberId = row.member_id;
-    return laneJson(304, notModifiedHeaders(etag));
+  if (read === undefined || row === undefined || !row.permissions.includes("read")) {
+    return undefined;
   }
-  const key = listKeyOf(kind, row.store_ids);
-  if (header !== undefined || answers.peek(key)?.version !== etag) return undefined;
-  const kept = answers.get(key)!;
   lane.note.memberId = row.member_id;
-  return laneJson(200, jsonHeaders(etag), answers.serve(kept));
+  const etag = listEtag(kind, read.version, row.store_ids);
+  if (etagMatches(header, etag)) return laneJson(304, notModifiedHeaders(etag));
+  const key = listKeyOf(kind, row.store_ids);
+  if (header !== undefined || context.answers.peek(key)?.version !== etag) return undefined;
+  return laneJson(200, jsonHeaders(etag), context.answers.serve(context.answers.get(key)!));
 };
 
 // The lane of GET /api/v1/stores (kind "s") or GET /api/v1/catalog ("c") without query
@@ -155,18 +142,8 @@ export const listLane = (kind: ListKind) => (context: LaneContext<StoreRepo | Au
   return async (lane) => {
     if (plainParams(lane.url, []) === undefined) return undefined;
     const header = lane.request.headers.get("if-none-match") ?? undefined;
-    const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
-    if (Option.isSome(context.direct) && token !== undefined && token !== "") {
-      const answered = await directList(
-        context.direct.value,
-        kind,
-        lane,
-        token,
-        header,
-        context.answers,
-      );
-      if (answered !== undefined) return answered;
-    }
+    const answered = await directList(context, kind, lane, header);
+    if (answered !== undefined) return answered;
     // Set when this request builds the answer: lets those waiting for it go, once it is kept (or
     // when this request ends without it).
     let built: (() => void) | undefined;
