@@ -15,14 +15,18 @@ Environment:
                         (default postgres://postgres@127.0.0.1:5432/bench_energy)
   DB_POOL_MAX           connection pool size of both servers (default 10)
   BENCH_SCALE_SECONDS   seconds of load per endpoint and concurrency in the scale run (default 5)
+  BENCH_FLAGS_ROUNDS    turns of each setting per read in the flags' cost run (default 6)
   BENCH_V8_FLAGS        the service's --v8-flags (default --expose-gc,--max-semi-space-size=16, as
                         the start task; empty: none, as on Deno Deploy, which takes no runtime
                         flags)
   BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baselines);
                         imports: only the import benchmark (no wrk, no baseline server), e.g.
                         BENCH_ONLY=imports deno task bench   (about 1 min);
-                        scale: only the scale run (60, 500 and 2,000 stores)
-                        unset: all three, the imports after the read endpoints on the same service
+                        scale: only the scale run (60, 500 and 2,000 stores);
+                        flags: only the flags' cost: the service's reads at c=32 with
+                        BENCH_V8_FLAGS and with none, in alternating turns (about 1 min a round)
+                        unset: reads, imports and scale, the imports after the read endpoints on
+                        the same service
 
 Imports: 3 XLSX then 3 CSV files of 100 stores x 100 days (10,000 values each) are previewed
 and committed over HTTP; each commit writes, so each file uses store-days without cleaned
@@ -42,13 +46,14 @@ const CONCURRENCY = [1, 32] as const;
 const RANGE = "start=2025-11-20&end=2026-11-20";
 // The service as the start task runs it (deno.json), unless BENCH_V8_FLAGS says otherwise.
 const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ?? "--expose-gc,--max-semi-space-size=16";
-const SERVICE_ARGS = [
+const serviceArgs = (flags: string) => [
   "run",
   "-A",
   "--unstable-no-legacy-abort",
-  ...(V8_FLAGS.trim() === "" ? [] : [`--v8-flags=${V8_FLAGS.trim()}`]),
+  ...(flags.trim() === "" ? [] : [`--v8-flags=${flags.trim()}`]),
   "src/main.ts",
 ];
+const SERVICE_ARGS = serviceArgs(V8_FLAGS);
 const AS_OF = "2026-11-20";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
@@ -113,12 +118,12 @@ globalThis.addEventListener("unload", () => {
   }
 });
 
-const wholeSeconds = (name: string, fallback: number, min: number) => {
+const wholeNumber = (name: string, fallback: number, min: number, unit = "seconds") => {
   const raw = Deno.env.get(name);
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) {
-    throw new SetupError(`${name} must be a whole number of seconds >= ${min}, got "${raw}"`);
+    throw new SetupError(`${name} must be a whole number of ${unit} >= ${min}, got "${raw}"`);
   }
   return value;
 };
@@ -126,8 +131,8 @@ const wholeSeconds = (name: string, fallback: number, min: number) => {
 const benchOnly = () => {
   const raw = Deno.env.get("BENCH_ONLY")?.trim() ?? "";
   if (raw === "") return undefined;
-  if (raw === "reads" || raw === "imports" || raw === "scale") return raw;
-  throw new SetupError(`BENCH_ONLY must be reads, imports or scale, got "${raw}"`);
+  if (raw === "reads" || raw === "imports" || raw === "scale" || raw === "flags") return raw;
+  throw new SetupError(`BENCH_ONLY must be reads, imports, scale or flags, got "${raw}"`);
 };
 
 const readSettings = () => {
@@ -164,9 +169,10 @@ const readSettings = () => {
   if (!Number.isInteger(pool) || pool < 1) throw new SetupError("DB_POOL_MAX must be >= 1");
   return {
     reseed: args.reseed ?? false,
-    seconds: wholeSeconds("BENCH_SECONDS", 10, 1),
-    warmup: wholeSeconds("BENCH_WARMUP_SECONDS", 2, 0),
-    scaleSeconds: wholeSeconds("BENCH_SCALE_SECONDS", 5, 1),
+    seconds: wholeNumber("BENCH_SECONDS", 10, 1),
+    warmup: wholeNumber("BENCH_WARMUP_SECONDS", 2, 0),
+    scaleSeconds: wholeNumber("BENCH_SCALE_SECONDS", 5, 1),
+    rounds: wholeNumber("BENCH_FLAGS_ROUNDS", 6, 1, "rounds"),
     databaseUrl: url,
     database,
     pool,
@@ -864,6 +870,189 @@ const scaleTable = (rows: ReadonlyArray<ScaleRow>) => {
   return lines.join("\n");
 };
 
+const targetsFileOf = (stamp: string) => `${OUT_DIR}/${stamp}-targets.txt`;
+
+// The store/scope pairs the key may read, as the service lists them, written for wrk's script.
+const writeTargets = async (port: number, key: string, stamp: string) => {
+  const list = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  if (list.status !== 200) {
+    throw new SetupError(`GET /api/v1/stores answered ${list.status}: ${await list.text()}`);
+  }
+  const { stores: storeRows } = await list.json() as {
+    stores: Array<{ id: number; scope_id: number }>;
+  };
+  const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
+  if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
+  await Deno.writeTextFile(targetsFileOf(stamp), pairs.join("\n") + "\n");
+  return pairs;
+};
+
+interface FlagsRow {
+  readonly target: string;
+  readonly label: string;
+  // Requests a second at c=32, one per round, with the flags and with none.
+  readonly flagged: ReadonlyArray<number>;
+  readonly plain: ReadonlyArray<number>;
+  readonly failed: number;
+}
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const FLAGS_COST_LIMIT = 0.05;
+
+// One request of each read for every store/scope pair, four at a time, so that the measured load
+// finds every answer kept (a fresh process computes each on its first request: a year of metrics
+// takes tens of milliseconds), as a service that has been running does.
+const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<string>) => {
+  const paths = SERVICE_TARGETS.flatMap((t) =>
+    t.path.includes("{store}")
+      ? pairs.map((pair) => {
+        const [store, scope] = pair.split(" ");
+        return t.path.replaceAll("{store}", store).replaceAll("{scope}", scope);
+      })
+      : [t.path]
+  );
+  let next = 0;
+  const worker = async () => {
+    while (next < paths.length) {
+      const path = paths[next++];
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      await response.body?.cancel();
+      if (response.status !== 200) {
+        throw new SetupError(`priming: GET ${path} answered ${response.status}`);
+      }
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+};
+
+// The flags' cost: two processes of the service, one with V8_FLAGS and one with none, each read at
+// c=32 on one then the other, in alternating rounds (flags first in odd rounds, none first in even
+// ones). The machine's speed drifts by 10-30 % over minutes here; short turns of both in the same
+// minutes, and the medians of many, keep that drift out of the ratio. The process not under load
+// sits idle meanwhile, as a service between bursts does.
+const flagsRun = async (settings: Settings, stamp: string, key: string) => {
+  const common = {
+    DATABASE_URL: settings.databaseUrl.toString(),
+    DB_POOL_MAX: String(settings.pool),
+    HOST: "127.0.0.1",
+    SEED_DEMO: "false",
+  };
+  const flaggedPort = freePort(18080);
+  const plainPort = freePort(18083, [flaggedPort]);
+  const servers = {
+    flagged: await startServer(
+      "service-flagged",
+      serviceArgs(V8_FLAGS),
+      { ...common, PORT: String(flaggedPort) },
+      flaggedPort,
+      "/health/ready",
+      stamp,
+    ),
+    plain: await startServer(
+      "service-plain",
+      serviceArgs(""),
+      { ...common, PORT: String(plainPort) },
+      plainPort,
+      "/health/ready",
+      stamp,
+    ),
+  };
+  const pairs = await writeTargets(flaggedPort, key, stamp);
+  await primeAnswers(flaggedPort, key, pairs);
+  await primeAnswers(plainPort, key, pairs);
+  const results = new Map<string, { flagged: Array<number>; plain: Array<number> }>();
+  let failed = 0;
+  const peaks = { flagged: 0, plain: 0 };
+  for (const t of SERVICE_TARGETS) {
+    const targets = {
+      flagged: { ...t, server: servers.flagged, auth: true },
+      plain: { ...t, server: servers.plain, auth: true },
+    };
+    if (settings.warmup > 0) {
+      for (const target of Object.values(targets)) {
+        await runWrk(
+          target,
+          32,
+          Math.min(settings.warmup, settings.seconds),
+          targetsFileOf(stamp),
+          key,
+        );
+      }
+    }
+    const entry = { flagged: [] as Array<number>, plain: [] as Array<number> };
+    for (let round = 1; round <= settings.rounds; round++) {
+      const order = round % 2 === 1 ? ["flagged", "plain"] as const : ["plain", "flagged"] as const;
+      for (const setting of order) {
+        const m = await runWrk(targets[setting], 32, settings.seconds, targetsFileOf(stamp), key);
+        failed += failures(m);
+        peaks[setting] = Math.max(peaks[setting], m.peak_rss_bytes);
+        entry[setting].push(m.requests_per_second);
+      }
+    }
+    results.set(t.key, entry);
+    log(
+      `  ${t.label}: ${entry.flagged.map((v) => v.toFixed(0)).join(" ")} req/s with flags, ` +
+        `${entry.plain.map((v) => v.toFixed(0)).join(" ")} without; peak RSS so far ` +
+        `${mib(peaks.flagged)} / ${mib(peaks.plain)}`,
+    );
+  }
+  await stopChild(servers.flagged.child);
+  await stopChild(servers.plain.child);
+  const rows: Array<FlagsRow> = SERVICE_TARGETS.map((t) => ({
+    target: t.key,
+    label: t.label,
+    ...results.get(t.key)!,
+    failed,
+  }));
+  const costs = rows.map((r) => 1 - median(r.flagged) / median(r.plain));
+  const worst = Math.max(...costs);
+  const goals: Array<Goal> = [{
+    goal: `V8 flags (${V8_FLAGS.trim() || "none"}) cost <= ${
+      FLAGS_COST_LIMIT * 100
+    } % req/s on every read at c=32, median of ${settings.rounds} rounds`,
+    measured: rows.map((r, i) =>
+      `${r.target.replace("service.", "")} ${(costs[i] * 100).toFixed(1)} %`
+    )
+      .join(", "),
+    pass: failed === 0 && worst <= FLAGS_COST_LIMIT,
+    note: failed > 0 ? "invalid: failed requests during the load" : undefined,
+  }, {
+    goal: "service peak RSS with the flags <= 256 MiB",
+    measured: `${mib(peaks.flagged)} (${mib(peaks.plain)} without)`,
+    pass: failed === 0 && peaks.flagged <= RSS_LIMIT_BYTES,
+  }];
+  return { rows, peaks, goals };
+};
+
+const flagsTable = (rows: ReadonlyArray<FlagsRow>) => {
+  const header = ["endpoint (c=32)", "flags req/s", "none req/s", "cost", "rounds (flags / none)"];
+  const body = rows.map((r) => [
+    r.label,
+    median(r.flagged).toFixed(0),
+    median(r.plain).toFixed(0),
+    `${((1 - median(r.flagged) / median(r.plain)) * 100).toFixed(1)} %`,
+    `${r.flagged.map((v) => v.toFixed(0)).join(" ")} / ${
+      r.plain.map((v) => v.toFixed(0)).join(" ")
+    }`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const format = (cells: Array<string>) =>
+    cells.map((cell, i) => i === 0 || i === 4 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))
+      .join("  ");
+  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(format)].join(
+    "\n",
+  );
+};
+
 const main = async (): Promise<number> => {
   const settings = readSettings();
   const startedAt = new Date();
@@ -873,9 +1062,10 @@ const main = async (): Promise<number> => {
   const doReads = settings.only === undefined || settings.only === "reads";
   const doImports = settings.only === undefined || settings.only === "imports";
   const doScale = settings.only === undefined || settings.only === "scale";
+  const doFlags = settings.only === "flags";
 
-  const wrk = doReads || doScale ? await ensureWrk() : wrkVersion() ?? "not used";
-  const { postgresVersion, stores } = doReads || doImports
+  const wrk = doReads || doScale || doFlags ? await ensureWrk() : wrkVersion() ?? "not used";
+  const { postgresVersion, stores } = doReads || doImports || doFlags
     ? await prepareDatabase(settings, STORES)
     : { postgresVersion: "", stores: 0 };
   const rows: Array<Measurement> = [];
@@ -938,20 +1128,9 @@ const main = async (): Promise<number> => {
       `  service PID ${service.pid} (V8 flags: ${V8_FLAGS.trim() || "none"}); logs in ${OUT_DIR}`,
     );
 
-    const list = await fetch(`http://127.0.0.1:${servicePort}/api/v1/stores`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    if (list.status !== 200) {
-      throw new SetupError(`GET /api/v1/stores answered ${list.status}: ${await list.text()}`);
-    }
-    const { stores: storeRows } = await list.json() as {
-      stores: Array<{ id: number; scope_id: number }>;
-    };
-    const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
-    if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
+    const pairs = await writeTargets(servicePort, key, stamp);
     pairsCount = pairs.length;
-    const targetsFile = `${OUT_DIR}/${stamp}-targets.txt`;
-    await Deno.writeTextFile(targetsFile, pairs.join("\n") + "\n");
+    const targetsFile = targetsFileOf(stamp);
 
     const targets: Array<Target> = handwritten === undefined || minimal === undefined ? [] : [
       {
@@ -1025,6 +1204,14 @@ const main = async (): Promise<number> => {
     await stopAll();
   }
 
+  if (doFlags) {
+    log(
+      `flags' cost: ${settings.rounds} rounds of the service's reads at c=32, ${settings.seconds} s ` +
+        `each (+${settings.warmup} s warm-up), with ${V8_FLAGS.trim() || "no flags"} and with none`,
+    );
+  }
+  const flags = doFlags ? await flagsRun(settings, stamp, await issueKey(settings)) : undefined;
+
   if (doScale) log("scale run: 60, 500 and 2,000 stores");
   const scale = doScale ? await scaleRun(settings, stamp) : undefined;
   await stopAll();
@@ -1041,6 +1228,7 @@ const main = async (): Promise<number> => {
       note: importError.split("\n")[0],
     }]),
     ...(scale?.goals ?? []),
+    ...(flags?.goals ?? []),
   ];
   const failed = rows.filter((r) => failures(r) > 0);
   if (doReads) {
@@ -1054,6 +1242,10 @@ const main = async (): Promise<number> => {
   if (scale !== undefined) {
     log("");
     log(scaleTable(scale.rows));
+  }
+  if (flags !== undefined) {
+    log("");
+    log(flagsTable(flags.rows));
   }
   const loadAtEnd = loadAverage();
   log("");
@@ -1103,11 +1295,13 @@ const main = async (): Promise<number> => {
       range: RANGE,
       as_of: AS_OF,
       only: settings.only ?? null,
+      rounds: settings.rounds,
     },
     probes,
     rows,
     imports: imports ?? (importError === undefined ? null : { error: importError }),
     scale: scale ?? null,
+    flags: flags === undefined ? null : { v8_flags: V8_FLAGS.trim(), ...flags, goals: undefined },
     goals,
     flagged: failed.length > 0 || imports?.failed === true || importError !== undefined,
     passed: failed.length === 0 && imports?.failed !== true && importError === undefined &&
