@@ -24,7 +24,8 @@ Environment:
                         BENCH_ONLY=imports deno task bench   (about 1 min);
                         scale: only the scale run (60, 500 and 2,000 stores);
                         flags: only the flags' cost: the service's reads at c=32 with
-                        BENCH_V8_FLAGS and with none, in alternating turns (about 1 min a round)
+                        BENCH_V8_FLAGS and with none, in alternating turns (about 13 min;
+                        BENCH_SECONDS=4: about 7 min)
                         unset: reads, imports and scale, the imports after the read endpoints on
                         the same service
 
