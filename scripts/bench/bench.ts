@@ -55,6 +55,14 @@ const serviceArgs = (flags: string) => [
   "src/main.ts",
 ];
 const SERVICE_ARGS = serviceArgs(V8_FLAGS);
+// The service's environment: the benchmark's database and pool, loopback, no demo seed.
+const serviceEnv = (databaseUrl: URL, pool: number, port: number) => ({
+  DATABASE_URL: databaseUrl.toString(),
+  DB_POOL_MAX: String(pool),
+  HOST: "127.0.0.1",
+  PORT: String(port),
+  SEED_DEMO: "false",
+});
 const AS_OF = "2026-11-20";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
@@ -484,9 +492,14 @@ interface Probe {
   readonly message?: string;
 }
 
-const probe = async (target: Target, pair: string, key: string): Promise<Probe> => {
+// A target's path for one "store scope" pair of the targets file.
+const pathFor = (path: string, pair: string) => {
   const [store, scope] = pair.split(" ");
-  const path = target.path.replaceAll("{store}", store).replaceAll("{scope}", scope);
+  return path.replaceAll("{store}", store).replaceAll("{scope}", scope);
+};
+
+const probe = async (target: Target, pair: string, key: string): Promise<Probe> => {
+  const path = pathFor(target.path, pair);
   const response = await fetch(`http://127.0.0.1:${target.server.port}${path}`, {
     headers: target.auth ? { authorization: `Bearer ${key}` } : {},
   });
@@ -773,11 +786,7 @@ const scaleRun = async (settings: Settings, stamp: string) => {
       `service-${size}`,
       SERVICE_ARGS,
       {
-        DATABASE_URL: url.toString(),
-        DB_POOL_MAX: String(settings.pool),
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        SEED_DEMO: "false",
+        ...serviceEnv(url, settings.pool, port),
         // The statement path's cost per request at each size: with answers kept, every year of
         // the 60 stores would be served from memory and only the larger sizes from PostgreSQL.
         ANSWER_CACHE_MB: "0",
@@ -786,17 +795,8 @@ const scaleRun = async (settings: Settings, stamp: string) => {
       "/health/ready",
       stamp,
     );
-    const list = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    const { stores: storeRows } = await list.json() as {
-      stores: Array<{ id: number; scope_id: number }>;
-    };
     const targetsFile = `${OUT_DIR}/${stamp}-targets-${size}.txt`;
-    await Deno.writeTextFile(
-      targetsFile,
-      storeRows.map((r) => `${r.id} ${r.scope_id}`).join("\n") + "\n",
-    );
+    await writeTargets(port, key, targetsFile);
     for (const [endpoint, path] of SCALE_ENDPOINTS) {
       const target: Target = { key: endpoint, label: endpoint, server: service, path, auth: true };
       await runWrk(target, 32, 1, targetsFile, key);
@@ -873,8 +873,9 @@ const scaleTable = (rows: ReadonlyArray<ScaleRow>) => {
 
 const targetsFileOf = (stamp: string) => `${OUT_DIR}/${stamp}-targets.txt`;
 
-// The store/scope pairs the key may read, as the service lists them, written for wrk's script.
-const writeTargets = async (port: number, key: string, stamp: string) => {
+// The store/scope pairs the key may read, as the service lists them, written to `file` for wrk's
+// script.
+const writeTargets = async (port: number, key: string, file: string) => {
   const list = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
     headers: { authorization: `Bearer ${key}` },
   });
@@ -886,7 +887,7 @@ const writeTargets = async (port: number, key: string, stamp: string) => {
   };
   const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
   if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
-  await Deno.writeTextFile(targetsFileOf(stamp), pairs.join("\n") + "\n");
+  await Deno.writeTextFile(file, pairs.join("\n") + "\n");
   return pairs;
 };
 
@@ -913,12 +914,7 @@ const FLAGS_COST_LIMIT = 0.05;
 // takes tens of milliseconds), as a service that has been running does.
 const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<string>) => {
   const paths = SERVICE_TARGETS.flatMap((t) =>
-    t.path.includes("{store}")
-      ? pairs.map((pair) => {
-        const [store, scope] = pair.split(" ");
-        return t.path.replaceAll("{store}", store).replaceAll("{scope}", scope);
-      })
-      : [t.path]
+    t.path.includes("{store}") ? pairs.map((pair) => pathFor(t.path, pair)) : [t.path]
   );
   let next = 0;
   const worker = async () => {
@@ -942,19 +938,13 @@ const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<stri
 // minutes, and the medians of many, keep that drift out of the ratio. The process not under load
 // sits idle meanwhile, as a service between bursts does.
 const flagsRun = async (settings: Settings, stamp: string, key: string) => {
-  const common = {
-    DATABASE_URL: settings.databaseUrl.toString(),
-    DB_POOL_MAX: String(settings.pool),
-    HOST: "127.0.0.1",
-    SEED_DEMO: "false",
-  };
   const flaggedPort = freePort(18080);
   const plainPort = freePort(18083, [flaggedPort]);
   const servers = {
     flagged: await startServer(
       "service-flagged",
       serviceArgs(V8_FLAGS),
-      { ...common, PORT: String(flaggedPort) },
+      serviceEnv(settings.databaseUrl, settings.pool, flaggedPort),
       flaggedPort,
       "/health/ready",
       stamp,
@@ -962,13 +952,13 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
     plain: await startServer(
       "service-plain",
       serviceArgs(""),
-      { ...common, PORT: String(plainPort) },
+      serviceEnv(settings.databaseUrl, settings.pool, plainPort),
       plainPort,
       "/health/ready",
       stamp,
     ),
   };
-  const pairs = await writeTargets(flaggedPort, key, stamp);
+  const pairs = await writeTargets(flaggedPort, key, targetsFileOf(stamp));
   await primeAnswers(flaggedPort, key, pairs);
   await primeAnswers(plainPort, key, pairs);
   const results = new Map<
@@ -1112,7 +1102,7 @@ const main = async (): Promise<number> => {
     const service = await startServer(
       "service",
       SERVICE_ARGS,
-      { ...common, PORT: String(servicePort), SEED_DEMO: "false" },
+      serviceEnv(settings.databaseUrl, settings.pool, servicePort),
       servicePort,
       "/health/ready",
       stamp,
@@ -1141,7 +1131,7 @@ const main = async (): Promise<number> => {
       `  service PID ${service.pid} (V8 flags: ${V8_FLAGS.trim() || "none"}); logs in ${OUT_DIR}`,
     );
 
-    const pairs = await writeTargets(servicePort, key, stamp);
+    const pairs = await writeTargets(servicePort, key, targetsFileOf(stamp));
     pairsCount = pairs.length;
     const targetsFile = targetsFileOf(stamp);
 
