@@ -15,6 +15,7 @@ const server = await serve(app.handler, {
   headersMs: 600,
   requestMs: 5_000,
   idleMs: 1_500,
+  keepAliveMs: 800,
 });
 const base = `http://127.0.0.1:${server.port}`;
 const encoder = new TextEncoder();
@@ -76,6 +77,44 @@ Deno.test("a connection that sends nothing is closed", async () => {
   const conn = await connect();
   const result = await readUntilClosed(conn, 10_000);
   assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
+});
+
+// Sends a GET of /health/live on `conn` and reads its whole answer (headers and body).
+const askLive = async (conn: Deno.Conn) => {
+  await conn.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const buffer = new Uint8Array(4096);
+  let text = "";
+  while (!/\r\n\r\n[\s\S]*\}$/.test(text)) {
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error(`closed after ${JSON.stringify(text)}`);
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+  return text;
+};
+
+Deno.test("a kept-alive connection is closed once no request follows its answer in time", async () => {
+  const conn = await connect();
+  const answer = await askLive(conn);
+  assert.match(answer, /^HTTP\/1\.1 200/);
+  assert.match(answer, /\r\nConnection: keep-alive\r\n/i);
+  assert.match(answer, /\r\nKeep-Alive: timeout=0\r\n/i);
+  const result = await readUntilClosed(conn, 10_000);
+  assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
+  // After the keep-alive time (800 ms), not the idle time (1.5 s).
+  assert.ok(result.ms >= 750 && result.ms < 1_450, `closed after ${result.ms} ms`);
+});
+
+Deno.test("a connection that keeps asking stays open past the keep-alive and idle times", async () => {
+  const conn = await connect();
+  try {
+    // Every 500 ms for 2.5 s: each pause is under the keep-alive time, the whole over both.
+    for (let i = 0; i < 6; i++) {
+      assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    conn.close();
+  }
 });
 
 Deno.test("a body dripping one byte at a time is answered 408 and closed", async () => {

@@ -10,6 +10,7 @@ import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
 import type { Lane } from "./lanes.ts";
+import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import {
   checkBearer,
   CONSOLE_ROUTE,
@@ -100,6 +101,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     metrics === undefined ? options.routes : [...options.routes, METRICS_ROUTE],
   );
   const documents = new Map<string, Promise<Document>>();
+  // The time limit of every request in flight (deadlines.ts).
+  const deadlines = makeDeadlines(options.requestMs);
   const target = (method: string, pathname: string): Target =>
     options.console !== undefined && isConsolePath(pathname)
       ? CONSOLE_TARGET
@@ -206,6 +209,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     url: URL,
     note: RequestNoteShape,
     match: Target,
+    controller: AbortController,
   ): Promise<Response> => {
     if (match.kind === "console" && options.console !== undefined) {
       if (request.method !== "GET" && request.method !== "HEAD") {
@@ -283,8 +287,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       body = read.bytes;
     }
 
-    const controller = new AbortController();
-    const signal = AbortSignal.any([request.signal, controller.signal]);
+    const signal = controller.signal;
     const lane = request.method === "GET"
       ? options.lanes?.get(`GET ${match.route.path}`)
       : undefined;
@@ -302,16 +305,16 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       });
       return inner(forward, Context.make(RequestNote, note));
     };
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let deadline: Deadline | undefined;
     const late = new Promise<Response>((resolve) => {
-      timer = setTimeout(() => {
+      deadline = deadlines.add(() => {
         controller.abort();
         resolve(errorResponse(
           503,
           "TIMEOUT",
           `The request took longer than ${options.requestMs} ms; try again later`,
         ));
-      }, options.requestMs);
+      });
     });
     try {
       const response = await Promise.race([work(), late]);
@@ -319,12 +322,25 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response.body?.cancel().catch(() => {});
       return new Response(null, { status: response.status, headers: response.headers });
     } finally {
-      clearTimeout(timer);
+      deadline?.clear();
     }
   };
 
-  return async (request: Request): Promise<Response> => {
+  // `controller`: the server's for this request, aborted when the client goes away; the time limit
+  // aborts it too. Without one (a call in process), one is made that follows the request's signal.
+  // (AbortSignal.any joined two signals per request through weak references, which young
+  // collections do not clear: each request's signals and what they held reached the old
+  // generation.)
+  return async (request: Request, controller?: AbortController): Promise<Response> => {
     const started = performance.now();
+    let follow: (() => void) | undefined;
+    if (controller === undefined) {
+      const own = new AbortController();
+      controller = own;
+      follow = () => own.abort();
+      if (request.signal.aborted) own.abort();
+      else request.signal.addEventListener("abort", follow, { once: true });
+    }
     const note: RequestNoteShape = { requestId: crypto.randomUUID(), memberId: null };
     let url: URL | undefined;
     let matched: Target | undefined;
@@ -333,7 +349,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     try {
       url = new URL(request.url);
       matched = target(request.method, url.pathname);
-      response = await answer(request, url, note, matched);
+      response = await answer(request, url, note, matched, controller);
     } catch (error) {
       options.log.error("request failed before the handler", {
         request_id: note.requestId,
@@ -341,6 +357,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       });
       response = errorResponse(500, "INTERNAL", `The operation failed (request ${note.requestId})`);
     }
+    if (follow !== undefined) request.signal.removeEventListener("abort", follow);
     try {
       response.headers.set("x-request-id", note.requestId);
     } catch {

@@ -1,6 +1,7 @@
 // Serves a web handler over node:http, whose server closes slow or idle connections (Deno.serve has
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
+import type { Socket } from "node:net";
 import { knownBody } from "./lanes.ts";
 
 export interface ServeOptions {
@@ -12,6 +13,8 @@ export interface ServeOptions {
   readonly requestMs: number;
   // A connection with no traffic for this long is closed.
   readonly idleMs: number;
+  // A connection with no request for this long after its last answer is closed (default 5 s).
+  readonly keepAliveMs?: number;
   readonly onListen?: (address: { hostname: string; port: number }) => void;
 }
 
@@ -22,6 +25,27 @@ export interface Served {
 }
 
 const KEEP_ALIVE_MS = 5_000;
+const SWEEP_MS = 1_000;
+
+// A connection's traffic as the sweep last saw it. node:http's own idle and keep-alive timeouts set
+// a new timer on the socket for every request and every answer; under load those timers (and the
+// runtime's bookkeeping of them) outlived young collections and reached the old generation
+// (docs/performance.md, Memory). One sweep over the open connections reads their byte counters
+// instead.
+interface Watched {
+  readonly socket: Socket;
+  read: number;
+  written: number;
+  // When the sweep first saw the counters as they are (never later than the traffic itself, so a
+  // connection is never closed before its time).
+  quietSince: number;
+  // Requests received whose answers are not yet written, and answers written.
+  open: number;
+  answered: number;
+}
+
+const WATCHED = Symbol("watched");
+type WatchedSocket = Socket & { [WATCHED]?: Watched };
 const MAX_HEADER_BYTES = 16 * 1024;
 
 // The request body as a web stream that reads from the socket only as fast as it is consumed, and
@@ -57,7 +81,10 @@ const bodyStream = (req: http.IncomingMessage) => {
   }, { highWaterMark: 4 });
 };
 
-const toWebRequest = (req: http.IncomingMessage, signal: AbortSignal): Request => {
+// The request has no signal of its own: the handler is given the controller instead (a signal given
+// to Request is followed by a new one, through weak references that keep it and what it holds
+// past young collections).
+const toWebRequest = (req: http.IncomingMessage): Request => {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
@@ -70,7 +97,6 @@ const toWebRequest = (req: http.IncomingMessage, signal: AbortSignal): Request =
     method,
     headers,
     body: hasBody ? bodyStream(req) : undefined,
-    signal,
     // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
     duplex: "half",
   });
@@ -87,6 +113,7 @@ const writeResponse = async (
   response: Response,
   req: http.IncomingMessage,
   res: http.ServerResponse,
+  keepAliveMs: number,
 ) => {
   const headers: Record<string, string | Array<string>> = {};
   for (const [name, value] of response.headers) {
@@ -98,6 +125,8 @@ const writeResponse = async (
   // An answer given before the body was read (413, 408): the rest is not read, the connection ends.
   const unread = !req.complete;
   if (unread) headers["connection"] = "close";
+  // What node:http says when it keeps the connection itself (the sweep keeps it here).
+  else if (res.shouldKeepAlive) headers["keep-alive"] = `timeout=${Math.floor(keepAliveMs / 1000)}`;
   res.writeHead(response.status, headers);
   if (unread) {
     // Half-close first, so the answer is read before the socket goes (a close with unread data
@@ -151,33 +180,77 @@ const writeResponse = async (
 };
 
 export const serve = (
-  handler: (request: Request) => Promise<Response>,
+  // `controller` is aborted when the client goes away before its answer is written.
+  handler: (request: Request, controller: AbortController) => Promise<Response>,
   options: ServeOptions,
 ): Promise<Served> => {
+  const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
   const server = http.createServer({
     headersTimeout: options.headersMs,
     requestTimeout: options.requestMs,
-    keepAliveTimeout: KEEP_ALIVE_MS,
+    // Kept by the sweep below, not by a timer per answer.
+    keepAliveTimeout: 0,
     connectionsCheckingInterval: Math.min(1_000, options.headersMs),
     maxHeaderSize: MAX_HEADER_BYTES,
   }, (req, res) => {
     const controller = new AbortController();
+    const watched = (req.socket as WatchedSocket)[WATCHED];
+    if (watched !== undefined) watched.open++;
     // A client that goes away before its answer is written interrupts the work.
     res.once("close", () => {
+      if (watched !== undefined) {
+        watched.open--;
+        watched.answered++;
+      }
       if (!res.writableFinished) controller.abort();
     });
-    handler(toWebRequest(req, controller.signal))
-      .then((response) => writeResponse(response, req, res))
+    handler(toWebRequest(req), controller)
+      .then((response) => writeResponse(response, req, res, keepAliveMs))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
   });
-  // Socket inactivity: a connection with no traffic either way is closed.
-  server.setTimeout(options.idleMs, (socket) => socket.destroy());
   server.headersTimeout = options.headersMs;
   server.requestTimeout = options.requestMs;
-  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.keepAliveTimeout = 0;
+
+  // Socket inactivity: a connection with no traffic either way for idleMs is closed, and one with
+  // no request for keepAliveMs after its last answer.
+  const watched = new Set<Watched>();
+  server.on("connection", (socket: WatchedSocket) => {
+    const entry: Watched = {
+      socket,
+      read: socket.bytesRead,
+      written: socket.bytesWritten,
+      quietSince: performance.now(),
+      open: 0,
+      answered: 0,
+    };
+    socket[WATCHED] = entry;
+    watched.add(entry);
+    socket.once("close", () => watched.delete(entry));
+  });
+  const sweep = () => {
+    const now = performance.now();
+    for (const entry of watched) {
+      const { socket } = entry;
+      if (socket.bytesRead !== entry.read || socket.bytesWritten !== entry.written) {
+        entry.read = socket.bytesRead;
+        entry.written = socket.bytesWritten;
+        entry.quietSince = now;
+        continue;
+      }
+      const quiet = now - entry.quietSince;
+      const between = entry.open === 0 && entry.answered > 0;
+      if (quiet >= options.idleMs || (between && quiet >= keepAliveMs)) socket.destroy();
+    }
+  };
+  const sweeper = setInterval(
+    sweep,
+    Math.max(10, Math.min(SWEEP_MS, options.idleMs / 4, keepAliveMs / 4)),
+  );
+  Deno.unrefTimer(sweeper);
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -189,7 +262,10 @@ export const serve = (
         port,
         shutdown: () =>
           new Promise<void>((done) => {
-            server.close(() => done());
+            server.close(() => {
+              clearInterval(sweeper);
+              done();
+            });
             server.closeIdleConnections();
           }),
       });
