@@ -16,7 +16,9 @@ Deno.test("deadlines fire in order, each once, not before their time", async () 
   }
   await sleep(150);
   assert.deepEqual(fired.map(([i]) => i), [0, 1, 2, 3, 4]);
-  for (const [i, at] of fired) assert.ok(at - started[i] >= 59, `deadline ${i} after ${at - started[i]} ms`);
+  for (const [i, at] of fired) {
+    assert.ok(at - started[i] >= 59, `deadline ${i} after ${at - started[i]} ms`);
+  }
   assert.equal(deadlines.pending(), 0);
   deadlines.stop();
 });

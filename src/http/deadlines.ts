@@ -18,7 +18,10 @@ interface Entry {
   live: boolean;
 }
 
-export const makeDeadlines = (ms: number, now: () => number = performance.now.bind(performance)) => {
+export const makeDeadlines = (
+  ms: number,
+  now: () => number = performance.now.bind(performance),
+) => {
   let head: Entry | undefined;
   let tail: Entry | undefined;
   let size = 0;
