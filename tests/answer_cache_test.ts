@@ -9,6 +9,7 @@ import {
   PLAIN_MIN_BYTES,
   SHARED_PLAIN_MIN_BYTES,
 } from "../src/http/answer_cache.ts";
+import { releaseBody } from "../src/http/lanes.ts";
 
 // Kept as given, so that the model knows each entry's cost.
 const AS_IS: Packing = { pack: (bytes) => bytes, unpack: (bytes) => bytes };
@@ -212,4 +213,39 @@ Deno.test("an answer many callers share is kept unpacked from a smaller size, ot
   const own = cache.serve(cache.get("energy")!);
   assert.notEqual(cache.serve(cache.get("energy")!), own, "the other is unpacked each time");
   assert.deepEqual(own, list);
+});
+
+Deno.test("bytes unpacked for one caller are that caller's to release; kept bytes never are", () => {
+  const list = new TextEncoder().encode(
+    JSON.stringify(Array.from({ length: 3_000 }, (_, i) => ({ id: i, name: `store ${i}` }))),
+  );
+  const cache = new AnswerCache(4 * 1024 * 1024);
+  cache.set("stores", "v", list, SHARED_PLAIN_MIN_BYTES);
+  cache.set("energy", "v", list);
+  // The first serving of a shared answer is unpacked for its caller alone; the second is kept
+  // unpacked, and is so from then on.
+  const first = cache.take(cache.get("stores")!);
+  assert.equal(first.owned, true);
+  const second = cache.take(cache.get("stores")!);
+  assert.equal(second.owned, false);
+  const third = cache.take(cache.get("stores")!);
+  assert.equal(third.owned, false);
+  assert.equal(third.bytes, second.bytes);
+  // Released, the caller's own bytes are gone; the kept ones still answer whole.
+  releaseBody(first.bytes);
+  assert.equal(first.bytes.byteLength, 0);
+  assert.deepEqual(cache.take(cache.get("stores")!).bytes, list);
+  // An answer kept packed only is unpacked anew, and owned, each time.
+  for (let i = 0; i < 3; i++) {
+    const own = cache.take(cache.get("energy")!);
+    assert.equal(own.owned, true);
+    assert.deepEqual(own.bytes, list);
+    releaseBody(own.bytes);
+  }
+  assert.deepEqual(cache.take(cache.get("energy")!).bytes, list);
+  // A view on a part of a larger buffer is left alone.
+  const whole = new Uint8Array(100).fill(7);
+  releaseBody(whole.subarray(10, 20));
+  assert.equal(whole.byteLength, 100);
+  assert.equal(whole[50], 7);
 });

@@ -201,3 +201,26 @@ Deno.test("one kept buffer answers many requests, one after another and at once,
     await server.shutdown();
   }
 });
+
+Deno.test("a body that is its answer's alone is released once written, and arrives whole", async () => {
+  const made: Array<Uint8Array<ArrayBuffer>> = [];
+  const expected = new Uint8Array(300_000).map((_, i) => 97 + (i % 26));
+  const server = await serve(() => {
+    const body = expected.slice();
+    made.push(body);
+    return Promise.resolve(laneJson(200, {}, body, true));
+  }, { port: 0, hostname: "127.0.0.1", headersMs: 5_000, requestMs: 10_000, idleMs: 10_000 });
+  try {
+    const url = `http://127.0.0.1:${server.port}/`;
+    const bodies = await Promise.all(
+      Array.from({ length: 6 }, async () => new Uint8Array(await (await fetch(url)).arrayBuffer())),
+    );
+    for (const body of bodies) assert.deepEqual(body, expected);
+    // Each buffer was freed by the server (detached: no bytes left), not left to a collection.
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(made.length, 6);
+    for (const body of made) assert.equal(body.byteLength, 0);
+  } finally {
+    await server.shutdown();
+  }
+});

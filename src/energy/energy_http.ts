@@ -24,6 +24,7 @@ import { Auth, bearerToken } from "../auth/auth_service.ts";
 import { hashKey } from "../auth/keys.ts";
 import type { DirectQueryShape } from "../db/database.ts";
 import {
+  keptJson,
   type Lane,
   type LaneContext,
   laneJson,
@@ -114,7 +115,7 @@ export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => 
     // The data is at the kept answer's version (no other version leaves out the days).
     if (answer.version !== kept.version) return undefined;
     const etag = etagOf("e", answer.version, SHAPE_TAG);
-    return laneJson(200, jsonHeaders(etag, dataHeaders(answer.token)), context.answers.serve(kept));
+    return keptJson(context.answers, kept, jsonHeaders(etag, dataHeaders(answer.token)));
   }
   const reply = currentReply(answer, header);
   if (reply.status === 304) return laneJson(304, reply.headers);

@@ -144,11 +144,19 @@ export class AnswerCache {
   // The bytes of a kept answer that is the answer (the data unchanged), as they were given to set.
   // They may be the very bytes given to earlier callers: nobody writes into them.
   serve(answer: CachedAnswer): Uint8Array<ArrayBuffer> {
+    const { bytes, owned } = this.take(answer);
+    if (owned) noteBufferBytes(bytes.byteLength);
+    return bytes;
+  }
+
+  // The same bytes, and whether they are the caller's alone: unpacked for this call and not kept
+  // (`owned`). Owned bytes are the caller's to release once written (laneJson's `owned`), so they
+  // need no collection to be freed; the caller that cannot release them uses `serve`.
+  take(answer: CachedAnswer): { readonly bytes: Uint8Array<ArrayBuffer>; readonly owned: boolean } {
     this.#served++;
     const entry = answer as Entry;
-    if (entry.plain !== undefined) return entry.plain;
+    if (entry.plain !== undefined) return { bytes: entry.plain, owned: false };
     const bytes = this.packing.unpack(entry.packed, entry.length);
-    noteBufferBytes(bytes.byteLength);
     const plain = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
     entry.served++;
     if (
@@ -159,8 +167,9 @@ export class AnswerCache {
       this.#plainBytes += entry.length;
       this.#bytes += entry.length;
       this.#fit();
+      return { bytes: plain, owned: false };
     }
-    return plain;
+    return { bytes: plain, owned: true };
   }
 
   facts(): AnswerCacheFacts {

@@ -12,7 +12,7 @@ import { webRequestFacts } from "../auth/auth_http.ts";
 import { bearerToken, type RequestFacts } from "../auth/auth_service.ts";
 import { credentialByKeySql, type CredentialRow } from "../auth/access.ts";
 import { hashKey } from "../auth/keys.ts";
-import type { AnswerCache } from "./answer_cache.ts";
+import type { AnswerCache, CachedAnswer } from "./answer_cache.ts";
 import type { DirectQueryShape } from "../db/database.ts";
 
 export interface LaneRequest {
@@ -37,12 +37,14 @@ export interface LaneContext<R> {
 // A lane answer with its body at hand, for the server to write at once without reading it as a
 // stream. The bytes belong to the response object itself: kept beside it in a WeakMap, a body
 // outlived every young-generation collection (the map's entries are cleared by full collections
-// only), so each answer's buffer waited in memory for the next full one.
+// only), so each answer's buffer waited in memory for the next full one. `owned`: nobody else holds
+// the bytes, so the server may release them once written.
 class KnownBodyResponse extends Response {
   constructor(
     body: BodyInit | null,
     init: ResponseInit,
     readonly knownBytes: Uint8Array | undefined,
+    readonly owned: boolean,
   ) {
     super(body, init);
   }
@@ -51,12 +53,33 @@ class KnownBodyResponse extends Response {
 export const knownBody = (response: Response): Uint8Array | undefined =>
   response instanceof KnownBodyResponse ? response.knownBytes : undefined;
 
+// Whether the server may release a known body once written (releaseBody).
+export const ownedBody = (response: Response): boolean =>
+  response instanceof KnownBodyResponse && response.owned;
+
+// Frees the memory of bytes nobody else holds, at once, without waiting for a collection: their
+// ArrayBuffer is detached (transferred to one of no bytes). Bytes that are a part of a larger
+// buffer are left to the collector. A 160 KB answer unpacked for each request at 2,000 requests a
+// second is 320 MB a second of buffers: freed this way they are reused by the next requests, where
+// otherwise they waited in memory for V8 to collect the objects that held them.
+export const releaseBody = (bytes: Uint8Array) => {
+  const buffer = bytes.buffer;
+  if (
+    buffer instanceof ArrayBuffer && bytes.byteOffset === 0 &&
+    bytes.byteLength === buffer.byteLength && !buffer.detached
+  ) {
+    buffer.transfer(0);
+  }
+};
+
 // A JSON answer of a lane: 200 with its bytes (and their length), or 304 without a body. The
-// headers are those of HttpServerResponse.uint8Array / .empty for the same answer.
+// headers are those of HttpServerResponse.uint8Array / .empty for the same answer. `owned`: the
+// bytes are this answer's alone (AnswerCache.take), released by the server once written.
 export const laneJson = (
   status: 200 | 304,
   headers: Readonly<Record<string, string>>,
   body?: Uint8Array<ArrayBuffer>,
+  owned = false,
 ) => {
   const all = new Headers(headers);
   if (body !== undefined) {
@@ -74,7 +97,19 @@ export const laneJson = (
     }),
     { status, headers: all },
     body,
+    owned && body !== undefined,
   );
+};
+
+// A kept answer's bytes as a lane's 200 (AnswerCache.take): released once written when they were
+// unpacked for this request alone.
+export const keptJson = (
+  answers: AnswerCache,
+  answer: CachedAnswer,
+  headers: Readonly<Record<string, string>>,
+) => {
+  const { bytes, owned } = answers.take(answer);
+  return laneJson(200, headers, bytes, owned);
 };
 
 // The query parameters `names`, each present exactly once and nothing else; undefined otherwise.

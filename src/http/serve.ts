@@ -2,7 +2,7 @@
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
 import type { Socket } from "node:net";
-import { knownBody } from "./lanes.ts";
+import { knownBody, ownedBody, releaseBody } from "./lanes.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -146,6 +146,8 @@ const writeResponse = async (
   // collection, and each answer's 150 KB then waited for a full one.
   const known = knownBody(response);
   if (known !== undefined) {
+    // Bytes of this answer alone are freed once written to the socket.
+    if (ownedBody(response)) res.once("finish", () => releaseBody(known));
     res.end(known);
     response.body.cancel().catch(() => {});
     return;

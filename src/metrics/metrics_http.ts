@@ -22,6 +22,7 @@ import { mayReadStore } from "../auth/access.ts";
 import { Auth } from "../auth/auth_service.ts";
 import { isCalendarDate } from "../domain/common.ts";
 import {
+  keptJson,
   keyRowWith,
   type Lane,
   type LaneContext,
@@ -152,10 +153,10 @@ async (lane) => {
   if (kept !== undefined) {
     const now = await directKept(context, lane, inputsRange(request), kept.version);
     if (now !== undefined) {
-      return laneJson(
-        200,
+      return keptJson(
+        context.answers,
+        kept,
         jsonHeaders(etagOf(kind, now.version, SHAPE_TAG), dataHeaders(now.token)),
-        context.answers.serve(kept),
       );
     }
   }
@@ -173,11 +174,7 @@ async (lane) => {
   if (result === undefined) return undefined;
   if (result.kind === "kept") {
     const etag = etagOf(kind, result.now.version, SHAPE_TAG);
-    return laneJson(
-      200,
-      jsonHeaders(etag, dataHeaders(result.now.token)),
-      context.answers.serve(kept!),
-    );
+    return keptJson(context.answers, kept!, jsonHeaders(etag, dataHeaders(result.now.token)));
   }
   const reply = replyFor(kind, header, result.answer);
   if (reply.status === 304) return laneJson(304, reply.headers);

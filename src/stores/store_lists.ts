@@ -19,6 +19,7 @@ import type { CallerShape } from "../domain/auth.ts";
 import type { ServiceUnavailable } from "../domain/errors.ts";
 import { type CachedAnswer, SHARED_PLAIN_MIN_BYTES } from "../http/answer_cache.ts";
 import {
+  keptJson,
   keyRowWith,
   type Lane,
   type LaneContext,
@@ -129,7 +130,7 @@ const directList = async (
   if (etagMatches(header, etag)) return laneJson(304, notModifiedHeaders(etag));
   const key = listKeyOf(kind, row.store_ids);
   if (header !== undefined || context.answers.peek(key)?.version !== etag) return undefined;
-  return laneJson(200, jsonHeaders(etag), context.answers.serve(context.answers.get(key)!));
+  return keptJson(context.answers, context.answers.get(key)!, jsonHeaders(etag));
 };
 
 // The lane of GET /api/v1/stores (kind "s") or GET /api/v1/catalog ("c") without query
@@ -176,7 +177,7 @@ export const listLane = (kind: ListKind) => (context: LaneContext<StoreRepo | Au
         case "not-modified":
           return laneJson(304, notModifiedHeaders(r.etag));
         case "kept":
-          return laneJson(200, jsonHeaders(r.etag), context.answers.serve(r.kept));
+          return keptJson(context.answers, r.kept, jsonHeaders(r.etag));
         case "whole": {
           const bytes = encodeParts(r.parts);
           context.answers.set(key, r.etag, bytes, SHARED_PLAIN_MIN_BYTES);
