@@ -36,7 +36,7 @@ interface Watched {
   readonly socket: Socket;
   read: number;
   written: number;
-  // When the sweep first saw the counters as they are (never later than the traffic itself, so a
+  // When the sweep first saw the counters as they are (at or after the traffic itself, so a
   // connection is never closed before its time).
   quietSince: number;
   // Requests received whose answers are not yet written, and answers written.
