@@ -5,6 +5,7 @@ import {
   IDLE_CHECKS,
   IDLE_DRIFT_BYTES,
   IDLE_SLACK_BYTES,
+  LONG_IDLE_CHECKS,
   makePacer,
   PACE_BYTES,
   processHeap,
@@ -94,7 +95,7 @@ Deno.test("a full collection is asked for when the heap has grown past what the 
   pacing.tick();
   assert.equal(v8.asked.length, 3);
   assert.equal(pacing.asked(), 3);
-  assert.equal(pacing.reduced(), 0);
+  assert.equal(pacing.idle(), 0);
   pacing.stop();
 
   let used = 0;
@@ -142,9 +143,15 @@ Deno.test("growth is the old generation's: a young generation filling up asks fo
   assert.equal(young.length, 2_000);
 });
 
-Deno.test("an idle heap is reduced once, then again only after V8 took more pages", async () => {
+Deno.test("an idle heap is collected once, then again only after V8 took more pages", async () => {
   const v8 = fakeHeap(40 * MIB, 100 * MIB);
-  const pacing = startHeapPacing({ collect: v8.collect, heap: () => v8.heap, manual: true });
+  let trims = 0;
+  const pacing = startHeapPacing({
+    collect: v8.collect,
+    heap: () => v8.heap,
+    manual: true,
+    afterIdle: () => trims++,
+  });
   const idleFor = (checks: number) => {
     for (let i = 0; i < checks; i++) pacing.tick();
   };
@@ -155,45 +162,53 @@ Deno.test("an idle heap is reduced once, then again only after V8 took more page
   }
   assert.equal(v8.asked.length, 0);
   // The work ends (this check still sees the heap move), then the heap is still for IDLE_CHECKS
-  // checks (drift within IDLE_DRIFT_BYTES): one reducing collection.
+  // checks (drift within IDLE_DRIFT_BYTES): one collection, a regular one (a "last-resort" one
+  // would throw compiled code away, and the next burst would start cold).
   v8.heap.used = 38 * MIB;
   pacing.tick();
   idleFor(IDLE_CHECKS - 1);
   assert.equal(v8.asked.length, 0);
   v8.heap.used = 38 * MIB + IDLE_DRIFT_BYTES;
   pacing.tick();
-  assert.deepEqual(v8.asked, [{ type: "major", execution: "async", flavor: "last-resort" }]);
+  assert.deepEqual(v8.asked, [{ type: "major", execution: "async", flavor: "regular" }]);
+  assert.equal(pacing.idle(), 1);
   idleFor(3 * IDLE_CHECKS);
   assert.equal(v8.asked.length, 1);
+  assert.equal(trims, 0);
   await v8.finish({ used: 38 * MIB, total: 50 * MIB });
+  // What the runtime freed outside V8's heap is given back once the collection is done.
+  assert.equal(trims, 1);
   // Idle again, but V8 holds no more pages than it gave back to: nothing.
   idleFor(3 * IDLE_CHECKS);
   v8.heap.total = 50 * MIB + IDLE_SLACK_BYTES - 1;
   idleFor(3 * IDLE_CHECKS);
   assert.equal(v8.asked.length, 1);
-  // Grown by IDLE_SLACK_BYTES of pages, most of them free: reduced again after a still second.
+  // Grown by IDLE_SLACK_BYTES of pages, most of them free: collected again after a still second.
   v8.heap.total = 50 * MIB + IDLE_SLACK_BYTES;
   idleFor(IDLE_CHECKS);
   assert.equal(v8.asked.length, 2);
   await v8.finish({ used: 38 * MIB, total: 48 * MIB });
-  // A heap grown past its mark is collected at once, idle or not; the reduction waits for a still
-  // second after it.
+  // A heap grown past its mark is collected at once, idle or not; the idle collection waits for a
+  // still second after it.
   v8.heap.used = 90 * MIB;
   v8.heap.total = 100 * MIB;
   pacing.tick();
   assert.equal(v8.asked.length, 3);
-  assert.equal(v8.asked[2]?.type === "major" && v8.asked[2].flavor, "regular");
+  assert.equal(pacing.asked(), 1);
   await v8.finish({ used: 85 * MIB, total: 100 * MIB });
+  // Not after a collection asked for by growth.
+  assert.equal(trims, 2);
   idleFor(IDLE_CHECKS - 1);
   assert.equal(v8.asked.length, 3);
   idleFor(1);
   assert.equal(v8.asked.length, 4);
-  assert.equal(v8.asked[3]?.type === "major" && v8.asked[3].flavor, "last-resort");
   await v8.finish({ used: 85 * MIB, total: 90 * MIB });
   idleFor(3 * IDLE_CHECKS);
   assert.equal(v8.asked.length, 4);
-  assert.equal(pacing.reduced(), 3);
+  assert.equal(pacing.idle(), 3);
+  assert.equal(trims, 3);
   assert.equal(pacing.asked(), 1);
+  assert.ok(v8.asked.every((a) => a.type === "major" && a.flavor === "regular"));
   pacing.stop();
 });
 
@@ -239,7 +254,7 @@ Deno.test("a collect that throws, fails or never settles leaves the pacing able 
   stuck.stop();
 });
 
-Deno.test("V8 takes the options the pacing gives: async collections settle, a reducing one gives pages back", async () => {
+Deno.test("V8 takes the options the pacing gives: async collections settle, a last-resort one gives back more", async () => {
   // A process of its own: the flag cannot be given to the test runner's isolate. The interval
   // keeps its event loop turning, as the service's listener does: V8's posted task runs in a turn.
   const script = `
@@ -251,11 +266,11 @@ Deno.test("V8 takes the options the pacing gives: async collections settle, a re
     const regular = gc({ type: "major", execution: "async", flavor: "regular" });
     await regular;
     const collected = Deno.memoryUsage().heapTotal;
-    const reducing = gc({ type: "major", execution: "async", flavor: "last-resort" });
-    await reducing;
+    const deep = gc({ type: "major", execution: "async", flavor: "last-resort" });
+    await deep;
     clearInterval(alive);
     console.log(JSON.stringify({
-      promises: regular instanceof Promise && reducing instanceof Promise,
+      promises: regular instanceof Promise && deep instanceof Promise,
       big,
       collected,
       reduced: Deno.memoryUsage().heapTotal,
@@ -270,8 +285,8 @@ Deno.test("V8 takes the options the pacing gives: async collections settle, a re
   const text = new TextDecoder().decode(out.stdout).trim();
   const result = JSON.parse(text.split("\n").at(-1)!);
   assert.equal(result.promises, true);
-  // Measured: 48-54 MiB of pages, 14-15 after the regular collection, 3-4 after the reducing one.
-  assert.ok(result.collected < result.big, text);
+  // Measured: 48-54 MiB of pages, 14-15 after the regular collection, 3-4 after the last-resort one.
+  assert.ok(result.collected < result.big / 2, text);
   assert.ok(result.reduced < result.collected / 2, text);
 });
 
@@ -283,4 +298,56 @@ Deno.test("glibc's malloc_trim is found where the service runs (Linux with glibc
   }
   assert.ok(trim !== undefined, "no malloc_trim in libc.so.6");
   trim();
+});
+
+Deno.test("a long pause gets one last-resort collection, and only after the heap moved a new one", async () => {
+  const v8 = fakeHeap(40 * MIB, 100 * MIB);
+  let trims = 0;
+  const pacing = startHeapPacing({
+    collect: v8.collect,
+    heap: () => v8.heap,
+    manual: true,
+    afterIdle: () => trims++,
+  });
+  const idleFor = (checks: number) => {
+    for (let i = 0; i < checks; i++) pacing.tick();
+  };
+  // Half a second still: the regular idle collection.
+  idleFor(IDLE_CHECKS);
+  assert.deepEqual(v8.asked, [{ type: "major", execution: "async", flavor: "regular" }]);
+  await v8.finish({ used: 38 * MIB, total: 60 * MIB });
+  // The long pause counts from that collection: nothing before LONG_IDLE_CHECKS still checks.
+  idleFor(LONG_IDLE_CHECKS - 1);
+  assert.equal(v8.asked.length, 1);
+  idleFor(1);
+  assert.deepEqual(v8.asked[1], { type: "major", execution: "async", flavor: "last-resort" });
+  await v8.finish({ used: 37 * MIB, total: 42 * MIB });
+  assert.equal(trims, 2);
+  // Still idle: not again.
+  idleFor(3 * LONG_IDLE_CHECKS);
+  assert.equal(v8.asked.length, 2);
+  // Work moves the heap (too little for a regular idle collection), then a long pause again: one
+  // more last-resort collection.
+  v8.heap.used = 45 * MIB;
+  pacing.tick();
+  v8.heap.used = 39 * MIB;
+  pacing.tick();
+  idleFor(LONG_IDLE_CHECKS - 1);
+  assert.equal(v8.asked.length, 2);
+  idleFor(1);
+  assert.equal(v8.asked.length, 3);
+  assert.equal(v8.asked[2]?.type === "major" && v8.asked[2].flavor, "last-resort");
+  await v8.finish({ used: 38 * MIB, total: 42 * MIB });
+  // A short pause after work that took pages: the regular one, not the last-resort.
+  v8.heap.used = 60 * MIB;
+  v8.heap.total = 42 * MIB + IDLE_SLACK_BYTES;
+  pacing.tick();
+  idleFor(IDLE_CHECKS);
+  assert.equal(v8.asked.length, 4);
+  assert.equal(v8.asked[3]?.type === "major" && v8.asked[3].flavor, "regular");
+  await v8.finish({ used: 50 * MIB, total: 70 * MIB });
+  assert.equal(pacing.idle(), 4);
+  assert.equal(pacing.deep(), 2);
+  assert.equal(pacing.asked(), 0);
+  pacing.stop();
 });

@@ -14,26 +14,30 @@
 //   grow to three or four times what was live after the last full collection (from 33 to 104 MB
 //   in a pass over the 500 stores' metrics) before it collects. A full collection is asked for
 //   once the old generation has grown HEAP_GROWTH_BYTES past what the last one left.
-// - A reducing collection when idle. V8 keeps the pages of its heap for reuse after a collection
-//   and gives them back only when its own memory reducer runs (8 s and more after it sees no
-//   allocation). After a burst of work (an import: 44 MiB live, 106 MiB of pages held, RSS 254
-//   MiB) the service, once idle for half a second, asks for a collection that gives them back
-//   (70 ms of the main thread for a heap of 45 MiB), then has glibc give back what it freed.
+// - Collections when idle. After a burst of work (an import: 44 MiB live, 106 MiB of V8's pages
+//   held, RSS 254 MiB) the service, once idle for half a second, asks for one full collection,
+//   which frees what the burst left (V8 gives back most of the pages it emptied: 48 -> 15 MiB in
+//   tests/gc_pacing_test.ts), then has glibc give back what it freed. Still idle ten seconds later,
+//   it asks once for V8's "last-resort" collection, which gives back the rest (3-4 MiB of pages
+//   left; RSS 150 against 214 MiB after the reads) but also throws away compiled code and shrinks
+//   the young generation to its least: the next burst starts cold. Asked for after every half
+//   second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request on periods in
+//   turns of 4 s, and XLSX previews took 0.88 s against 0.60 (docs/performance.md, Memory).
 
 import { getHeapSpaceStatistics } from "node:v8";
 
 // What V8's gc function takes. A young collection runs at once. A full one with `execution:
 // "async"` is posted as a task of V8's and runs whole, between two of the event loop's turns; the
 // promise it returns is settled when it is done. Its "last-resort" flavour collects until nothing
-// more is freed and gives back the pages V8 keeps for reuse (the young generation shrinks to its
-// least).
+// more is freed and gives back the pages V8 keeps for reuse (compiled code goes with them, and the
+// young generation shrinks to its least).
 export type Collect = (
   options:
     | { readonly type: "minor" }
     | {
       readonly type: "major";
       readonly execution: "async";
-      readonly flavor?: "regular" | "last-resort";
+      readonly flavor: "regular" | "last-resort";
     },
 ) => void | Promise<void>;
 
@@ -73,11 +77,12 @@ export const noteBufferBytes = bufferPacer.noteBytes;
 // c=32: V8's heap pages 94-108 MiB against 149-162 MiB, peak RSS 242 against 307 MiB.
 export const HEAP_GROWTH_BYTES = 24 * 1024 * 1024;
 // Idle after work: the heap in use has not moved by more than IDLE_DRIFT_BYTES for IDLE_CHECKS
-// checks (0.5 s), and V8 holds IDLE_SLACK_BYTES more pages than the last reducing collection left
-// it (what they hold is live or dead: only a collection tells). One reducing collection then gives
-// back what it can; the next waits until V8 has taken as much again. After the import benchmark:
-// RSS 141 MiB, against 211-254 MiB kept.
+// checks (0.5 s), and V8 holds IDLE_SLACK_BYTES more pages than the last idle collection left it
+// (what they hold is live or dead: only a collection tells). One collection then gives back what
+// it can; the next waits until V8 has taken as much again. Still for LONG_IDLE_CHECKS checks (10
+// s), a last-resort collection once, until the heap moves again.
 export const IDLE_CHECKS = 5;
+export const LONG_IDLE_CHECKS = 100;
 export const IDLE_DRIFT_BYTES = 512 * 1024;
 export const IDLE_SLACK_BYTES = 16 * 1024 * 1024;
 const CHECK_MS = 100;
@@ -89,9 +94,9 @@ export interface HeapPacing {
   // those outside the young generation (`old`; all of `used` when not given).
   readonly heap: () => { readonly used: number; readonly total: number; readonly old?: number };
   readonly growth?: number;
-  // Run after each reducing collection: gives back what the runtime freed outside V8's heap
+  // Run after each idle collection: gives back what the runtime freed outside V8's heap
   // (src/ops/malloc_trim.ts).
-  readonly afterReduce?: () => void;
+  readonly afterIdle?: () => void;
   // Checks are made by `tick` when given (tests), else every CHECK_MS by an unref'd timer.
   readonly manual?: boolean;
 }
@@ -103,16 +108,20 @@ export const startHeapPacing = (options: HeapPacing) => {
   // What the old generation held after the last full collection (or the least seen since).
   const oldOf = (heap: ReturnType<HeapPacing["heap"]>) => heap.old ?? heap.used;
   let mark = oldOf(options.heap());
-  // Pages V8 held after the last reducing collection (none yet: the first idle moment after the
-  // start gives back what loading the modules took).
-  let reducedTotal = 0;
+  // Pages V8 held after the last idle collection (none yet: the first idle moment after the start
+  // gives back what loading the modules took).
+  let idleTotal = 0;
   let running = false;
   let runningChecks = 0;
   let asked = 0;
-  let reduced = 0;
+  let idle = 0;
   let still = 0;
   let lastUsed = mark;
-  const run = (flavor: "regular" | "last-resort") => {
+  // Whether the last-resort collection was asked for since the heap last moved.
+  let deep = false;
+  let deepAsked = 0;
+  // A full collection; `whenIdle`: an idle one, after which the runtime gives back what it freed.
+  const run = (whenIdle: boolean, flavor: "regular" | "last-resort" = "regular") => {
     if (collect === undefined) return;
     running = true;
     runningChecks = 0;
@@ -122,9 +131,9 @@ export const startHeapPacing = (options: HeapPacing) => {
       const heap = options.heap();
       mark = oldOf(heap);
       lastUsed = heap.used;
-      if (flavor === "last-resort") {
-        reducedTotal = heap.total;
-        options.afterReduce?.();
+      if (whenIdle) {
+        idleTotal = heap.total;
+        options.afterIdle?.();
       }
     };
     let result: void | Promise<void>;
@@ -149,14 +158,22 @@ export const startHeapPacing = (options: HeapPacing) => {
     if (old < mark) mark = old;
     if (old - mark >= growth) {
       asked++;
-      run("regular");
+      run(false);
       return;
     }
-    still = Math.abs(heap.used - lastUsed) <= IDLE_DRIFT_BYTES ? still + 1 : 0;
+    const moved = Math.abs(heap.used - lastUsed) > IDLE_DRIFT_BYTES;
+    still = moved ? 0 : still + 1;
     lastUsed = heap.used;
-    if (still >= IDLE_CHECKS && heap.total - reducedTotal >= IDLE_SLACK_BYTES) {
-      reduced++;
-      run("last-resort");
+    if (moved) deep = false;
+    // `run` starts the count of still checks again: the long pause counts from the last collection.
+    if (still >= IDLE_CHECKS && heap.total - idleTotal >= IDLE_SLACK_BYTES) {
+      idle++;
+      run(true);
+    } else if (still >= LONG_IDLE_CHECKS && !deep) {
+      deep = true;
+      idle++;
+      deepAsked++;
+      run(true, "last-resort");
     }
   };
   const timer = options.manual || collect === undefined ? undefined : setInterval(tick, CHECK_MS);
@@ -164,7 +181,8 @@ export const startHeapPacing = (options: HeapPacing) => {
   const pacing = {
     tick,
     asked: () => asked,
-    reduced: () => reduced,
+    idle: () => idle,
+    deep: () => deepAsked,
     stop: () => clearInterval(timer),
   };
   if (timer !== undefined) processHeapPacing = pacing;
@@ -175,7 +193,7 @@ const YOUNG_SPACES = new Set(["new_space", "new_large_object_space"]);
 
 // The process's heap for startHeapPacing: in use and held (Deno.memoryUsage), and in use outside
 // the young generation (V8's heap spaces). The young generation fills and empties between two young
-// collections (up to 16 MiB with the start task's flags): counted in the growth, it asked for a
+// collections (up to 16 MiB with the flags of then): counted in the growth, it asked for a
 // full collection when the old generation had grown by as little as a third of HEAP_GROWTH_BYTES.
 export const processHeap = () => {
   let young = 0;
@@ -187,11 +205,11 @@ export const processHeap = () => {
 };
 
 // The process's pacing of full collections, once started (src/main.ts).
-let processHeapPacing: { readonly asked: () => number; readonly reduced: () => number } | undefined;
+let processHeapPacing: { readonly asked: () => number; readonly idle: () => number } | undefined;
 
 // Collections the process asked for so far (GET /metrics).
 export const pacedCollections = () => ({
   young: bufferPacer.collections(),
   full: processHeapPacing?.asked() ?? 0,
-  idle: processHeapPacing?.reduced() ?? 0,
+  idle: processHeapPacing?.idle() ?? 0,
 });

@@ -240,7 +240,7 @@ export class OpsMetrics {
       "deno_gc_paced_total",
       "counter",
       "Garbage collections the service asked V8 for (needs --expose-gc), by generation " +
-        "(full_idle: the reducing collections of an idle service).",
+        "(full_idle: the collections of an idle service).",
     );
     sample("deno_gc_paced_total", 'generation="young"', paced.young);
     sample("deno_gc_paced_total", 'generation="full"', paced.full);
