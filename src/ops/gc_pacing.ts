@@ -4,9 +4,9 @@
 // would anyway.
 //
 // - Young collections by buffer bytes. Answer bodies (encoded, or unpacked from a kept answer; a
-//   kept answer's shared bytes are not counted) and rows read from PostgreSQL live outside
-//   V8's heap, so making them does not fill the young generation, and the collections that free
-//   them come only from the objects made beside them: under the energy read load 100 MB of dead
+//   kept answer's shared bytes, and bytes released once written, are not counted) and rows read
+//   from PostgreSQL live outside V8's heap, so making them does not fill the young generation, and
+//   the collections that free them come only from the objects made beside them: under the energy read load 100 MB of dead
 //   buffers waited between two collections, and V8 then ran a full collection for the memory
 //   outside its heap. A young collection every PACE_BYTES of buffers frees them while they are few.
 // - Full collections by heap growth. A slow read (a year of metrics computed from its inputs) keeps
@@ -19,10 +19,11 @@
 //   which frees what the burst left (V8 gives back most of the pages it emptied: 48 -> 15 MiB in
 //   tests/gc_pacing_test.ts), then has glibc give back what it freed. Still idle ten seconds later,
 //   it asks once for V8's "last-resort" collection, which gives back the rest (3-4 MiB of pages
-//   left; RSS 150 against 214 MiB after the reads) but also throws away compiled code and shrinks
-//   the young generation to its least: the next burst starts cold. Asked for after every half
-//   second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request on periods in
-//   turns of 4 s, and XLSX previews took 0.88 s against 0.60 (docs/performance.md, Memory).
+//   left; RSS 150 against 214 MiB after the reads), but after it V8 sets the old generation's limit
+//   just above what is live, so the next burst starts with V8's own collections. Asked for after
+//   every half second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request on
+//   periods in turns of 4 s, and XLSX previews took 0.88 s against 0.60 (docs/performance.md,
+//   Memory).
 
 import { getHeapSpaceStatistics } from "node:v8";
 
