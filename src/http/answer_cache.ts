@@ -8,7 +8,6 @@
 // 0.1 ms and unpacked in 0.1 ms), so a budget holds about ten times as many. An answer is unpacked
 // into one buffer of its known length: no pieces to join, one allocation per answer served.
 import zlib from "node:zlib";
-import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 // How answers are kept: pack on the way in, unpack on the way out, exactly. `length` is the
 // unpacked size (what was given to pack).
@@ -141,17 +140,11 @@ export class AnswerCache {
     }
   }
 
-  // The bytes of a kept answer that is the answer (the data unchanged), as they were given to set.
-  // They may be the very bytes given to earlier callers: nobody writes into them.
-  serve(answer: CachedAnswer): Uint8Array<ArrayBuffer> {
-    const { bytes, owned } = this.take(answer);
-    if (owned) noteBufferBytes(bytes.byteLength);
-    return bytes;
-  }
-
-  // The same bytes, and whether they are the caller's alone: unpacked for this call and not kept
-  // (`owned`). Owned bytes are the caller's to release once written (laneJson's `owned`), so they
-  // need no collection to be freed; the caller that cannot release them uses `serve`.
+  // The bytes of a kept answer that is the answer (the data unchanged), as they were given to set,
+  // and whether they are the caller's alone: unpacked for this call and not kept (`owned`). Bytes
+  // not owned may be the very bytes given to earlier callers: nobody writes into them. Owned bytes
+  // are the caller's to release once written (laneJson's `owned`), so they need no collection to be
+  // freed.
   take(answer: CachedAnswer): { readonly bytes: Uint8Array<ArrayBuffer>; readonly owned: boolean } {
     this.#served++;
     const entry = answer as Entry;

@@ -113,7 +113,8 @@ const writeResponse = async (
   response: Response,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  keepAliveMs: number,
+  // The Keep-Alive header's value ("timeout=5").
+  keepAlive: string,
 ) => {
   const headers: Record<string, string | Array<string>> = {};
   for (const [name, value] of response.headers) {
@@ -126,7 +127,7 @@ const writeResponse = async (
   const unread = !req.complete;
   if (unread) headers["connection"] = "close";
   // What node:http says when it keeps the connection itself (the sweep keeps it here).
-  else if (res.shouldKeepAlive) headers["keep-alive"] = `timeout=${Math.floor(keepAliveMs / 1000)}`;
+  else if (res.shouldKeepAlive) headers["keep-alive"] = keepAlive;
   res.writeHead(response.status, headers);
   if (unread) {
     // Half-close first, so the answer is read before the socket goes (a close with unread data
@@ -187,6 +188,7 @@ export const serve = (
   options: ServeOptions,
 ): Promise<Served> => {
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
+  const keepAlive = `timeout=${Math.floor(keepAliveMs / 1000)}`;
   const server = http.createServer({
     headersTimeout: options.headersMs,
     requestTimeout: options.requestMs,
@@ -207,7 +209,7 @@ export const serve = (
       if (!res.writableFinished) controller.abort();
     });
     handler(toWebRequest(req), controller)
-      .then((response) => writeResponse(response, req, res, keepAliveMs))
+      .then((response) => writeResponse(response, req, res, keepAlive))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
