@@ -3,6 +3,7 @@ import type ExcelJS from "exceljs";
 import { loadExcel } from "./excel.ts";
 import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
+import { type PlainSheet, readPlainWorkbook } from "./xlsx_direct.ts";
 import { WorkbookScan } from "./xlsx_scan.ts";
 import { readZipEntries, type ZipLimits } from "./zip.ts";
 import {
@@ -29,11 +30,18 @@ const NOT_READABLE = "not a readable XLSX workbook";
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300);
 
-// The archive as JSZip will read it, and every entry's XML within the bounds exceljs can build.
-const archiveProblem = (bytes: Uint8Array): string | undefined => {
+// The archive as JSZip will read it, and every entry's XML within the bounds exceljs can build;
+// its entries, inflated, when it is.
+const readArchive = (
+  bytes: Uint8Array,
+): { readonly problem: string } | { readonly entries: ReadonlyMap<string, Uint8Array> } => {
   const scan = new WorkbookScan();
-  const problem = readZipEntries(bytes, ZIP_LIMITS, (file) => scan.entry(file.name, file.data));
-  return problem === undefined ? undefined : `${NOT_READABLE}: ${problem}`;
+  const entries = new Map<string, Uint8Array>();
+  const problem = readZipEntries(bytes, ZIP_LIMITS, (file) => {
+    entries.set(file.name, file.data);
+    return scan.entry(file.name, file.data);
+  });
+  return problem === undefined ? { entries } : { problem: `${NOT_READABLE}: ${problem}` };
 };
 
 // One cell as the readers see it. `text` is trimmed and non-empty.
@@ -139,10 +147,15 @@ interface DayColumn {
 const HEADER_NOT_A_DATE = "the column header is not a date: write 2026-07-09 or 7月9日 " +
   "(an XLSX wide table has only 门店名称 and day columns, no note column)";
 
-// Reads one worksheet into the collector; false when the sheet holds no cell at all.
-const readSheet = (ws: ExcelJS.Worksheet, datasetEnd: string, c: Collector): boolean => {
-  const sheet = ws.name;
-  const rows: Array<{ readonly rn: number; readonly cells: Map<number, Cell> }> = [];
+interface SheetRow {
+  readonly rn: number;
+  // Non-blank cells by column, in column order.
+  readonly cells: Map<number, Cell>;
+}
+
+// A worksheet's non-blank cells as exceljs built them.
+const excelRows = (ws: ExcelJS.Worksheet): Array<SheetRow> => {
+  const rows: Array<SheetRow> = [];
   ws.eachRow((row, rn) => {
     const cells = new Map<number, Cell>();
     row.eachCell((cell, col) => {
@@ -151,6 +164,30 @@ const readSheet = (ws: ExcelJS.Worksheet, datasetEnd: string, c: Collector): boo
     });
     if (cells.size > 0) rows.push({ rn, cells });
   });
+  return rows;
+};
+
+// A worksheet's non-blank cells as read from its XML (xlsx_direct.ts).
+const plainRows = (sheet: PlainSheet): Array<SheetRow> => {
+  const rows: Array<SheetRow> = [];
+  for (const { rn, cells: values } of sheet.rows) {
+    const cells = new Map<number, Cell>();
+    for (const [col, value] of values) {
+      const k = classifyValue(value);
+      if (k.kind !== "blank") cells.set(col, k);
+    }
+    if (cells.size > 0) rows.push({ rn, cells });
+  }
+  return rows;
+};
+
+// Reads one worksheet's rows into the collector; false when the sheet holds no cell at all.
+const readSheet = (
+  sheet: string,
+  rows: ReadonlyArray<SheetRow>,
+  datasetEnd: string,
+  c: Collector,
+): boolean => {
   if (rows.length === 0) return false;
 
   const header = rows[0].rn === 1 ? rows[0].cells : new Map<number, Cell>();
@@ -264,13 +301,40 @@ const readSheet = (ws: ExcelJS.Worksheet, datasetEnd: string, c: Collector): boo
   return true;
 };
 
+// A workbook's values: read from its XML when it is plain (xlsx_direct.ts), else by exceljs.
 export const readXlsx = (
   bytes: Uint8Array,
   context: ReadContext,
+): Effect.Effect<ReadFile, FileRejected> => readWorkbook(bytes, context, true);
+
+// The same, always by exceljs (tests compare the two readings).
+export const readXlsxWithExcel = (
+  bytes: Uint8Array,
+  context: ReadContext,
+): Effect.Effect<ReadFile, FileRejected> => readWorkbook(bytes, context, false);
+
+const readWorkbook = (
+  bytes: Uint8Array,
+  context: ReadContext,
+  direct: boolean,
 ): Effect.Effect<ReadFile, FileRejected> =>
   Effect.gen(function* () {
-    const damaged = archiveProblem(bytes);
-    if (damaged !== undefined) return yield* reject(damaged);
+    const archive = readArchive(bytes);
+    if ("problem" in archive) return yield* reject(archive.problem);
+    const plain = direct ? readPlainWorkbook(archive.entries) : undefined;
+    if (plain !== undefined) {
+      const c = new Collector();
+      let used = false;
+      for (const sheet of plain) {
+        if (c.stopped) break;
+        c.sheets.push(sheet.name);
+        if (readSheet(sheet.name, plainRows(sheet), context.datasetEnd, c)) used = true;
+      }
+      if (!used && c.problems.length === 0) {
+        c.add(problem("the workbook has no worksheet with data"));
+      }
+      return yield* c.finish("XLSX", "ABSENT_WIDE_TABLE");
+    }
     const workbook = yield* Effect.tryPromise({
       // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
       try: async () =>
@@ -297,7 +361,7 @@ export const readXlsx = (
       try {
         sheet = ws.name;
         c.sheets.push(sheet);
-        if (readSheet(ws, context.datasetEnd, c)) used = true;
+        if (readSheet(sheet, excelRows(ws), context.datasetEnd, c)) used = true;
       } catch (e) {
         // exceljs builds its objects lazily; an odd workbook can throw while it is walked.
         c.add(problem(`the worksheet could not be read: ${message(e)}`, { sheet }));

@@ -147,7 +147,7 @@ const ENTITY = /&(#x[0-9a-fA-F]+|#[0-9]+|amp|lt|gt|quot|apos);/g;
 const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
 // XML text with its predefined entities and character references replaced, as saxes reads it.
-const unescape = (text: string) =>
+export const unescapeXml = (text: string) =>
   text.includes("&")
     ? text.replace(ENTITY, (all, e: string) => {
       if (e[0] !== "#") return NAMED[e];
@@ -361,7 +361,7 @@ export class WorkbookScan {
         if (attribute !== undefined && READ_ATTRIBUTES.has(attribute)) {
           read ??= new Map();
           // A repeated attribute makes the XML invalid; the larger reading is kept, to be safe.
-          const value = unescape(text(bytes, j + 1, close));
+          const value = unescapeXml(text(bytes, j + 1, close));
           read.set(attribute, (read.get(attribute) ?? "") + " " + value);
         }
         j = close + 1;
@@ -489,7 +489,7 @@ export class WorkbookScan {
   }
 
   private checkDefinedName(text: string, where: string): string | undefined {
-    const value = unescape(text);
+    const value = unescapeXml(text);
     let cells = 0;
     for (const range of definedNameRanges(value)) {
       const span = decodeRange(range);
