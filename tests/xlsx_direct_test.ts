@@ -210,6 +210,15 @@ Deno.test("plain XLSX: a workbook with anything else is left to exceljs", async 
     ["a cell without its address", excelLike(EXCEL_ROWS.replace('<c r="C2" t="n">', '<c t="n">'))],
     ["cells out of order", excelLike(EXCEL_ROWS.replace('r="C2"', 'r="A2"'))],
     [
+      "an element left open",
+      excelLike(EXCEL_ROWS.replace('<c r="C2" t="n"><v>3</v></c>', '<c r="C2" t="n"><v>3</v>')),
+    ],
+    [
+      "tags closed out of order outside the cells",
+      excelLike(EXCEL_ROWS, { after: "<pageMargins><x></pageMargins></x>" }),
+    ],
+    ["a control character", excelLike(EXCEL_ROWS.replace("<v>12.5</v>", "<v>12.5\u0001</v>"))],
+    [
       "a shared string that is not there",
       excelLike(EXCEL_ROWS.replace('<v>4</v></c><c r="D4"', '<v>9</v></c><c r="D4"')),
     ],
@@ -244,4 +253,26 @@ Deno.test("plain XLSX: 1904 dates and sheet names exceljs changes are left to it
     ),
   };
   await agree(buildZip(entries), false);
+});
+
+Deno.test("plain XLSX: damaged XML reads as exceljs reads it (or is left to it)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom("cells", "strings"),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.constantFrom("", "<", ">", "/", '"', "&", "<v>", "</c>", "<t>", "</si>", '<row r="3">'),
+      async (part, where, length, insert) => {
+        const text = part === "cells" ? EXCEL_ROWS : EXCEL_STRINGS;
+        const at = Math.floor(where * (text.length - 1));
+        const damaged = text.slice(0, at) + insert + text.slice(at + length);
+        const bytes = part === "cells"
+          ? excelLike(damaged)
+          : excelLike(EXCEL_ROWS, { strings: damaged });
+        const [direct, excel] = await both(bytes);
+        assert.deepStrictEqual(direct, excel);
+      },
+    ),
+    { numRuns: 150 },
+  );
 });

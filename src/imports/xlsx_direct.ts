@@ -33,6 +33,8 @@ const bail = (): never => {
 };
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
+const DECLARATION =
+  /^<\?xml version=(?:"1\.0"|'1\.0')(?: encoding=(?:"UTF-8"|'UTF-8'|"utf-8"|'utf-8'))?(?: standalone=(?:"yes"|'yes'|"no"|'no'))? ?\?>/;
 
 // An entry's XML text without its declaration; comments, CDATA, document types, processing
 // instructions and character references are left to exceljs.
@@ -44,9 +46,13 @@ const xmlText = (bytes: Uint8Array): string => {
   } catch {
     return bail();
   }
-  const declaration = /^\s*<\?xml[^?]*\?>/.exec(xml);
+  // The declaration as spreadsheet programs write it; any other is left to exceljs's parser.
+  const declaration = DECLARATION.exec(xml);
   if (declaration !== null) xml = xml.slice(declaration[0].length);
   if (xml.includes("<!") || xml.includes("<?") || xml.includes("&#")) bail();
+  // Characters XML 1.0 does not allow.
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/.test(xml)) bail();
   return xml;
 };
 
@@ -86,31 +92,39 @@ interface Visitor {
   text(raw: string): void;
 }
 
-// Walks `xml` from `start` to `end`, tag by tag; anything that is neither a tag nor text bails.
-const walk = (xml: string, visitor: Visitor, start = 0, end = xml.length) => {
-  let at = start;
-  while (at < end) {
+// Walks a whole document, tag by tag, as an XML parser would accept it: tags closed in order, one
+// root element, only white space outside it; anything else bails.
+const walk = (xml: string, visitor: Visitor) => {
+  const open: Array<string> = [];
+  let roots = 0;
+  let at = 0;
+  while (at < xml.length) {
     if (xml.charCodeAt(at) === 0x3c) {
       TAG.lastIndex = at;
       const m = TAG.exec(xml);
-      if (m === null || TAG.lastIndex > end) return bail();
+      if (m === null) return bail();
       at = TAG.lastIndex;
+      const name = m[2];
       if (m[1] === "/") {
-        if (m[3] !== "" || m[4] !== "") bail();
-        visitor.close(m[2]);
+        if (m[3] !== "" || m[4] !== "" || open.pop() !== name) bail();
+        visitor.close(name);
       } else {
-        visitor.open(m[2], m[3], m[4] === "/");
-        if (m[4] === "/") visitor.close(m[2]);
+        if (open.length === 0 && ++roots > 1) bail();
+        visitor.open(name, m[3], m[4] === "/");
+        if (m[4] === "/") visitor.close(name);
+        else open.push(name);
       }
     } else {
       TEXT.lastIndex = at;
       const m = TEXT.exec(xml);
       if (m === null) return bail();
-      const stop = Math.min(TEXT.lastIndex, end);
-      visitor.text(xml.slice(at, stop));
-      at = stop;
+      at = TEXT.lastIndex;
+      if (open.length === 0) {
+        if (m[0].trim() !== "") bail();
+      } else visitor.text(m[0]);
     }
   }
+  if (open.length !== 0 || roots !== 1) bail();
 };
 
 // Built-in number formats exceljs knows by id (the others it reads as no format).
@@ -252,21 +266,13 @@ const sharedStrings = (bytes: Uint8Array | undefined): Array<string> => {
 
 const CELL_REFERENCE = /^([A-Z]{1,3})([1-9][0-9]{0,6})$/;
 
-// One worksheet's cells from its <sheetData>.
+// One worksheet's cells from its <sheetData> (the whole document is walked, the rest skipped).
 const sheetRows = (
   bytes: Uint8Array,
   strings: ReadonlyArray<string>,
   dates: ReadonlySet<number>,
 ): Array<PlainRow> => {
   const xml = xmlText(bytes);
-  const open = /<sheetData(\s[^>]*)?>/.exec(xml);
-  if (open === null) {
-    if (/<sheetData(\s[^>]*)?\/>/.test(xml)) return [];
-    return bail();
-  }
-  const start = open.index + open[0].length;
-  const end = xml.indexOf("</sheetData>", start);
-  if (end < 0 || xml.indexOf("<sheetData", start) >= 0) bail();
   // Parts of a sheet that change what exceljs gives as a cell's value.
   if (/<(mergeCell|hyperlink)[\s/>]/.test(xml)) bail();
 
@@ -308,10 +314,24 @@ const sheetRows = (
     } else return bail();
     row!.cells.push([c.col, value]);
   };
+  // Elements open around the tag being read; whether it is inside <sheetData>.
+  let level = 0;
+  let inSheetData = false;
+  let seenSheetData = false;
   walk(
     xml,
     {
       open(name, raw, empty) {
+        if (!inSheetData) {
+          if (level === 0 && name !== "worksheet") bail();
+          if (level === 1 && name === "sheetData") {
+            if (seenSheetData) bail();
+            seenSheetData = inSheetData = true;
+          }
+          level++;
+          return;
+        }
+        level++;
         if (inValue || inInlineText) bail();
         if (inInline) {
           // An inline string's texts, joined (exceljs reads them so; runs are left to it).
@@ -358,6 +378,13 @@ const sheetRows = (
         } else bail();
       },
       close(name) {
+        level--;
+        if (!inSheetData) return;
+        if (level === 1 && name === "sheetData") {
+          if (row !== undefined) bail();
+          inSheetData = false;
+          return;
+        }
         if (inInlineText) {
           if (name !== "t") bail();
           inInlineText = false;
@@ -368,22 +395,23 @@ const sheetRows = (
         } else if (name === "v") {
           inValue = false;
         } else if (name === "c") {
+          if (cell === undefined) bail();
           finishCell();
         } else if (name === "row") {
-          if (cell !== undefined) bail();
-          if (row!.cells.length > 0) rows.push(row!);
+          const current = row;
+          if (current === undefined || cell !== undefined) return bail();
+          if (current.cells.length > 0) rows.push(current);
           row = undefined;
         } else bail();
       },
       text(raw) {
+        if (!inSheetData) return;
         if (inValue || inInlineText) cell!.value = (cell!.value ?? "") + textOf(raw);
         else if (raw.trim() !== "") bail();
       },
     },
-    start,
-    end,
   );
-  if (row !== undefined || cell !== undefined) bail();
+  if (!seenSheetData) bail();
   return rows;
 };
 
@@ -461,8 +489,8 @@ export const readPlainWorkbook = (
       sheets.push({ name, rows: sheetRows(bytes, strings, dates) });
     }
     return sheets;
-  } catch (e) {
-    if (e instanceof NotPlain) return undefined;
-    throw e;
+  } catch {
+    // NotPlain, or anything this reader did not foresee in a hostile file: exceljs reads it.
+    return undefined;
   }
 };
