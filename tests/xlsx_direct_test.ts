@@ -162,7 +162,10 @@ const EXCEL_STYLES = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <dxfs count="1"><dxf><numFmt numFmtId="178" formatCode="yyyy-mm-dd"/></dxf></dxfs>
 </styleSheet>`;
 
-const excelLike = (rows: string, options: { after?: string; strings?: string } = {}) => {
+const excelLike = (
+  rows: string,
+  options: { after?: string; strings?: string; styles?: string } = {},
+) => {
   const entries = workbookEntries([{
     name: "品牌A",
     xml: sheetXml(rows, options.after ?? "").replace(
@@ -170,7 +173,7 @@ const excelLike = (rows: string, options: { after?: string; strings?: string } =
       '<worksheet xmlns:x14ac="http://schemas.microsoft.com/office/spreadsheetml/2009/9/ac" ',
     ),
   }], { sharedStrings: options.strings ?? EXCEL_STRINGS });
-  entries.push({ name: "xl/styles.xml", data: utf8(EXCEL_STYLES) });
+  entries.push({ name: "xl/styles.xml", data: utf8(options.styles ?? EXCEL_STYLES) });
   return buildZip(entries);
 };
 
@@ -217,6 +220,14 @@ Deno.test("plain XLSX: a workbook with anything else is left to exceljs", async 
       "tags closed out of order outside the cells",
       excelLike(EXCEL_ROWS, { after: "<pageMargins><x></pageMargins></x>" }),
     ],
+    [
+      "a shared item without a text",
+      excelLike(EXCEL_ROWS, { strings: EXCEL_STRINGS.replace("<si><t/></si>", "<si></si>") }),
+    ],
+    [
+      "a number format without its code",
+      excelLike(EXCEL_ROWS, { styles: EXCEL_STYLES.replace(' formatCode="yyyy-mm-dd"', "") }),
+    ],
     ["a control character", excelLike(EXCEL_ROWS.replace("<v>12.5</v>", "<v>12.5\u0001</v>"))],
     [
       "a shared string that is not there",
@@ -258,17 +269,21 @@ Deno.test("plain XLSX: 1904 dates and sheet names exceljs changes are left to it
 Deno.test("plain XLSX: damaged XML reads as exceljs reads it (or is left to it)", async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.constantFrom("cells", "strings"),
+      fc.constantFrom("cells", "strings", "styles"),
       fc.double({ min: 0, max: 1, noNaN: true }),
       fc.integer({ min: 1, max: 12 }),
       fc.constantFrom("", "<", ">", "/", '"', "&", "<v>", "</c>", "<t>", "</si>", '<row r="3">'),
       async (part, where, length, insert) => {
-        const text = part === "cells" ? EXCEL_ROWS : EXCEL_STRINGS;
+        const text = part === "cells"
+          ? EXCEL_ROWS
+          : part === "strings"
+          ? EXCEL_STRINGS
+          : EXCEL_STYLES;
         const at = Math.floor(where * (text.length - 1));
         const damaged = text.slice(0, at) + insert + text.slice(at + length);
         const bytes = part === "cells"
           ? excelLike(damaged)
-          : excelLike(EXCEL_ROWS, { strings: damaged });
+          : excelLike(EXCEL_ROWS, part === "strings" ? { strings: damaged } : { styles: damaged });
         const [direct, excel] = await both(bytes);
         assert.deepStrictEqual(direct, excel);
       },

@@ -182,11 +182,14 @@ const dateStyles = (bytes: Uint8Array | undefined): Set<number> => {
     open(name, raw) {
       if (name === "numFmts") inNumFmts = true;
       else if (name === "cellXfs") inCellXfs = true;
-      else if (inNumFmts && name === "numFmt") {
+      else if (name === "numFmt") {
+        // exceljs reads every format's code (here and in <dxfs>), and fails without one.
         const a = attributesOf(raw);
-        const id = parseInt(a.get("numFmtId") ?? "", 10);
         const code = a.get("formatCode");
-        if (!Number.isNaN(id) && code !== undefined) custom.set(id, code);
+        if (code === undefined) bail();
+        const id = parseInt(a.get("numFmtId") ?? "", 10);
+        // As exceljs: a backslash keeps the character after it, and goes.
+        if (inNumFmts && !Number.isNaN(id)) custom.set(id, code!.replace(/[\\](.)/g, "$1"));
       } else if (inCellXfs && name === "xf") {
         xfs.push(parseInt(attributesOf(raw).get("numFmtId") ?? "", 10));
       } else if ((inCellXfs || inNumFmts) && name.includes(":")) bail();
@@ -243,6 +246,8 @@ const sharedStrings = (bytes: Uint8Array | undefined): Array<string> => {
       }
       if (depth === 2 && name === "t") depth = 1;
       else if (depth === 1 && name === "si") {
+        // exceljs gives an item without a text as an empty object, not a string.
+        if (texts === 0) bail();
         strings.push(
           item!.replace(
             /_x([0-9A-F]{4})_/g,
