@@ -13,6 +13,8 @@ import { Import } from "../src/domain/imports.ts";
 import { addDays, dayIndex } from "../src/domain/range.ts";
 import { parseEnergyText, protectText, unprotectText } from "../src/imports/cell_values.ts";
 import { readImportFile } from "../src/imports/readers.ts";
+import { readPlainWorkbook } from "../src/imports/xlsx_direct.ts";
+import { readXlsxWithExcel } from "../src/imports/xlsx_reader.ts";
 import { sheetNamesFor } from "../src/imports/sheet_names.ts";
 import { checkExportSize, EXPORT_MAX_VALUES } from "../src/exports/export_service.ts";
 import {
@@ -29,6 +31,7 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, assertSchema, BASE, makeTestApp } from "./helpers.ts";
 import { b64, sqlOf, storesOf } from "./import_helpers.ts";
+import { unzipped } from "./import_zip_fixtures.ts";
 
 const snapshot = generateSnapshot({ stores: 6 });
 const app = await makeTestApp((db) =>
@@ -525,6 +528,14 @@ Deno.test("the workbook writer: rows page by page across sheets read back exactl
         }
         const read = await Effect.runPromise(
           Effect.either(readImportFile("w.xlsx", bytes, { datasetEnd: "2026-12-31" })),
+        );
+        // The export is a plain workbook: read from its XML, to what exceljs reads.
+        assert.ok(readPlainWorkbook(unzipped(bytes)) !== undefined);
+        assert.deepStrictEqual(
+          read,
+          await Effect.runPromise(
+            Effect.either(readXlsxWithExcel(bytes, { datasetEnd: "2026-12-31" })),
+          ),
         );
         if (rows.every((r) => r.cells.every((c) => c.kind === "blank"))) return;
         assert.ok(Either.isRight(read), JSON.stringify(Either.isLeft(read) && read.left.problems));
