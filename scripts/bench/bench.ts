@@ -955,7 +955,8 @@ const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<stri
 // The flags' cost: two processes of the service, one with V8_FLAGS and one with none, each read at
 // c=32 by its own wrk in the same seconds. The machine's speed drifts by 10-30 % over minutes here
 // (and turns of one then the other moved by up to a third); loaded at the same time, both see the
-// same machine, and each one's CPU time a request is measured over the same seconds. Between
+// same machine, and each one's CPU time a request is measured over the same seconds. That was not
+// steadier in the runs of 2026-11-27 (docs/performance.md, Memory): compare over several runs. Between
 // turns both sit idle, as a service between bursts does: 1 s after odd turns, 9 s after even ones
 // (V8 reduces its heap after 8 s idle, and the service's idle collections run in such pauses).
 const flagsRun = async (settings: Settings, stamp: string, key: string) => {
