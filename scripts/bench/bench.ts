@@ -25,7 +25,7 @@ Environment:
                         scale: only the scale run (60, 500 and 2,000 stores);
                         flags: only the flags' cost: the service's reads at c=32 with
                         BENCH_V8_FLAGS and with none, both loaded in the same seconds
-                        (about 8 min; BENCH_SECONDS=4: about 4 min)
+                        (about 10 min; BENCH_SECONDS=4: about 7 min)
                         unset: reads, imports and scale, the imports after the read endpoints on
                         the same service
 
@@ -956,9 +956,10 @@ const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<stri
 // c=32 by its own wrk in the same seconds. The machine's speed drifts by 10-30 % over minutes here
 // (and turns of one then the other moved by up to a third); loaded at the same time, both see the
 // same machine, and each one's CPU time a request is measured over the same seconds. That was not
-// steadier in the runs of 2026-11-27 (docs/performance.md, Memory): compare over several runs. Between
-// turns both sit idle, as a service between bursts does: 1 s after odd turns, 9 s after even ones
-// (V8 reduces its heap after 8 s idle, and the service's idle collections run in such pauses).
+// steadier in the runs of 2026-11-27 (docs/performance.md, Memory): compare over several runs.
+// Between turns both sit idle, as a service between bursts does: 1 s after odd turns, 9 s after
+// even ones (V8 reduces its heap after 8 s idle, and the service's idle collections run in such
+// pauses).
 const flagsRun = async (settings: Settings, stamp: string, key: string) => {
   const flaggedPort = freePort(18080);
   const plainPort = freePort(18083, [flaggedPort]);
@@ -1068,8 +1069,8 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
 };
 
 // The flags' cost on one read: requests a second lost, and CPU time a request added (the server's,
-// all its threads; steadier from one turn to the next than requests a second, which move with
-// what else the machine runs), both from the medians of the turns.
+// all its threads: a second measure of the same cost, which does not depend on how the machine
+// shares its CPUs between the two), both from the medians of the turns.
 const flagsCost = (r: FlagsRow) => ({
   rate: 1 - median(r.flagged) / median(r.plain),
   cpu: median(r.flaggedCpu) / median(r.plainCpu) - 1,

@@ -1,13 +1,14 @@
-// The cells of a plain workbook read straight from its XML, as exceljs 4.4 reads them: shared and
-// numeric cells, number formats that make a number a date, any number of worksheets. A filled
-// template and a workbook saved by a spreadsheet program without formulas are read here in a
-// tenth of exceljs's time and without its object model (docs/performance.md, The write path).
+// The cells of a plain workbook read straight from its XML, as exceljs 4.4 reads them: shared,
+// inline and numeric cells, number formats that make a number a date, any number of worksheets. A
+// filled template, an export of the service and a workbook saved by a spreadsheet program without
+// formulas are read here in about half of exceljs's time and without loading it
+// (docs/performance.md, "Plain workbooks read from their XML").
 //
 // Only what is known to read exactly as exceljs reads it is read here; for anything else
-// (formulas, merged cells, hyperlinks, inline or rich text, booleans, errors, 1904 dates, comments
-// or CDATA in the XML, character references, prefixed elements where cells are, worksheet names
-// exceljs refuses or changes) `readPlainWorkbook` answers undefined and the caller asks exceljs.
-// tests/xlsx_direct_test.ts compares both readings over generated workbooks.
+// (formulas, merged cells, hyperlinks, rich text, booleans, errors, 1904 dates, comments, CDATA or
+// character references in the XML, XML a parser would refuse, prefixed elements where cells are,
+// worksheet names exceljs refuses or changes) `readPlainWorkbook` answers undefined and the caller
+// asks exceljs. tests/xlsx_direct_test.ts compares both readings.
 import { decodeAddress, unescapeXml } from "./xlsx_scan.ts";
 
 // A cell's value as exceljs gives it for these cells: shared text, a number, or a date (a number

@@ -313,6 +313,34 @@ export const readXlsxWithExcel = (
   context: ReadContext,
 ): Effect.Effect<ReadFile, FileRejected> => readWorkbook(bytes, context, false);
 
+// A worksheet as the readers walk it: its name and its rows, each read when asked for (exceljs
+// builds its objects lazily, and an odd workbook can throw while it is walked).
+interface SheetSource {
+  readonly name: () => string;
+  readonly rows: () => ReadonlyArray<SheetRow>;
+}
+
+// Reads the worksheets in order into the collector, and finishes it.
+const readSheets = (sheets: ReadonlyArray<SheetSource>, datasetEnd: string, c: Collector) => {
+  let used = false;
+  for (const source of sheets) {
+    if (c.stopped) break;
+    let sheet: string | null = null;
+    try {
+      sheet = source.name();
+      c.sheets.push(sheet);
+      if (readSheet(sheet, source.rows(), datasetEnd, c)) used = true;
+    } catch (e) {
+      c.add(problem(`the worksheet could not be read: ${message(e)}`, { sheet }));
+      used = true;
+    }
+  }
+  if (!used && c.problems.length === 0) {
+    c.add(problem("the workbook has no worksheet with data"));
+  }
+  return c.finish("XLSX", "ABSENT_WIDE_TABLE");
+};
+
 const readWorkbook = (
   bytes: Uint8Array,
   context: ReadContext,
@@ -323,17 +351,11 @@ const readWorkbook = (
     if ("problem" in archive) return yield* reject(archive.problem);
     const plain = direct ? readPlainWorkbook(archive.entries) : undefined;
     if (plain !== undefined) {
-      const c = new Collector();
-      let used = false;
-      for (const sheet of plain) {
-        if (c.stopped) break;
-        c.sheets.push(sheet.name);
-        if (readSheet(sheet.name, plainRows(sheet), context.datasetEnd, c)) used = true;
-      }
-      if (!used && c.problems.length === 0) {
-        c.add(problem("the workbook has no worksheet with data"));
-      }
-      return yield* c.finish("XLSX", "ABSENT_WIDE_TABLE");
+      return yield* readSheets(
+        plain.map((sheet) => ({ name: () => sheet.name, rows: () => plainRows(sheet) })),
+        context.datasetEnd,
+        new Collector(),
+      );
     }
     const workbook = yield* Effect.tryPromise({
       // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
@@ -348,28 +370,15 @@ const readWorkbook = (
       }),
     );
     const c = new Collector();
-    let used = false;
     let sheets: Array<ExcelJS.Worksheet> = [];
     try {
       sheets = workbook.worksheets;
     } catch (e) {
       c.add(problem(`${NOT_READABLE}: ${message(e)}`));
     }
-    for (const ws of sheets) {
-      if (c.stopped) break;
-      let sheet: string | null = null;
-      try {
-        sheet = ws.name;
-        c.sheets.push(sheet);
-        if (readSheet(sheet, excelRows(ws), context.datasetEnd, c)) used = true;
-      } catch (e) {
-        // exceljs builds its objects lazily; an odd workbook can throw while it is walked.
-        c.add(problem(`the worksheet could not be read: ${message(e)}`, { sheet }));
-        used = true;
-      }
-    }
-    if (!used && c.problems.length === 0) {
-      c.add(problem("the workbook has no worksheet with data"));
-    }
-    return yield* c.finish("XLSX", "ABSENT_WIDE_TABLE");
+    return yield* readSheets(
+      sheets.map((ws) => ({ name: () => ws.name, rows: () => excelRows(ws) })),
+      context.datasetEnd,
+      c,
+    );
   });

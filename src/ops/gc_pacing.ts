@@ -6,9 +6,10 @@
 // - Young collections by buffer bytes. Answer bodies (encoded, or unpacked from a kept answer; a
 //   kept answer's shared bytes, and bytes released once written, are not counted) and rows read
 //   from PostgreSQL live outside V8's heap, so making them does not fill the young generation, and
-//   the collections that free them come only from the objects made beside them: under the energy read load 100 MB of dead
-//   buffers waited between two collections, and V8 then ran a full collection for the memory
-//   outside its heap. A young collection every PACE_BYTES of buffers frees them while they are few.
+//   the collections that free them come only from the objects made beside them: under the energy
+//   read load 100 MB of dead buffers waited between two collections, and V8 then ran a full
+//   collection for the memory outside its heap. A young collection every PACE_BYTES of buffers
+//   frees them while they are few.
 // - Full collections by heap growth. A slow read (a year of metrics computed from its inputs) keeps
 //   its objects through two young collections, so they move to the old generation; V8 lets that
 //   grow to three or four times what was live after the last full collection (from 33 to 104 MB
