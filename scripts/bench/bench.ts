@@ -24,8 +24,8 @@ Environment:
                         BENCH_ONLY=imports deno task bench   (about 1 min);
                         scale: only the scale run (60, 500 and 2,000 stores);
                         flags: only the flags' cost: the service's reads at c=32 with
-                        BENCH_V8_FLAGS and with none, both loaded in the same seconds
-                        (about 10 min; BENCH_SECONDS=4: about 7 min)
+                        BENCH_V8_FLAGS and with none, both loaded in the same seconds, both
+                        also with --trace-gc (about 10 min; BENCH_SECONDS=4: about 7 min)
                         unset: reads, imports and scale, the imports after the read endpoints on
                         the same service
 
@@ -426,6 +426,42 @@ const cpuMs = (pid: number) => {
     return 0;
   }
 };
+
+// How long the process has run, in milliseconds: now (/proc/uptime) less its start (field 22 of
+// /proc/PID/stat, in clock ticks of 10 ms after boot). V8's trace stamps its lines with the time
+// since its isolate started, a few tens of milliseconds after the process.
+const uptimeMs = (pid: number) => {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const uptime = Number(Deno.readTextFileSync("/proc/uptime").split(" ")[0]);
+    return uptime * 1000 - Number(fields[19]) * 10;
+  } catch {
+    return 0;
+  }
+};
+
+// One collection as V8's --trace-gc reports it: when (ms since the isolate started), whether it
+// was a young-generation one (Scavenge) or a full one, and the main thread's time in it: the
+// pause, plus for an incremental full collection the marking steps taken before it.
+interface GcEvent {
+  readonly at: number;
+  readonly young: boolean;
+  readonly mainMs: number;
+}
+
+const GC_LINE =
+  /\]\s+([\d.]+) ms: ([A-Za-z() -]+?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?: \(\+ ([\d.]+) ms in)?/;
+
+const gcEvents = (log: string): Array<GcEvent> =>
+  log.split("\n").flatMap((line) => {
+    const m = GC_LINE.exec(line);
+    return m === null ? [] : [{
+      at: Number(m[1]),
+      young: m[2].includes("Scavenge"),
+      mainMs: Number(m[3]) + Number(m[4] ?? 0),
+    }];
+  });
 
 const tail = (file: string, lines = 30) => {
   try {
@@ -917,8 +953,31 @@ interface FlagsRow {
   // The server's CPU milliseconds per request, one per turn, with the flags and with none.
   readonly flaggedCpu: ReadonlyArray<number>;
   readonly plainCpu: ReadonlyArray<number>;
+  // Over the read's whole window (its turns and the pauses between them, where the idle
+  // collections run), with the flags and with none: the server's CPU time, the requests, and its
+  // collections as V8 traces them.
+  readonly window: Readonly<Record<"flagged" | "plain", WindowGc>>;
   // Failed requests (non-2xx answers and socket errors) over its turns.
   readonly failed: number;
+}
+
+interface Mark {
+  readonly uptime: number;
+  readonly cpu: number;
+}
+
+interface WindowMark {
+  readonly start: Mark;
+  readonly end: Mark;
+  readonly requests: number;
+}
+
+interface WindowGc {
+  readonly cpuMs: number;
+  readonly requests: number;
+  readonly gcMs: number;
+  readonly young: number;
+  readonly full: number;
 }
 
 const median = (values: ReadonlyArray<number>) => {
@@ -956,17 +1015,21 @@ const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<stri
 // c=32 by its own wrk in the same seconds. The machine's speed drifts by 10-30 % over minutes here
 // (and turns of one then the other moved by up to a third); loaded at the same time, both see the
 // same machine, and each one's CPU time a request is measured over the same seconds. That was not
-// steadier in the runs of 2026-11-27 (docs/performance.md, Memory): compare over several runs.
+// steadier in the runs of 2026-11-27 (docs/performance.md, Memory). A third measure does not
+// depend on the machine's speed: the collector's share of each process's own CPU time, from V8's
+// trace of its collections (main-thread time), over each read's turns and pauses.
 // Between turns both sit idle, as a service between bursts does: 1 s after odd turns, 9 s after
 // even ones (V8 reduces its heap after 8 s idle, and the service's idle collections run in such
 // pauses).
 const flagsRun = async (settings: Settings, stamp: string, key: string) => {
   const flaggedPort = freePort(18080);
   const plainPort = freePort(18083, [flaggedPort]);
+  // Both also trace their collections (--trace-gc: a line a collection on the process's output,
+  // read back once it has stopped).
   const servers = {
     flagged: await startServer(
       "service-flagged",
-      serviceArgs(V8_FLAGS),
+      serviceArgs([V8_FLAGS.trim(), "--trace-gc"].filter((f) => f !== "").join(",")),
       serviceEnv(settings.databaseUrl, settings.pool, flaggedPort),
       flaggedPort,
       "/health/ready",
@@ -974,7 +1037,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
     ),
     plain: await startServer(
       "service-plain",
-      serviceArgs(""),
+      serviceArgs("--trace-gc"),
       serviceEnv(settings.databaseUrl, settings.pool, plainPort),
       plainPort,
       "/health/ready",
@@ -994,6 +1057,12 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
       failed: number;
     }
   >();
+  // Each read's window on each process: uptime, CPU time and requests at its start and end.
+  const windows = new Map<string, Record<"flagged" | "plain", WindowMark>>();
+  const mark = (setting: "flagged" | "plain"): Mark => ({
+    uptime: uptimeMs(servers[setting].pid),
+    cpu: cpuMs(servers[setting].pid),
+  });
   const peaks = { flagged: 0, plain: 0 };
   for (const t of SERVICE_TARGETS) {
     const targets = {
@@ -1015,6 +1084,8 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
       plainCpu: [] as Array<number>,
       failed: 0,
     };
+    const start = { flagged: mark("flagged"), plain: mark("plain") };
+    const requests = { flagged: 0, plain: 0 };
     for (let round = 1; round <= settings.rounds; round++) {
       const [flagged, plain] = await Promise.all([
         runWrk(targets.flagged, 32, settings.seconds, targetsFileOf(stamp), key),
@@ -1025,9 +1096,15 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
         peaks[setting] = Math.max(peaks[setting], m.peak_rss_bytes);
         entry[setting].push(m.requests_per_second);
         entry[setting === "flagged" ? "flaggedCpu" : "plainCpu"].push(m.cpu_ms_per_request);
+        requests[setting] += m.requests;
       }
       if (round % 2 === 0) await delay(8_000);
     }
+    const end = { flagged: mark("flagged"), plain: mark("plain") };
+    windows.set(t.key, {
+      flagged: { start: start.flagged, end: end.flagged, requests: requests.flagged },
+      plain: { start: start.plain, end: end.plain, requests: requests.plain },
+    });
     results.set(t.key, entry);
     log(
       `  ${t.label}: ${entry.flagged.map((v) => v.toFixed(0)).join(" ")} req/s with flags, ` +
@@ -1039,22 +1116,43 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
   }
   await stopChild(servers.flagged.child);
   await stopChild(servers.plain.child);
-  const rows: Array<FlagsRow> = SERVICE_TARGETS.map((t) => ({
-    target: t.key,
-    label: t.label,
-    ...results.get(t.key)!,
-  }));
+  // V8 writes its trace through a buffer that the process's exit flushes: read it now.
+  const events = {
+    flagged: gcEvents(await Deno.readTextFile(servers.flagged.logFile)),
+    plain: gcEvents(await Deno.readTextFile(servers.plain.logFile)),
+  };
+  const windowGc = (setting: "flagged" | "plain", w: WindowMark): WindowGc => {
+    const inside = events[setting].filter((e) => e.at >= w.start.uptime && e.at < w.end.uptime);
+    return {
+      cpuMs: w.end.cpu - w.start.cpu,
+      requests: w.requests,
+      gcMs: inside.reduce((sum, e) => sum + e.mainMs, 0),
+      young: inside.filter((e) => e.young).length,
+      full: inside.filter((e) => !e.young).length,
+    };
+  };
+  const rows: Array<FlagsRow> = SERVICE_TARGETS.map((t) => {
+    const w = windows.get(t.key)!;
+    return {
+      target: t.key,
+      label: t.label,
+      ...results.get(t.key)!,
+      window: { flagged: windowGc("flagged", w.flagged), plain: windowGc("plain", w.plain) },
+    };
+  });
+  const traced = rows.reduce((n, r) => n + r.window.flagged.young + r.window.plain.young, 0);
+  if (traced === 0) throw new SetupError("the services' logs hold no --trace-gc line");
   const failed = rows.reduce((sum, r) => sum + r.failed, 0);
   const costs = rows.map(flagsCost);
-  const worst = Math.max(...costs.map((c) => Math.max(c.rate, c.cpu)));
+  const worst = Math.max(...costs.map((c) => Math.max(c.rate, c.cpu, c.gc)));
   const goals: Array<Goal> = [{
     goal: `V8 flags (${V8_FLAGS.trim() || "none"}) cost <= ${
       FLAGS_COST_LIMIT * 100
-    } % on every read at c=32, in requests a second and in CPU time a request, medians of ${settings.rounds} turns`,
+    } % on every read at c=32, in requests a second and in CPU time a request (medians of ${settings.rounds} turns), and in the collector's share of CPU time (points, over the read's window)`,
     measured: rows.map((r, i) =>
       `${r.target.replace("service.", "")} ${(costs[i].rate * 100).toFixed(1)} % / ${
         (costs[i].cpu * 100).toFixed(1)
-      } %`
+      } % / ${(costs[i].gc * 100).toFixed(1)} pt`
     )
       .join(", "),
     pass: failed === 0 && worst <= FLAGS_COST_LIMIT,
@@ -1074,7 +1172,52 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
 const flagsCost = (r: FlagsRow) => ({
   rate: 1 - median(r.flagged) / median(r.plain),
   cpu: median(r.flaggedCpu) / median(r.plainCpu) - 1,
+  // Over the whole window, idle collections included: CPU time a request, and the collector's
+  // share of the process's CPU time (its main thread's part, as V8 counts it), with the flags
+  // less without.
+  windowCpu: perRequest(r.window.flagged) / perRequest(r.window.plain) - 1,
+  gc: gcShare(r.window.flagged) - gcShare(r.window.plain),
 });
+
+const perRequest = (w: WindowGc) => w.requests > 0 ? w.cpuMs / w.requests : 0;
+const gcShare = (w: WindowGc) => w.cpuMs > 0 ? w.gcMs / w.cpuMs : 0;
+
+// Each read's whole window (turns and pauses): CPU time a request, and the collections V8 traced
+// (main-thread milliseconds, young and full collections), with the flags / with none.
+const flagsGcTable = (rows: ReadonlyArray<FlagsRow>) => {
+  const header = [
+    "endpoint (c=32)",
+    "CPU ms a request",
+    "cost",
+    "GC ms / 1,000 requests",
+    "GC share of CPU",
+    "cost",
+    "young GCs",
+    "full GCs",
+  ];
+  const both = (r: FlagsRow, f: (w: WindowGc) => string) =>
+    `${f(r.window.flagged)} / ${f(r.window.plain)}`;
+  const body = rows.map((r) => [
+    r.label,
+    both(r, (w) => perRequest(w).toFixed(3)),
+    `${(flagsCost(r).windowCpu * 100).toFixed(1)} %`,
+    both(r, (w) => (w.requests > 0 ? (w.gcMs / w.requests) * 1000 : 0).toFixed(0)),
+    both(r, (w) => `${(gcShare(w) * 100).toFixed(1)} %`),
+    `${(flagsCost(r).gc * 100).toFixed(1)} pt`,
+    both(r, (w) => String(w.young)),
+    both(r, (w) => String(w.full)),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const format = (cells: Array<string>) =>
+    cells.map((cell, i) => i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))
+      .join("  ");
+  return [
+    "over each read's window (turns and pauses), with the flags / with none:",
+    format(header),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...body.map(format),
+  ].join("\n");
+};
 
 const flagsTable = (rows: ReadonlyArray<FlagsRow>) => {
   const header = [
@@ -1303,6 +1446,8 @@ const main = async (): Promise<number> => {
   if (flags !== undefined) {
     log("");
     log(flagsTable(flags.rows));
+    log("");
+    log(flagsGcTable(flags.rows));
   }
   const loadAtEnd = loadAverage();
   log("");
