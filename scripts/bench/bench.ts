@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { type ImportBenchResult, importTable, runImportBench } from "./import_bench.ts";
+import { textTable } from "./text_table.ts";
 
 const USAGE = `Usage: deno task bench [--reseed]
 
@@ -745,12 +746,7 @@ const table = (rows: ReadonlyArray<Measurement>) => {
       failures(r) > 0 ? `${failures(r)} !` : "0",
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const format = (cells: Array<string>) =>
-    cells.map((cell, i) => i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])).join("  ");
-  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(format)].join(
-    "\n",
-  );
+  return textTable(header, body);
 };
 
 // 1, 5 and 15 minute load averages: other work on this shared machine skews the figures.
@@ -1207,15 +1203,9 @@ const flagsGcTable = (rows: ReadonlyArray<FlagsRow>) => {
     both(r, (w) => String(w.young)),
     both(r, (w) => String(w.full)),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const format = (cells: Array<string>) =>
-    cells.map((cell, i) => i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))
-      .join("  ");
   return [
     "over each read's window (turns and pauses), with the flags / with none:",
-    format(header),
-    widths.map((w) => "-".repeat(w)).join("  "),
-    ...body.map(format),
+    textTable(header, body),
   ].join("\n");
 };
 
@@ -1244,13 +1234,7 @@ const flagsTable = (rows: ReadonlyArray<FlagsRow>) => {
       r.plain.map((v) => v.toFixed(0)).join(" ")
     }`,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const format = (cells: Array<string>) =>
-    cells.map((cell, i) => i === 0 || i === 8 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))
-      .join("  ");
-  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(format)].join(
-    "\n",
-  );
+  return textTable(header, body, [0, 8]);
 };
 
 const main = async (): Promise<number> => {

@@ -4,6 +4,7 @@ import ExcelJS from "exceljs";
 import { Buffer } from "node:buffer";
 import pg from "pg";
 import { sheetNamesFor } from "../../src/imports/sheet_names.ts";
+import { textTable } from "./text_table.ts";
 
 export const IMPORT_STORES = 100;
 export const IMPORT_DAYS = 100;
@@ -580,12 +581,7 @@ export const importTable = (result: ImportBenchResult): string => {
       mib(s.rss_growth_max_bytes),
     ]);
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const format = (cells: Array<string>) =>
-    cells.map((cell, i) => i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])).join("  ");
-  return [format(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(format)].join(
-    "\n",
-  );
+  return textTable(header, body);
 };
 
 /**
