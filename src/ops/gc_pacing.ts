@@ -25,6 +25,13 @@
 //   every half second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request on
 //   periods in turns of 4 s, and XLSX previews took 0.88 s against 0.60 (docs/performance.md,
 //   Memory).
+// - What it costs. The full collections asked for here are whole (no incremental marking) and V8
+//   measures them as fast; from its collections' speed against the program's allocation speed V8
+//   chooses the old generation's next limit, so after them it chooses low growing factors (1.1-1.8
+//   under load, against 1.3-3.4 in a process without the flags; `--trace-gc-verbose`) and runs 2-3
+//   times as many incremental full collections of its own. With the young generation's cap, the
+//   collector took 3.5-13.8 points more of the CPU time on the reads (docs/performance.md, Memory,
+//   2026-11-28).
 
 import { getHeapSpaceStatistics } from "node:v8";
 
