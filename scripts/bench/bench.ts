@@ -17,9 +17,9 @@ Environment:
   DB_POOL_MAX           connection pool size of both servers (default 10)
   BENCH_SCALE_SECONDS   seconds of load per endpoint and concurrency in the scale run (default 5)
   BENCH_FLAGS_ROUNDS    turns of each setting per read in the flags' cost run (default 6)
-  BENCH_V8_FLAGS        the service's --v8-flags (default --expose-gc,--max-semi-space-size=8, as
-                        the start task; empty: none, as on Deno Deploy, which takes no runtime
-                        flags)
+  BENCH_V8_FLAGS        the service's --v8-flags (default as the start task:
+                        --expose-gc,--max-semi-space-size=8,--heap-growing-percent=75; empty:
+                        none, as on Deno Deploy, which takes no runtime flags)
   BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baselines);
                         imports: only the import benchmark (no wrk, no baseline server), e.g.
                         BENCH_ONLY=imports deno task bench   (about 1 min);
@@ -47,7 +47,8 @@ const STORES = 500;
 const CONCURRENCY = [1, 32] as const;
 const RANGE = "start=2025-11-20&end=2026-11-20";
 // The service as the start task runs it (deno.json), unless BENCH_V8_FLAGS says otherwise.
-const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ?? "--expose-gc,--max-semi-space-size=8";
+const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ??
+  "--expose-gc,--max-semi-space-size=8,--heap-growing-percent=75";
 const serviceArgs = (flags: string) => [
   "run",
   "-A",
