@@ -30,7 +30,7 @@
 //   chooses the old generation's next limit, so after them it chooses low growing factors (1.1-1.8
 //   under load, against 1.3-3.4 in a process without the flags; `--trace-gc-verbose`) and runs 2-3
 //   times as many incremental full collections of its own. With the young generation's cap, the
-//   collector took 3.5-13.8 points more of the CPU time on the reads (docs/performance.md, Memory,
+//   collector took 3.2-13.8 points more of the CPU time on the reads (docs/performance.md, Memory,
 //   2026-11-28). The start task and the container fix the factor at 1.75
 //   (`--heap-growing-percent=75`): 0.3-3.3 points, and the whole benchmark's peak at 239 MiB.
 
