@@ -417,30 +417,32 @@ const rssBytes = (pid: number) => {
   }
 };
 
-// CPU time the process has used, all its threads (user and system), in milliseconds: fields 14
-// and 15 of /proc/PID/stat, in clock ticks of 10 ms.
-const cpuMs = (pid: number) => {
+// The fields of /proc/PID/stat after the command name (field 3 first), or undefined once the
+// process is gone. Times in it are in clock ticks of 10 ms.
+const statFields = (pid: number) => {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return 0;
+    return undefined;
   }
 };
 
-// How long the process has run, in milliseconds: now (/proc/uptime) less its start (field 22 of
-// /proc/PID/stat, in clock ticks of 10 ms after boot). V8's trace stamps its lines with the time
-// since its isolate started, a few tens of milliseconds after the process.
+// CPU time the process has used, all its threads (user and system), in milliseconds: fields 14
+// and 15.
+const cpuMs = (pid: number) => {
+  const fields = statFields(pid);
+  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+// How long the process has run, in milliseconds: now (/proc/uptime) less its start (field 22, in
+// ticks after boot). V8's trace stamps its lines with the time since its isolate started, a few
+// tens of milliseconds after the process.
 const uptimeMs = (pid: number) => {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const uptime = Number(Deno.readTextFileSync("/proc/uptime").split(" ")[0]);
-    return uptime * 1000 - Number(fields[19]) * 10;
-  } catch {
-    return 0;
-  }
+  const fields = statFields(pid);
+  if (fields === undefined) return 0;
+  const uptime = Number(Deno.readTextFileSync("/proc/uptime").split(" ")[0]);
+  return uptime * 1000 - Number(fields[19]) * 10;
 };
 
 // One collection as V8's --trace-gc reports it: when (ms since the isolate started), whether it
