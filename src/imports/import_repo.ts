@@ -6,7 +6,7 @@ import { Effect } from "effect";
 import { utc } from "../db/sql_text.ts";
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
-import type { ImportAction } from "../domain/imports.ts";
+import { type ImportAction, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
 import { span } from "../ops/span.ts";
 
@@ -74,6 +74,13 @@ export interface ImportRowOut {
   readonly lineage_status: string;
   readonly note_field: string | null;
 }
+
+// The columns of an ImportRowOut, from import_rows r.
+const ROW_OUT_COLUMNS = `r.id, r.row_number, r.resolved_store_id,
+  r.business_date::text AS business_date, r.raw_energy,
+  round(r.proposed_kwh, 4)::text AS proposed_energy_kwh,
+  round(r.before_kwh, 4)::text AS before_energy_kwh, r.action, r.source_kind, r.quality_status,
+  r.quality_note, r.lineage_status, r.note_field`;
 
 const lineageJson = `
   SELECT json_build_object(
@@ -371,14 +378,22 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     // objects in PostgreSQL and decoding the text). One index range scan per page.
     const importRows = (batchId: number, after: number, limit: number) =>
       sql<ImportRowOut>`
-        SELECT r.id, r.row_number, r.resolved_store_id, r.business_date::text AS business_date,
-          r.raw_energy, round(r.proposed_kwh, 4)::text AS proposed_energy_kwh,
-          round(r.before_kwh, 4)::text AS before_energy_kwh, r.action, r.source_kind,
-          r.quality_status, r.quality_note, r.lineage_status, r.note_field
+        SELECT ${sql.literal(ROW_OUT_COLUMNS)}
         FROM import_rows r
         WHERE r.batch_id = ${batchId} AND r.row_number > ${after}
         ORDER BY r.row_number
         LIMIT ${limit}`.pipe(span("ImportRepo.importRows"));
+
+    // Every row of a previewed upload batch (at most MAX_IMPORT_ROWS, as its preview allowed), in
+    // file order; no rows for a batch of another kind or state. A commit reads them on a connection
+    // of its own while its transaction runs: the rows of a batch never change after its preview.
+    const previewedRows = (batchId: number) =>
+      sql<ImportRowOut>`
+        SELECT ${sql.literal(ROW_OUT_COLUMNS)}
+        FROM import_batches b JOIN import_rows r ON r.batch_id = b.id
+        WHERE b.id = ${batchId} AND b.batch_kind = 'UPLOAD' AND b.status = 'PREVIEWED'
+        ORDER BY r.row_number
+        LIMIT ${MAX_IMPORT_ROWS}`.pipe(span("ImportRepo.previewedRows"));
 
     // Whether the batch exists, and whether a row of it lies outside these stores (null: every
     // store); stops at the first such row.
@@ -413,6 +428,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       applyRows,
       importHead,
       importRows,
+      previewedRows,
       batchScope,
       lineageBody,
     } as const;

@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { Decimal } from "decimal.js";
-import { Effect, Either, Option, Stream } from "effect";
+import { Effect, Either, Fiber, Option, Stream } from "effect";
 import { JsonText } from "../domain/answers.ts";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import { type CallerShape } from "../domain/auth.ts";
@@ -95,6 +95,15 @@ const allCounts = (counts: Partial<Record<ImportAction, number>>) =>
     number
   >;
 
+// Rows in memory as the pages of an answer.
+const inPages = (rows: ReadonlyArray<ImportRowOut>) =>
+  Stream.fromIterable(
+    Array.from(
+      { length: Math.ceil(rows.length / IMPORT_PAGE_ROWS) },
+      (_, i) => rows.slice(i * IMPORT_PAGE_ROWS, (i + 1) * IMPORT_PAGE_ROWS),
+    ),
+  );
+
 // Which rows of a batch an answer sends: those after `offset` in file order, at most `limit`.
 export interface RowPage {
   readonly offset: number;
@@ -144,12 +153,20 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       (all) => [...new Set(all.map((s) => s.brandName))],
     );
 
-    // A batch as stored: its head and counts now, its rows read page by page as they are sent.
-    const body = (batchId: number, page: RowPage = WHOLE) =>
+    // A batch as stored: its head and counts now, its rows read page by page as they are sent
+    // (or all of them, when they were read already).
+    const body = (
+      batchId: number,
+      page: RowPage = WHOLE,
+      rowsRead?: ReadonlyArray<ImportRowOut>,
+    ) =>
       Effect.gen(function* () {
         const head = yield* dbBoundary(repo.importHead(batchId));
         if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
         const { action_counts, ...rest } = head;
+        if (rowsRead !== undefined) {
+          return { head: rest, counts: allCounts(action_counts), rows: inPages(rowsRead) };
+        }
         // The first page now (a failure is an error answer), the others as the answer is sent.
         const end = page.limit === undefined ? Infinity : page.offset + page.limit;
         const read = (after: number) => {
@@ -178,12 +195,16 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
 
     // A replayed answer is still subject to the caller's stores: keys are remembered per member,
     // and a member's keys may cover different stores.
-    const replay = (caller: CallerShape, batchId: number) =>
+    const replay = (
+      caller: CallerShape,
+      batchId: number,
+      rowsRead?: ReadonlyArray<ImportRowOut>,
+    ) =>
       Effect.gen(function* () {
         if ((yield* dbBoundary(repo.batchScope(batchId, caller.storeIds)))?.outside) {
           return yield* batchForbidden;
         }
-        return yield* body(batchId);
+        return yield* body(batchId, WHOLE, rowsRead);
       });
 
     const template = (caller: CallerShape) =>
@@ -226,7 +247,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     const preview = (caller: CallerShape, key: string, request: PreviewRequest) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
-        const bytes = yield* decodeBase64(request.contentBase64);
+        const bytes = yield* decodeBase64(request.contentBase64).pipe(span("Imports.decodeBase64"));
         const fileSha = sha256(bytes);
         const requestHash = sha256(
           JSON.stringify(["preview", request.filename, request.reason, fileSha]),
@@ -244,17 +265,21 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         );
         // Rows and rows the reader refused are resolved either way: one answer names every problem.
         // Only the caller's stores are matched: a row of another store reads as an unknown store.
-        const resolved = resolveRows(
-          Either.isRight(read) ? read.right.rows : read.left.rows ?? [],
-          {
-            stores: yield* dbBoundary(repo.catalog(caller.storeIds)),
-            namingBrands: caller.storeIds === null ? undefined : yield* namingBrands,
-            datasetStart: facts.start,
-            datasetEnd: facts.end,
-            today: facts.today,
-          },
-          Either.isLeft(read) ? read.left.checks : undefined,
-        );
+        const catalog = yield* dbBoundary(repo.catalog(caller.storeIds));
+        const naming = caller.storeIds === null ? undefined : yield* namingBrands;
+        const resolved = yield* Effect.sync(() =>
+          resolveRows(
+            Either.isRight(read) ? read.right.rows : read.left.rows ?? [],
+            {
+              stores: catalog,
+              namingBrands: naming,
+              datasetStart: facts.start,
+              datasetEnd: facts.end,
+              today: facts.today,
+            },
+            Either.isLeft(read) ? read.left.checks : undefined,
+          )
+        ).pipe(span("Imports.resolveRows"));
         if (Either.isLeft(read) || resolved.problems.length > 0) {
           const readProblems = Either.isLeft(read) ? read.left.problems : [];
           const sheets = Either.isLeft(read) ? read.left.sheets ?? [] : read.right.sheets;
@@ -265,13 +290,15 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         const current = yield* dbBoundary(
           repo.currentDays(resolved.rows.map((r) => ({ scopeId: r.scopeId, date: r.date }))),
         );
-        const days = new Map<string, CurrentDay>();
-        for (const day of current) days.set(`${day.scopeId}|${day.date}`, day);
-        const planned = planImport(
-          file.noteField,
-          resolved.rows,
-          (scopeId, date) => days.get(`${scopeId}|${date}`),
-        );
+        const planned = yield* Effect.sync(() => {
+          const days = new Map<string, CurrentDay>();
+          for (const day of current) days.set(`${day.scopeId}|${day.date}`, day);
+          return planImport(
+            file.noteField,
+            resolved.rows,
+            (scopeId, date) => days.get(`${scopeId}|${date}`),
+          );
+        }).pipe(span("Imports.plan"));
 
         const outcome = yield* dbBoundary(sql.withTransaction(Effect.gen(function* () {
           const taken = yield* repo.claim(caller.memberId, key, "PREVIEW", requestHash);
@@ -306,12 +333,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             change_reason: request.reason,
           },
           counts: countActions(planned),
-          rows: Stream.fromIterable(
-            Array.from(
-              { length: Math.ceil(rows.length / IMPORT_PAGE_ROWS) },
-              (_, i) => rows.slice(i * IMPORT_PAGE_ROWS, (i + 1) * IMPORT_PAGE_ROWS),
-            ),
-          ),
+          rows: inPages(rows),
         } satisfies ImportAnswer;
       }).pipe(span("ImportService.preview"));
 
@@ -372,6 +394,13 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     const commit = (caller: CallerShape, key: string, batchId: number) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
+        // The answer's rows are read on another connection while the commit runs (a previewed
+        // upload batch's rows never change); they are sent only once the commit is done and the
+        // caller's stores are checked. Without them (a read that failed, a batch of another kind
+        // or state) the answer reads its rows as it is sent.
+        const early = yield* Effect.fork(
+          Effect.option(dbBoundary(repo.previewedRows(batchId))),
+        );
         const committed = yield* dbBoundary(
           onSqlState(
             sql.withTransaction(commitTransaction(caller, key, batchId)),
@@ -383,7 +412,14 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
               ),
           ),
         );
-        return yield* replay(caller, committed);
+        const rowsRead = Option.getOrUndefined(yield* Fiber.join(early));
+        return yield* replay(
+          caller,
+          committed,
+          committed === batchId && rowsRead !== undefined && rowsRead.length > 0
+            ? rowsRead
+            : undefined,
+        );
       }).pipe(span("ImportService.commit"));
 
     const batch = (caller: CallerShape, batchId: number, page: RowPage = WHOLE) =>
