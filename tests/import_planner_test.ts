@@ -15,6 +15,7 @@ import {
   countActions,
   decideAction,
   planImport,
+  sameKwh,
   SOURCE_KIND_UPLOAD,
   UPLOAD_QUALITY_STATUS,
 } from "../src/imports/planner.ts";
@@ -569,4 +570,24 @@ Deno.test("property: countActions sums to the number of rows and counts each act
     }),
     RUNS,
   );
+});
+
+Deno.test("sameKwh: plain decimal texts compare as the decimals they write", () => {
+  const digits = (min: number, max: number) =>
+    fc.array(fc.constantFrom("0", "0", "1", "5", "9"), { minLength: min, maxLength: max }).map(
+      (d) => d.join(""),
+    );
+  const plain = fc.tuple(digits(1, 4), fc.option(digits(1, 5), { nil: undefined })).map((
+    [whole, fraction],
+  ) => fraction === undefined ? whole : `${whole}.${fraction}`);
+  fc.assert(
+    fc.property(plain, plain, (a, b) => {
+      assert.equal(sameKwh(a, b), new Decimal(a).eq(new Decimal(b)), `${a} ${b}`);
+    }),
+    { numRuns: 5_000 },
+  );
+  assert.equal(sameKwh("0", "0.0000"), true);
+  assert.equal(sameKwh("007.50", "7.5"), true);
+  assert.equal(sameKwh("10", "1.0"), false);
+  assert.equal(sameKwh("1e1", "10"), true);
 });

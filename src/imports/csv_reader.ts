@@ -178,6 +178,39 @@ const readRecord = (
   });
 };
 
+/**
+ * Each record of CSV `text` with the line it ends on, as csv-parse gives them (relax_column_count;
+ * empty lines are records of one empty field). Text without a double quote or a carriage return is
+ * only lines of fields: it is split on line feeds and commas, which reads it the same way several
+ * times faster (a 10,000-row file: about 5 ms against 30-45 ms; tests/csv_records_test.ts compares
+ * both). Any other text is csv-parse's.
+ */
+export const forEachRecord = (
+  text: string,
+  onRecord: (record: Array<string>, lines: number) => void,
+) => {
+  if (text.includes('"') || text.includes("\r")) {
+    parse(text, {
+      relax_column_count: true,
+      on_record: (record: Array<string>, info: { lines: number }) => {
+        onRecord(record, info.lines);
+        return null;
+      },
+    });
+    return;
+  }
+  if (text === "") return;
+  // A final line feed ends the last record; it does not begin another.
+  const end = text.endsWith("\n") ? text.length - 1 : text.length;
+  let line = 0;
+  for (let at = 0; at <= end;) {
+    let next = text.indexOf("\n", at);
+    if (next < 0 || next > end) next = end;
+    onRecord(text.slice(at, next).split(","), ++line);
+    at = next + 1;
+  }
+};
+
 // `text` is decoded UTF-8 without its BOM. Records are handled as csv-parse emits them so that
 // reading stops at the row limit.
 export const readCsv = (
@@ -192,20 +225,16 @@ export const readCsv = (
     // because csv-parse counts a CRLF inside a quoted field as two lines.
     let lastLine = 0;
     try {
-      parse(text.replaceAll("\r\n", "\n"), {
-        relax_column_count: true,
-        on_record: (record: Array<string>, info: { lines: number }) => {
-          const line = lastLine + 1;
-          lastLine = info.lines;
-          if (isBlankRecord(record)) return null;
-          if (columns === undefined) {
-            columns = readHeader(record, line, c);
-            if (columns === undefined) throw new Stop();
-          } else {
-            readRecord(record, line, columns, context, c);
-          }
-          return null;
-        },
+      forEachRecord(text.replaceAll("\r\n", "\n"), (record, lines) => {
+        const line = lastLine + 1;
+        lastLine = lines;
+        if (isBlankRecord(record)) return;
+        if (columns === undefined) {
+          columns = readHeader(record, line, c);
+          if (columns === undefined) throw new Stop();
+        } else {
+          readRecord(record, line, columns, context, c);
+        }
       });
     } catch (e) {
       if (e instanceof CsvError) {

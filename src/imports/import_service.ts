@@ -291,12 +291,17 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           repo.currentDays(resolved.rows.map((r) => ({ scopeId: r.scopeId, date: r.date }))),
         );
         const planned = yield* Effect.sync(() => {
-          const days = new Map<string, CurrentDay>();
-          for (const day of current) days.set(`${day.scopeId}|${day.date}`, day);
+          // By store, then date: no key text is made per lookup.
+          const days = new Map<number, Map<string, CurrentDay>>();
+          for (const day of current) {
+            const ofScope = days.get(day.scopeId);
+            if (ofScope === undefined) days.set(day.scopeId, new Map([[day.date, day]]));
+            else ofScope.set(day.date, day);
+          }
           return planImport(
             file.noteField,
             resolved.rows,
-            (scopeId, date) => days.get(`${scopeId}|${date}`),
+            (scopeId, date) => days.get(scopeId)?.get(date),
           );
         }).pipe(span("Imports.plan"));
 

@@ -22,7 +22,26 @@ export const CHANGING_ACTIONS: ReadonlySet<ImportAction> = new Set<ImportAction>
 const valueOf = (kwh: string | null): string | null =>
   kwh === null || kwh.trim() === "" ? null : kwh;
 
-const sameKwh = (a: string, b: string): boolean => new Decimal(a).eq(new Decimal(b));
+// Plain decimal texts (a reader's value, a stored numeric's text) are equal numbers exactly when
+// they are equal without leading zeros of the whole part and trailing zeros of the fraction; other
+// texts are compared as decimals.
+const PLAIN_DECIMAL = /^\d+(?:\.\d+)?$/;
+const canonicalDecimal = (text: string): string => {
+  const dot = text.indexOf(".");
+  let whole = dot < 0 ? text : text.slice(0, dot);
+  let fraction = dot < 0 ? "" : text.slice(dot + 1);
+  let i = 0;
+  while (i < whole.length - 1 && whole[i] === "0") i++;
+  whole = whole.slice(i);
+  let j = fraction.length;
+  while (j > 0 && fraction[j - 1] === "0") j--;
+  fraction = fraction.slice(0, j);
+  return fraction === "" ? whole : `${whole}.${fraction}`;
+};
+export const sameKwh = (a: string, b: string): boolean =>
+  PLAIN_DECIMAL.test(a) && PLAIN_DECIMAL.test(b)
+    ? canonicalDecimal(a) === canonicalDecimal(b)
+    : new Decimal(a).eq(new Decimal(b));
 
 // The decision table of rules.md §8; the void flag is checked before any value.
 export const decideAction = (
