@@ -330,55 +330,65 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     // Locks the days the batch planned against (in id order, so that concurrent commits never
     // deadlock) and counts the rows whose day is no longer the one of the preview: a plan of
     // UNCHANGED or KEEP_CLEANED made against another state would be wrong too. Only blank cells
-    // (SKIP_MISSING) are not checked: they never act, whatever the day.
-    const staleRows = (batchId: number) =>
-      sql<{ stale: number; first: string | null }>`
-        WITH locked AS (
-          SELECT e.revision_no, r.before_revision_no, r.business_date, r.resolved_store_id
-          FROM import_rows r
-          JOIN energy_days e ON e.scope_id = r.scope_id AND e.business_date = r.business_date
-          WHERE r.batch_id = ${batchId} AND r.action <> 'SKIP_MISSING'
-          ORDER BY e.id
-          FOR UPDATE OF e
-        )
-        -- A day planned as new that exists now is stale too (before_revision_no is null).
-        SELECT count(*)::int AS stale,
-          min(business_date::text || ' of store ' || resolved_store_id) AS first
-        FROM locked
-        WHERE revision_no IS DISTINCT FROM before_revision_no`.pipe(
-        Effect.map((rows) => rows[0]),
-        span("ImportRepo.staleRows"),
-      );
-
-    // Applies the batch's changing rows through the day writer: each becomes the next revision
-    // of its day (a new day for a row planned against no day). Returns how many planned new days
-    // could not be created because the day appeared since the preview (the caller then rolls
-    // back; nothing else was written).
-    const applyRows = (batchId: number, memberId: number, reason: string) =>
+    // (SKIP_MISSING) are not checked: they never act, whatever the day. In the same statement, the
+    // batch's changing rows are staged as the revisions to apply (commit_revisions, in the day
+    // writer's shape; a new day's id is reserved), from the days as locked: one pass over the
+    // batch's rows and days. With stale rows the caller rolls back, and nothing staged is applied.
+    const lockAndStage = (batchId: number, memberId: number, reason: string) =>
       Effect.gen(function* () {
         yield* createRevisionTable("commit_revisions");
-        yield* sql`
-          INSERT INTO commit_revisions
-          SELECT
-            CASE WHEN r.before_revision_no IS NULL
-                 THEN nextval(pg_get_serial_sequence('energy_days', 'id'))::int ELSE e.id END,
-            r.before_revision_no IS NULL, true, r.resolved_store_id, r.scope_id, r.business_date,
-            coalesce(r.before_revision_no, 0) + 1, r.action, r.before_kwh,
-            CASE WHEN r.proposed_void THEN NULL ELSE r.proposed_kwh END, r.before_is_void,
-            r.proposed_void, ${reason}::text, r.id, ${SOURCE_KIND_UPLOAD}::text, 'Manual upload',
-            r.quality_status, r.quality_note, ${memberId}::int, e.legacy_kwh,
-            CASE WHEN r.proposed_void THEN e.cleaned_kwh ELSE r.proposed_kwh END,
-            CASE WHEN r.proposed_void THEN e.cleaned_source_kind ELSE ${SOURCE_KIND_UPLOAD} END,
-            r.proposed_void,
-            CASE WHEN r.proposed_void THEN coalesce(e.provisional, 0) ELSE 0 END,
-            CASE WHEN r.proposed_void THEN e.provisional_at END,
-            r.source_reference
-          FROM import_rows r
-          -- Only days planned against an existing day, which the commit has locked and checked.
-          LEFT JOIN energy_days e ON r.before_revision_no IS NOT NULL
-            AND e.scope_id = r.scope_id AND e.business_date = r.business_date
-          WHERE r.batch_id = ${batchId} AND r.action IN (${sql.literal(CHANGING)})
-          ORDER BY r.scope_id, r.business_date`;
+        const [found] = yield* sql<{ stale: number; first: string | null }>`
+          WITH locked AS MATERIALIZED (
+            SELECT r.*, e.id AS energy_id, e.revision_no, e.legacy_kwh, e.cleaned_kwh,
+              e.cleaned_source_kind, e.provisional, e.provisional_at
+            FROM import_rows r
+            JOIN energy_days e ON e.scope_id = r.scope_id AND e.business_date = r.business_date
+            WHERE r.batch_id = ${batchId} AND r.action <> 'SKIP_MISSING'
+            ORDER BY e.id
+            FOR UPDATE OF e
+          ), staged AS (
+            INSERT INTO commit_revisions
+            SELECT
+              coalesce(r.energy_id, nextval(pg_get_serial_sequence('energy_days', 'id'))::int),
+              r.before_revision_no IS NULL, true, r.resolved_store_id, r.scope_id,
+              r.business_date, coalesce(r.before_revision_no, 0) + 1, r.action, r.before_kwh,
+              CASE WHEN r.proposed_void THEN NULL ELSE r.proposed_kwh END, r.before_is_void,
+              r.proposed_void, ${reason}::text, r.id, ${SOURCE_KIND_UPLOAD}::text,
+              'Manual upload', r.quality_status, r.quality_note, ${memberId}::int, r.legacy_kwh,
+              CASE WHEN r.proposed_void THEN r.cleaned_kwh ELSE r.proposed_kwh END,
+              CASE WHEN r.proposed_void THEN r.cleaned_source_kind ELSE ${SOURCE_KIND_UPLOAD} END,
+              r.proposed_void,
+              CASE WHEN r.proposed_void THEN coalesce(r.provisional, 0) ELSE 0 END,
+              CASE WHEN r.proposed_void THEN r.provisional_at END,
+              r.source_reference
+            FROM (
+              -- Rows planned against an existing day, with that day as locked above...
+              SELECT * FROM locked l
+              WHERE l.before_revision_no IS NOT NULL AND l.action IN (${sql.literal(CHANGING)})
+              UNION ALL
+              -- ...and rows planned as a new day.
+              SELECT n.*, NULL::int, NULL::int, NULL::numeric, NULL::numeric, NULL::text,
+                NULL::smallint, NULL::timestamptz
+              FROM import_rows n
+              WHERE n.batch_id = ${batchId} AND n.before_revision_no IS NULL
+                AND n.action IN (${sql.literal(CHANGING)})
+            ) r
+            ORDER BY r.scope_id, r.business_date
+          )
+          -- A day planned as new that exists now is stale too (before_revision_no is null).
+          SELECT count(*)::int AS stale,
+            min(business_date::text || ' of store ' || resolved_store_id) AS first
+          FROM locked
+          WHERE revision_no IS DISTINCT FROM before_revision_no`;
+        return found;
+      }).pipe(span("ImportRepo.lockAndStage"));
+
+    // Applies the revisions lockAndStage staged through the day writer: each becomes the next
+    // revision of its day (a new day for a row planned against no day). Returns how many planned
+    // new days could not be created because the day appeared since the preview (the caller then
+    // rolls back; nothing else was written).
+    const applyRows = (batchId: number, memberId: number) =>
+      Effect.gen(function* () {
         // No ANALYZE of the temporary table: its size is known to the planner from its pages, and
         // with the connections' random_page_cost (database.ts) the day writer's statements look
         // up the days and months they touch by index either way (ANALYZE cost 30-60 ms).
@@ -460,7 +470,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       completeClaim,
       savePreview,
       lockBatch,
-      staleRows,
+      lockAndStage,
       applyRows,
       importHead,
       importRows,

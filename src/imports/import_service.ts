@@ -377,7 +377,11 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             "BATCH_EXPIRED",
           );
         }
-        const stale = yield* repo.staleRows(batchId);
+        const stale = yield* repo.lockAndStage(
+          batchId,
+          caller.memberId,
+          head.change_reason ?? "",
+        );
         if (stale.stale > 0) {
           return yield* conflict(
             `${stale.stale} day(s) changed since the preview (first: ${stale.first}); ` +
@@ -385,7 +389,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             "STALE_PREVIEW",
           );
         }
-        const appeared = yield* repo.applyRows(batchId, caller.memberId, head.change_reason ?? "");
+        const appeared = yield* repo.applyRows(batchId, caller.memberId);
         if (appeared > 0) {
           return yield* conflict(
             `${appeared} day(s) were created since the preview; preview the file again`,
