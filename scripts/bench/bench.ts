@@ -15,7 +15,8 @@ Environment:
   BENCH_DATABASE_URL    local PostgreSQL database to use
                         (default postgres://postgres@127.0.0.1:5432/bench_energy)
   DB_POOL_MAX           connection pool size of both servers (default 10)
-  BENCH_SCALE_SECONDS   seconds of load per endpoint and concurrency in the scale run (default 5)
+  BENCH_SCALE_SECONDS   turns of one second per size, endpoint and concurrency in the scale run,
+                        the sizes' services loaded in rotation (default 5)
   BENCH_FLAGS_ROUNDS    turns of each setting per read in the flags' cost run (default 6)
   BENCH_V8_FLAGS        the service's --v8-flags (default as the start task:
                         --expose-gc,--max-semi-space-size=8,--heap-growing-percent=75; empty:
@@ -795,6 +796,12 @@ const preparePlainTable = async (url: URL) => {
   }
 };
 
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
 // --- The scale run: the same reads over 60, 500 and 2,000 stores.
 
 const SCALE_SIZES = [60, 500, 2000] as const;
@@ -818,59 +825,93 @@ const readSeedTimes = (): Record<string, { seconds: number; at: string }> => {
   }
 };
 
+// The sizes' services run side by side and are measured in turns: one second of each size in
+// rotation, BENCH_SCALE_SECONDS turns at each concurrency, so that the machine's drift over the
+// run falls on every size alike (measured one size after another, minutes apart, the same code's
+// ratios moved between 0.73x and 1.31x). A size's p50 is the median of its turns' p50s; its
+// requests a second, all its turns' requests over their seconds.
 const scaleRun = async (settings: Settings, stamp: string) => {
   const seedTimes = readSeedTimes();
   const rows: Array<ScaleRow> = [];
-  for (const size of SCALE_SIZES) {
-    const url = new URL(settings.databaseUrl);
-    url.pathname = `/bench_scale_${size}`;
-    const scaleSettings = { ...settings, databaseUrl: url, database: `bench_scale_${size}` };
-    const before = performance.now();
-    const prepared = await prepareDatabase({ ...scaleSettings, reseed: false }, size);
-    if (prepared.seededSeconds !== undefined) {
-      seedTimes[String(size)] = { seconds: prepared.seededSeconds, at: new Date().toISOString() };
-      await Deno.writeTextFile(SEED_TIMES, JSON.stringify(seedTimes, null, 2) + "\n");
-    }
-    log(`scale ${size}: database ready in ${((performance.now() - before) / 1000).toFixed(1)} s`);
-    const key = await issueKey(scaleSettings, `bench-scale-${size}`, "Scale benchmark");
-    const port = freePort(18083);
-    const service = await startServer(
-      `service-${size}`,
-      SERVICE_ARGS,
-      {
-        ...serviceEnv(url, settings.pool, port),
-        // The statement path's cost per request at each size: with answers kept, every year of
-        // the 60 stores would be served from memory and only the larger sizes from PostgreSQL.
-        ANSWER_CACHE_MB: "0",
-      },
-      port,
-      "/health/ready",
-      stamp,
-    );
-    const targetsFile = `${OUT_DIR}/${stamp}-targets-${size}.txt`;
-    await writeTargets(port, key, targetsFile);
-    for (const [endpoint, path] of SCALE_ENDPOINTS) {
-      const target: Target = { key: endpoint, label: endpoint, server: service, path, auth: true };
-      await runWrk(target, 32, 1, targetsFile, key);
-      const c1 = await runWrk(target, 1, settings.scaleSeconds, targetsFile, key);
-      const c32 = await runWrk(target, 32, settings.scaleSeconds, targetsFile, key);
-      const row = {
-        stores: size,
-        endpoint,
-        p50_c1_ms: c1.p50_ms,
-        rps_c32: c32.requests_per_second,
-        failed: failures(c1) + failures(c32),
-      };
-      rows.push(row);
-      log(
-        `  ${String(size).padStart(4)} stores ${endpoint.padEnd(8)} p50 c=1 ${
-          row.p50_c1_ms.toFixed(2)
-        } ms, c=32 ${row.rps_c32.toFixed(1)} req/s${
-          row.failed > 0 ? `  ! ${row.failed} failed` : ""
-        }`,
+  const services: Array<{ size: number; server: Server; key: string; targets: string }> = [];
+  const ports: Array<number> = [];
+  try {
+    for (const size of SCALE_SIZES) {
+      const url = new URL(settings.databaseUrl);
+      url.pathname = `/bench_scale_${size}`;
+      const scaleSettings = { ...settings, databaseUrl: url, database: `bench_scale_${size}` };
+      const before = performance.now();
+      const prepared = await prepareDatabase({ ...scaleSettings, reseed: false }, size);
+      if (prepared.seededSeconds !== undefined) {
+        seedTimes[String(size)] = { seconds: prepared.seededSeconds, at: new Date().toISOString() };
+        await Deno.writeTextFile(SEED_TIMES, JSON.stringify(seedTimes, null, 2) + "\n");
+      }
+      log(`scale ${size}: database ready in ${((performance.now() - before) / 1000).toFixed(1)} s`);
+      const key = await issueKey(scaleSettings, `bench-scale-${size}`, "Scale benchmark");
+      const port = freePort(18083 + ports.length, ports);
+      ports.push(port);
+      const server = await startServer(
+        `service-${size}`,
+        SERVICE_ARGS,
+        {
+          ...serviceEnv(url, settings.pool, port),
+          // The statement path's cost per request at each size: with answers kept, every year of
+          // the 60 stores would be served from memory and only the larger sizes from PostgreSQL.
+          ANSWER_CACHE_MB: "0",
+        },
+        port,
+        "/health/ready",
+        stamp,
       );
+      const targets = `${OUT_DIR}/${stamp}-targets-${size}.txt`;
+      await writeTargets(port, key, targets);
+      services.push({ size, server, key, targets });
     }
-    await stopChild(service.child);
+    for (const [endpoint, path] of SCALE_ENDPOINTS) {
+      const turns = new Map(
+        services.map((s) => [s.size, { c1: [] as Measurement[], c32: [] as Measurement[] }]),
+      );
+      const measure = (s: (typeof services)[number], connections: 1 | 32, seconds: number) =>
+        runWrk(
+          { key: endpoint, label: endpoint, server: s.server, path, auth: true },
+          connections,
+          seconds,
+          s.targets,
+          s.key,
+        );
+      for (const s of services) await measure(s, 32, 1);
+      for (const connections of [1, 32] as const) {
+        for (let turn = 0; turn < settings.scaleSeconds; turn++) {
+          // Each turn starts with the next size, so that no size always follows the same one.
+          for (let i = 0; i < services.length; i++) {
+            const s = services[(turn + i) % services.length];
+            const m = await measure(s, connections, 1);
+            turns.get(s.size)![connections === 1 ? "c1" : "c32"].push(m);
+          }
+        }
+      }
+      for (const s of services) {
+        const { c1, c32 } = turns.get(s.size)!;
+        const row = {
+          stores: s.size,
+          endpoint,
+          p50_c1_ms: median(c1.map((m) => m.p50_ms)),
+          rps_c32: c32.reduce((n, m) => n + m.requests, 0) /
+            c32.reduce((n, m) => n + m.seconds, 0),
+          failed: [...c1, ...c32].reduce((n, m) => n + failures(m), 0),
+        };
+        rows.push(row);
+        log(
+          `  ${String(s.size).padStart(4)} stores ${endpoint.padEnd(8)} p50 c=1 ${
+            row.p50_c1_ms.toFixed(2)
+          } ms (turns ${c1.map((m) => m.p50_ms.toFixed(2)).join(" ")}), c=32 ${
+            row.rps_c32.toFixed(1)
+          } req/s${row.failed > 0 ? `  ! ${row.failed} failed` : ""}`,
+        );
+      }
+    }
+  } finally {
+    for (const s of services) await stopChild(s.server.child);
   }
   const goals: Array<Goal> = [];
   for (const [endpoint] of SCALE_ENDPOINTS) {
@@ -978,12 +1019,6 @@ interface WindowGc {
   readonly young: number;
   readonly full: number;
 }
-
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 const FLAGS_COST_LIMIT = 0.05;
 
