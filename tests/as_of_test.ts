@@ -196,6 +196,45 @@ Deno.test("a commit's data and the day's versions agree: as of each revision's c
   ]);
 });
 
+Deno.test("as of the snapshot's legacy batch, a day cleaned or voided by its cleaned batch shows its legacy revision", async () => {
+  // Days before the window the other tests write into: only the snapshot's two batches made them.
+  const from = addDays(windowStart, -120);
+  const to = addDays(windowStart, -1);
+  const generation = (await raw(readsOf(stores[0])[0])).token!.split(".")[1];
+  let checked = 0;
+  for (const store of stores) {
+    const path =
+      `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${from}&end=${to}`;
+    const now = JSON.parse((await raw(path)).body).days as Array<Record<string, unknown>>;
+    const then = JSON.parse((await raw(withParam(path, "data_token", `1.${generation}`))).body)
+      .days as Array<Record<string, unknown>>;
+    for (const [i, day] of now.entries()) {
+      if (day.revision_no !== 2) continue;
+      const versions = await app.call(
+        "GET",
+        `/api/v1/stores/${store.id}/energy/${day.business_date}/versions`,
+        { key: writer.key },
+      );
+      const [legacy, cleaned] = versions.body.versions;
+      assert.equal(cleaned.source_kind, "CLEANED");
+      const seen = then[i];
+      assert.deepEqual(
+        [seen.revision_no, seen.energy_kwh, seen.status, seen.source_kind, seen.quality_status],
+        [
+          1,
+          legacy.after_kwh === null ? null : Number(legacy.after_kwh).toFixed(4),
+          "AVAILABLE",
+          "LEGACY_DIRECT",
+          legacy.quality_status,
+        ],
+        `${store.id} ${day.business_date} as of the legacy batch`,
+      );
+      checked++;
+    }
+  }
+  assert.ok(checked >= 5, `only ${checked} days cleaned or voided after a legacy value`);
+});
+
 Deno.test("refusals: both parameters, a malformed instant or token, an instant to come, before the first commit, an unknown commit", async () => {
   const [path] = readsOf(stores[0]);
   const current = await raw(path);

@@ -1,6 +1,7 @@
-// The references of revisions, kept states and days (migration 0011), checked once per statement:
-// a statement that writes a row whose referenced row is missing fails whole, with the foreign
-// key's SQLSTATE and name, and the rows others refer to can be neither deleted nor re-keyed.
+// The references of revisions and days (migration 0011), checked once per statement: a statement
+// that writes a row whose referenced row is missing fails whole, with the foreign key's SQLSTATE
+// and name, and the rows others refer to can be neither deleted nor re-keyed. A state kept with a
+// revision (migration 0012) is whole.
 import assert from "node:assert/strict";
 import { Effect } from "effect";
 import * as SqlClient from "@effect/sql/SqlClient";
@@ -48,9 +49,8 @@ const one = async <A extends object>(statement: string) =>
   (await sql((s) => s.unsafe<A>(statement)))[0] as A;
 
 const counts = () =>
-  one<{ revisions: number; states: number; days: number }>(
+  one<{ revisions: number; days: number }>(
     `SELECT (SELECT count(*) FROM energy_revisions)::int AS revisions,
-            (SELECT count(*) FROM energy_day_states)::int AS states,
             (SELECT count(*) FROM energy_days)::int AS days`,
   );
 
@@ -127,20 +127,26 @@ Deno.test("revisions whose references all exist are written, a null member refer
   assert.equal((await counts()).revisions, before.revisions + 2);
 });
 
-Deno.test("a kept state must be the state at one of its day's revisions", async () => {
+Deno.test("a state kept with a revision is whole: a cleaned value names its source, provisional needs its instant", async () => {
   const before = await counts();
-  const state = (revision: number) =>
+  const kept = (cleaned: string | null, kind: string | null, provisional: number) =>
     failureOf(
-      `INSERT INTO energy_day_states (energy_id, revision_no, legacy_kwh, is_void, provisional,
-         quality_status)
-       VALUES ($1, $2, 1, false, 0, 'UNREVIEWED')`,
-      [known.energy_id, revision],
+      `INSERT INTO energy_revisions (energy_id, revision_no, operation, after_kwh, after_is_void,
+         change_reason, import_row_id, source_kind, source_label, quality_status, legacy_kwh,
+         cleaned_kwh, cleaned_source_kind, provisional, state_kept)
+       VALUES ($1, (SELECT max(revision_no) + 1 FROM energy_revisions WHERE energy_id = $1),
+         'UPDATE', 1, false, 'test', $2, 'CLEANED', 'test', 'REVIEWED', 1, $3::numeric, $4::text,
+         $5::smallint, true)`,
+      [known.energy_id, known.import_row_id, cleaned, kind, provisional],
     );
-  assertRefused(await state(999_999), "energy_day_states_revision_fkey");
+  for (const failure of [await kept("2", null, 0), await kept("2", "CLEANED", 1)]) {
+    assert.ok(failure, "refused by the state's check");
+    assert.equal(failure.state, "23514", failure.message);
+    assert.match(failure.message, /energy_revisions_state_check/);
+  }
   assert.deepEqual(await counts(), before);
-  // A state at a revision the day has (one the day writer never kept: it is the day's current).
-  assert.equal(await state(known.revision_no), undefined);
-  assert.equal((await counts()).states, before.states + 1);
+  assert.equal(await kept("2", "CLEANED", 0), undefined);
+  assert.equal((await counts()).revisions, before.revisions + 1);
 });
 
 Deno.test("a day's import row must exist, on insert and on update", async () => {

@@ -1,6 +1,42 @@
 // The schema as an earlier migration left it, for tests of an upgrade: each constant undoes one
 // migration (its SQL runs inside a test's database), the later ones first.
 
+// Before 0012: the state a revision left its day in is kept apart (energy_day_states), and only
+// once a later revision replaced it; a revision carries no state.
+export const undo0012 = `
+  CREATE TABLE energy_day_states (
+    energy_id integer NOT NULL,
+    revision_no integer NOT NULL CHECK (revision_no >= 1),
+    legacy_kwh numeric,
+    cleaned_kwh numeric,
+    cleaned_source_kind text,
+    is_void boolean NOT NULL,
+    provisional smallint NOT NULL,
+    provisional_at timestamptz,
+    quality_status text,
+    quality_note text,
+    source_reference jsonb,
+    PRIMARY KEY (energy_id, revision_no)
+  );
+  INSERT INTO energy_day_states
+  SELECT r.energy_id, r.revision_no, r.legacy_kwh, r.cleaned_kwh, r.cleaned_source_kind,
+    r.after_is_void, r.provisional, r.provisional_at, r.quality_status, r.quality_note,
+    i.source_reference
+  FROM energy_revisions r JOIN energy_days e ON e.id = r.energy_id
+  JOIN import_rows i ON i.id = r.import_row_id
+  WHERE r.state_kept AND r.revision_no <> e.revision_no;
+  CREATE TRIGGER energy_day_states_immutable BEFORE UPDATE OR DELETE ON energy_day_states
+    FOR EACH ROW EXECUTE FUNCTION refuse_change();
+  CREATE TRIGGER energy_day_states_revision_fkey AFTER INSERT ON energy_day_states
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+    EXECUTE FUNCTION check_references('energy_day_states_revision_fkey', 'energy_id,revision_no',
+      'energy_revisions', 'energy_id,revision_no');
+  ALTER TABLE energy_revisions DROP CONSTRAINT energy_revisions_state_check;
+  ALTER TABLE energy_revisions DROP COLUMN legacy_kwh, DROP COLUMN cleaned_kwh,
+    DROP COLUMN cleaned_source_kind, DROP COLUMN provisional, DROP COLUMN provisional_at,
+    DROP COLUMN state_kept;
+  DELETE FROM schema_migrations WHERE migration_id = 12;`;
+
 // Before 0011: the references of import rows, revisions, kept states and days are foreign keys
 // again, checked row by row, and the rows they refer to are no longer kept by triggers.
 export const undo0011 = `

@@ -1,6 +1,8 @@
-// Migration 0010 (kept states refer to their revision): a database upgraded from the schema before
-// it answers every read as of an earlier commit byte for byte as before, and an upgrade over a
-// kept state whose import row is not its revision's stops with nothing changed.
+// Migrations 0010 (kept states refer to their revision) and 0012 (a revision keeps its state): a
+// database upgraded from the schema before them answers every read as of an earlier commit byte for
+// byte as before, an upgrade over a kept state whose import row is not its revision's stops with
+// nothing changed, and the states loads kept for their legacy revisions read as the legacy batch
+// left the days.
 import assert from "node:assert/strict";
 import { Cause, Effect, Exit } from "effect";
 import { migrate } from "../src/db/migrator.ts";
@@ -9,7 +11,7 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
 import { commitDay, sqlOf, storesOf } from "./import_helpers.ts";
-import { undo0011 } from "./schema_history.ts";
+import { undo0011, undo0012 } from "./schema_history.ts";
 
 const snapshot = generateSnapshot({ stores: 2 });
 const end = snapshot.dataset.end;
@@ -32,6 +34,7 @@ const read = async (path: string) => {
 // The schema as migration 0009 left it, with each kept state's import row copied from its revision
 // (as the day writer wrote them), and 0010 (nor the migrations after it) not yet recorded.
 const asBefore0010 = async () => {
+  await sql((s) => s.unsafe(undo0012));
   await sql((s) => s.unsafe(undo0011));
   await sql((s) =>
     s.unsafe(`
@@ -50,6 +53,12 @@ const asBefore0010 = async () => {
   );
 };
 
+const statesTableGone = async () =>
+  (await sql((s) => s<{ gone: boolean }>`SELECT to_regclass('energy_day_states') IS NULL AS gone`))[
+    0
+  ]
+    .gone;
+
 const stateColumns = () =>
   sql((s) =>
     s<{ name: string }>`
@@ -67,8 +76,13 @@ Deno.test("an upgrade to migration 0010 keeps every read as of an earlier commit
     { business_date: string; source_kind: string | null; energy_kwh: string | null }
   >).filter((d) => d.source_kind === "LEGACY_DIRECT");
   assert.ok(legacy.length >= 4, "the snapshot has recent legacy days");
+  // States kept with a revision that is no longer its day's current one.
   const kept = async () =>
-    (await sql((s) => s<{ n: number }>`SELECT count(*)::int AS n FROM energy_day_states`))[0].n;
+    (await sql((s) =>
+      s<{ n: number }>`
+        SELECT count(*)::int AS n FROM energy_revisions r JOIN energy_days e ON e.id = r.energy_id
+        WHERE r.state_kept AND r.revision_no <> e.revision_no`
+    ))[0].n;
   const keptBefore = await kept();
   const tokens: Array<string> = [(await read(energy)).token];
   for (const [i, kwh] of ["11.1", "22.2", "33.3"].entries()) {
@@ -95,12 +109,12 @@ Deno.test("an upgrade to migration 0010 keeps every read as of an earlier commit
 
   await asBefore0010();
   assert.ok((await stateColumns()).includes("import_row_id"));
-  // 0010, then 0011 (references checked per statement) over the upgraded schema.
+  // 0010, then 0011 (references checked per statement) and 0012 over the upgraded schema.
   assert.deepEqual(
     await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
-    [10, 11],
+    [10, 11, 12],
   );
-  assert.ok(!(await stateColumns()).includes("import_row_id"));
+  assert.ok(await statesTableGone());
   assert.deepEqual(await asOf(), before);
 
   // The writer goes on from there: a fourth day's legacy state is kept and answered as of before.
@@ -130,6 +144,7 @@ Deno.test("an upgrade over a kept state that names another import row stops, cha
     const error = Cause.squash(failed.cause) as { cause?: { cause?: unknown } };
     assert.match(String(error.cause?.cause ?? error.cause), /another import row than its revision/);
     assert.ok((await stateColumns()).includes("import_row_id"), "the column is still there");
+    assert.ok(!(await statesTableGone()));
   } finally {
     // Back to agreeing rows, then the upgrade completes.
     await sql((s) =>
@@ -141,7 +156,54 @@ Deno.test("an upgrade over a kept state that names another import row stops, cha
     );
     await app.db.run(migrate);
   }
-  assert.ok(!(await stateColumns()).includes("import_row_id"));
+  assert.ok(await statesTableGone());
+});
+
+Deno.test("an upgrade to migration 0012 keeps every read as of an earlier commit, and a snapshot's legacy revisions read as the legacy batch left their days", async () => {
+  // Days before the ones the tests above wrote: only the snapshot's two batches made them.
+  const range = `scope_id=${store.scope_id}&start=${addDays(end, -160)}&end=${addDays(end, -41)}`;
+  const paths = [`/api/v1/stores/${store.id}/energy?${range}`].flatMap((p) => [
+    p,
+    p.replace("/energy?", "/metrics?"),
+  ]);
+  const generation = (await read(paths[0])).token.split(".")[1];
+  const asOf = async () => {
+    const out: Array<string> = [];
+    for (const seq of [1, 2]) {
+      for (const path of paths) {
+        out.push((await read(`${path}&data_token=${seq}.${generation}`)).body);
+      }
+    }
+    return out;
+  };
+  const before = await asOf();
+  // As of the legacy batch (commit 1) no day has a cleaned value or a void mark yet.
+  const atLegacy = JSON.parse(before[0]).days as Array<
+    { source_kind: string | null; status: string }
+  >;
+  assert.ok(atLegacy.every((d) => d.source_kind !== "CLEANED" && d.status !== "VOID"));
+  const atCleaned = JSON.parse(before[2]).days as typeof atLegacy;
+  assert.ok(atCleaned.some((d) => d.source_kind === "CLEANED"), "the range has cleaned days");
+
+  // The schema before 0012, with the states loads kept for their legacy revisions: the day as the
+  // cleaned batch after it left it.
+  await sql((s) =>
+    s.unsafe(`${undo0012}
+      ALTER TABLE energy_day_states DISABLE TRIGGER energy_day_states_immutable;
+      UPDATE energy_day_states s SET cleaned_kwh = e.cleaned_kwh,
+        cleaned_source_kind = e.cleaned_source_kind, is_void = e.is_void,
+        quality_status = e.quality_status, quality_note = e.quality_note
+      FROM energy_revisions r, energy_days e
+      WHERE r.energy_id = s.energy_id AND r.revision_no = s.revision_no
+        AND r.source_kind = 'LEGACY_DIRECT' AND e.id = s.energy_id;
+      ALTER TABLE energy_day_states ENABLE TRIGGER energy_day_states_immutable;`)
+  );
+  assert.deepEqual(
+    await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
+    [12],
+  );
+  assert.ok(await statesTableGone());
+  assert.deepEqual(await asOf(), before);
 });
 
 Deno.test({

@@ -11,25 +11,27 @@ import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
 import { span } from "../ops/span.ts";
 
 // The day's state at revision `rev` of fact `e` (energy_days): the fact itself while the revision
-// is current, else the state a later revision replaced (energy_day_states).
-const STATE_COLUMNS = [
-  "legacy_kwh",
-  "cleaned_kwh",
-  "cleaned_source_kind",
-  "is_void",
-  "quality_status",
-  "quality_note",
+// is current, else the state kept with that revision (energy_revisions; a revision's void flag is
+// its after_is_void). Null columns and `kept` false where it was not kept.
+const STATE_COLUMNS: ReadonlyArray<readonly [column: string, ofRevision: string]> = [
+  ["legacy_kwh", "legacy_kwh"],
+  ["cleaned_kwh", "cleaned_kwh"],
+  ["cleaned_source_kind", "cleaned_source_kind"],
+  ["is_void", "after_is_void"],
+  ["quality_status", "quality_status"],
+  ["quality_note", "quality_note"],
 ];
 
 const stateAt = (alias: string, rev: string) =>
   `LATERAL (
   SELECT ${
-    STATE_COLUMNS.map((c) => `CASE WHEN ${rev} = e.revision_no THEN e.${c} ELSE s.${c} END AS ${c}`)
-      .join(", ")
+    STATE_COLUMNS.map(([c, r]) =>
+      `CASE WHEN ${rev} = e.revision_no THEN e.${c} WHEN s.state_kept THEN s.${r} END AS ${c}`
+    ).join(", ")
   },
-    ${rev} = e.revision_no OR s.energy_id IS NOT NULL AS kept
+    ${rev} = e.revision_no OR coalesce(s.state_kept, false) AS kept
   FROM (SELECT 1) one
-  LEFT JOIN energy_day_states s ON s.energy_id = e.id AND s.revision_no = ${rev}
+  LEFT JOIN energy_revisions s ON s.energy_id = e.id AND s.revision_no = ${rev}
 ) ${alias}`;
 
 const actorJson = (m: string) =>

@@ -263,27 +263,29 @@ WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
 /**
  * The facts of the stored days of a scope and range as they were once commit `seq` (commits.seq)
  * was made: each day at its last revision committed then (a day whose first revision came later
- * is absent). The state of a revision that is still current is the day's row; that of a revision
- * a later one replaced is in energy_day_states (its import row is the revision's); `kept` is false
- * for a revision whose replaced state was not kept (made before history was kept: see
- * commit_clock.history_from).
+ * is absent), in the state that revision left it (kept with the revision, its source reference
+ * that of the revision's import row; the day's row for its current revision). `kept` is false for a revision whose state was not kept (replaced before
+ * history was kept: see commit_clock.history_from).
  */
 export const daysAtSql = (scope: string, start: string, end: string, seq: string) => {
-  const pick = (column: string) =>
-    `CASE WHEN a.revision_no = e.revision_no THEN e.${column} ELSE s.${column} END AS ${column}`;
+  const pick = (column: string, revisionColumn = column) =>
+    `CASE WHEN a.revision_no = e.revision_no THEN e.${column}
+          WHEN a.state_kept THEN a.${revisionColumn} END AS ${column}`;
   return `
 SELECT e.id, e.business_date, ${pick("legacy_kwh")}, ${pick("cleaned_kwh")},
-  ${pick("cleaned_source_kind")}, ${pick("is_void")}, ${pick("provisional")},
+  ${pick("cleaned_source_kind")}, ${pick("is_void", "after_is_void")}, ${pick("provisional")},
   ${pick("provisional_at")}, ${pick("quality_status")}, ${pick("quality_note")},
   a.revision_no,
-  CASE WHEN a.revision_no = e.revision_no THEN e.import_row_id
-       WHEN s.energy_id IS NOT NULL THEN a.import_row_id END AS import_row_id,
+  CASE WHEN a.revision_no = e.revision_no OR a.state_kept THEN a.import_row_id END
+    AS import_row_id,
   ${pick("source_reference")},
   a.source_kind AS void_kind,
-  a.revision_no = e.revision_no OR s.energy_id IS NOT NULL AS kept
+  a.revision_no = e.revision_no OR a.state_kept AS kept
 FROM energy_days e
 CROSS JOIN LATERAL (
-  SELECT r.revision_no, r.source_kind, r.import_row_id
+  SELECT r.revision_no, r.source_kind, r.import_row_id, r.legacy_kwh, r.cleaned_kwh,
+    r.cleaned_source_kind, r.after_is_void, r.provisional, r.provisional_at, r.quality_status,
+    r.quality_note, ir.source_reference, r.state_kept
   FROM energy_revisions r
   JOIN import_rows ir ON ir.id = r.import_row_id
   JOIN commits c ON c.batch_id = ir.batch_id
@@ -291,12 +293,6 @@ CROSS JOIN LATERAL (
   ORDER BY r.revision_no DESC
   LIMIT 1
 ) a
--- One primary-key probe per day (LIMIT keeps the planner from hashing the whole table).
-LEFT JOIN LATERAL (
-  SELECT x.* FROM energy_day_states x
-  WHERE x.energy_id = e.id AND x.revision_no = a.revision_no
-  LIMIT 1
-) s ON true
 WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
 };
 

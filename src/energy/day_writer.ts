@@ -1,9 +1,9 @@
-// The one writer of the daily energy fact (energy_days), its revisions (energy_revisions), the
-// states they replace (energy_day_states), its month chunks (energy_months) and the commit order
+// The one writer of the daily energy fact (energy_days), its revisions (energy_revisions, each with
+// the state its day had right after it), its month chunks (energy_months) and the commit order
 // (commits): the import commit and the snapshot loader both apply revisions through
 // applyRevisions, which stores each day's derived columns (day_sql.ts) in the same statements as
-// its facts, keeps the states it replaces and rebuilds the chunks of the months it touched, then
-// number their batches with recordCommits.
+// its facts and rebuilds the chunks of the months it touched, then number their batches with
+// recordCommits.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import type { Routine } from "../db/routines.ts";
@@ -20,8 +20,10 @@ import { span } from "../ops/span.ts";
  * - store_id, scope_id, business_date; revision_no (the day's next numbers, in order).
  * - The revision: operation, before_kwh, after_kwh, before_is_void, after_is_void, change_reason,
  *   import_row_id, source_kind, source_label, quality_status, quality_note, member_id.
- * - The day after it: legacy_kwh, cleaned_kwh, cleaned_source_kind, is_void, provisional,
- *   provisional_at, source_reference (its quality status and note are the revision's).
+ * - The day after it (kept with the revision, and the day's current state when `last`):
+ *   legacy_kwh, cleaned_kwh, cleaned_source_kind, is_void (equal to after_is_void), provisional,
+ *   provisional_at, source_reference (its import row's); its quality status and note are the
+ *   revision's.
  */
 export const REVISION_COLUMNS = [
   ["energy_id", "int"],
@@ -61,10 +63,6 @@ export const createRevisionTable = (name: string) =>
       }) ON COMMIT DROP`,
     ));
 
-// A day's state at one of its revisions (energy_day_states; its import row is the revision's).
-const STATE_COLUMNS = `energy_id, revision_no, legacy_kwh, cleaned_kwh, cleaned_source_kind,
-  is_void, provisional, provisional_at, quality_status, quality_note, source_reference`;
-
 export interface Applied {
   // Days the revisions meant to create, and how many were created: fewer when some appeared
   // meanwhile (a concurrent commit). Then nothing else was written, and the caller rolls back.
@@ -75,8 +73,8 @@ export interface Applied {
 }
 
 // Applies the revisions of `source` (a relation with REVISION_COLUMNS: a table name or a
-// parenthesised query; `params` are its parameters): new days, the revisions, the states they
-// replace, changed days, then the chunks of the months they fall in. Runs inside the caller's
+// parenthesised query; `params` are its parameters): new days, the revisions with the states they
+// lead to, changed days, then the chunks of the months they fall in. Runs inside the caller's
 // transaction; the caller has locked the days it changes. `fresh`: the caller knows that none of
 // its new days can exist (a snapshot loaded into empty tables), so they are not counted nor
 // checked for conflicts.
@@ -122,33 +120,22 @@ export const applyRevisions = (
         revisions: 0,
       } satisfies Applied;
     }
-    // The revisions first: a kept state refers to its revision.
+    // Each revision with the day's state right after it (a read as of its commit shows that).
     const [revisions] = yield* sql.unsafe<{ n: number }>(
       `WITH written AS (
          INSERT INTO energy_revisions
            (energy_id, revision_no, operation, before_kwh, after_kwh, before_is_void,
             after_is_void, change_reason, import_row_id, source_kind, source_label,
-            quality_status, quality_note, member_id)
+            quality_status, quality_note, member_id, legacy_kwh, cleaned_kwh, cleaned_source_kind,
+            provisional, provisional_at, state_kept)
          SELECT p.energy_id, p.revision_no, p.operation, p.before_kwh, p.after_kwh,
            p.before_is_void, p.after_is_void, p.change_reason, p.import_row_id, p.source_kind,
-           p.source_label, p.quality_status, p.quality_note, p.member_id
+           p.source_label, p.quality_status, p.quality_note, p.member_id, p.legacy_kwh,
+           p.cleaned_kwh, p.cleaned_source_kind, p.provisional, p.provisional_at, true
          FROM ${source} p
          RETURNING 1
        )
        SELECT count(*)::int AS n FROM written`,
-      params,
-    );
-    // The states the revisions leave behind: the current state of each day they change, and the
-    // state after each of their own revisions but the last (energy_days holds the last).
-    yield* sql.unsafe(
-      `INSERT INTO energy_day_states (${STATE_COLUMNS})
-       SELECT ${STATE_COLUMNS.replaceAll(/(\w+)/g, "e.$1").replace("e.energy_id", "e.id")}
-       FROM energy_days e JOIN ${source} p ON e.id = p.energy_id
-       WHERE NOT p.new_day AND p.last
-       UNION ALL
-       SELECT ${STATE_COLUMNS.replaceAll(/(\w+)/g, "p.$1")}
-       FROM ${source} p
-       WHERE NOT p.last`,
       params,
     );
     const [changed] = yield* sql.unsafe<{ n: number }>(

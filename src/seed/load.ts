@@ -42,7 +42,6 @@ const DATA_TABLES = [
   "import_row_sources",
   "energy_days",
   "energy_revisions",
-  "energy_day_states",
   "energy_months",
   "commits",
   "idempotency_records",
@@ -91,7 +90,6 @@ const BULK_TABLES = [
   "import_row_sources",
   "energy_days",
   "energy_revisions",
-  "energy_day_states",
   "energy_months",
   "commits",
 ] as const;
@@ -663,11 +661,15 @@ const loadEnergy = (s: Snapshot) =>
     );
 
     // The days and their revisions: the legacy value as revision 1, the cleaned value or VOID
-    // marker as the revision after it; the day's state is that of its last revision.
-    const state = `d.legacy AS legacy_kwh, d.cleaned AS cleaned_kwh,
+    // marker as the revision after it; each revision with the day's state right after it (after
+    // the legacy revision, the legacy value alone), the day's current state that of its last.
+    const provisional = `CASE WHEN d.provisional_at IS NULL THEN 0 ELSE 1 END::smallint
+      AS provisional, d.provisional_at AS provisional_at`;
+    const legacyState = `d.legacy AS legacy_kwh, NULL::numeric AS cleaned_kwh,
+      NULL::text AS cleaned_source_kind, false AS is_void, ${provisional}`;
+    const cleanedState = `d.legacy AS legacy_kwh, d.cleaned AS cleaned_kwh,
       CASE WHEN d.cleaned IS NOT NULL THEN 'CLEANED' END AS cleaned_source_kind,
-      d.is_void AS is_void, CASE WHEN d.provisional_at IS NULL THEN 0 ELSE 1 END::smallint
-        AS provisional, d.provisional_at AS provisional_at`;
+      d.is_void AS is_void, ${provisional}`;
     yield* applyRevisions(
       `(SELECT d.energy_id, true AS new_day, d.cleaned_row_no IS NULL AS last, sc.store_id,
           d.scope_id, d.business_date, 1 AS revision_no, 'INSERT' AS operation,
@@ -675,7 +677,7 @@ const loadEnergy = (s: Snapshot) =>
           false AS after_is_void, $1::text AS change_reason, d.legacy_row_id AS import_row_id,
           'LEGACY_DIRECT' AS source_kind, 'Sealed legacy snapshot' AS source_label,
           'UNREVIEWED' AS quality_status, NULL::text AS quality_note, NULL::int AS member_id,
-          ${state}, ${reference("$3", "$4", "d.legacy_record_id")} AS source_reference
+          ${legacyState}, ${reference("$3", "$4", "d.legacy_record_id")} AS source_reference
         FROM seed_days d JOIN scopes sc ON sc.id = d.scope_id
         WHERE d.legacy_row_no IS NOT NULL
         UNION ALL
@@ -683,7 +685,7 @@ const loadEnergy = (s: Snapshot) =>
           CASE WHEN d.legacy_row_no IS NULL THEN 1 ELSE 2 END, d.cleaned_action, d.legacy,
           d.cleaned, CASE WHEN d.legacy_row_no IS NOT NULL THEN false END, d.is_void,
           $2::text, d.cleaned_row_id, 'CLEANED', 'Cleaned snapshot', d.quality_status,
-          d.quality_note, NULL::int, ${state},
+          d.quality_note, NULL::int, ${cleanedState},
           ${reference("$5", "$6", "d.cleaned_record_id")}
         FROM seed_days d JOIN scopes sc ON sc.id = d.scope_id
         WHERE d.cleaned_row_no IS NOT NULL)`,
