@@ -141,9 +141,10 @@ export const currentRevisionKindSql = (e: string) =>
 export const monthChunksSql = (pairs: string) => `
 SELECT p.scope_id, p.month, m.*
 FROM (${pairs}) p
--- Month by month, each day looked up by its key: a join of all the pairs' days at once is planned
--- as a hash of the whole table and a sort of every day's text on disk (a commit of 10,000 days
--- spent 500 ms there, against 60 ms).
+-- Month by month, each month's days by one index range scan (a lookup per day cost 12-25 % more
+-- of the whole statement): a join of all the pairs' days at once is planned as a hash of the whole
+-- table and a sort of every day's text on disk (a commit of 10,000 days spent 500 ms there,
+-- against 60 ms).
 CROSS JOIN LATERAL (
   SELECT
     -- In the order of d (sorted below): an ORDER BY in each aggregate would sort the month's days
@@ -161,11 +162,11 @@ CROSS JOIN LATERAL (
       SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
       WHERE p.month + i < (p.month + interval '1 month')::date
     ) c
-    LEFT JOIN LATERAL (
+    LEFT JOIN (
       SELECT * FROM energy_days x
-      WHERE x.scope_id = p.scope_id AND x.business_date = c.day
-      LIMIT 1
-    ) e ON true
+      WHERE x.scope_id = p.scope_id
+        AND x.business_date BETWEEN p.month AND (p.month + interval '1 month' - interval '1 day')::date
+    ) e ON e.business_date = c.day
     ORDER BY c.day
   ) d
 ) m`;
