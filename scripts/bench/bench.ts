@@ -436,6 +436,29 @@ const cpuMs = (pid: number) => {
   return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
+// CPU time of the process's V8 worker threads (named "V8 DefaultWorker"; V8's parallel and
+// concurrent collector work, and background compiling, run there), in milliseconds. Not in the
+// collector's main-thread time that --trace-gc reports.
+const v8WorkersCpuMs = (pid: number) => {
+  let total = 0;
+  try {
+    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/stat`);
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        if (!name.startsWith("V8 ")) continue;
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        total += (Number(fields[11]) + Number(fields[12])) * 10;
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return total;
+};
+
 // How long the process has run, in milliseconds: now (/proc/uptime) less its start (field 22, in
 // ticks after boot). V8's trace stamps its lines with the time since its isolate started, a few
 // tens of milliseconds after the process.
@@ -1004,6 +1027,7 @@ interface FlagsRow {
 interface Mark {
   readonly uptime: number;
   readonly cpu: number;
+  readonly workers: number;
 }
 
 interface WindowMark {
@@ -1014,6 +1038,8 @@ interface WindowMark {
 
 interface WindowGc {
   readonly cpuMs: number;
+  // Of it, V8's worker threads' (parallel and concurrent collection, background compiling).
+  readonly workersMs: number;
   readonly requests: number;
   readonly gcMs: number;
   readonly young: number;
@@ -1096,6 +1122,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
   const mark = (setting: "flagged" | "plain"): Mark => ({
     uptime: uptimeMs(servers[setting].pid),
     cpu: cpuMs(servers[setting].pid),
+    workers: v8WorkersCpuMs(servers[setting].pid),
   });
   const peaks = { flagged: 0, plain: 0 };
   for (const t of SERVICE_TARGETS) {
@@ -1159,6 +1186,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
     const inside = events[setting].filter((e) => e.at >= w.start.uptime && e.at < w.end.uptime);
     return {
       cpuMs: w.end.cpu - w.start.cpu,
+      workersMs: w.end.workers - w.start.workers,
       requests: w.requests,
       gcMs: inside.reduce((sum, e) => sum + e.mainMs, 0),
       young: inside.filter((e) => e.young).length,
@@ -1226,6 +1254,7 @@ const flagsGcTable = (rows: ReadonlyArray<FlagsRow>) => {
     "GC ms / 1,000 requests",
     "GC share of CPU",
     "cost",
+    "V8 workers ms / 1,000 requests",
     "young GCs",
     "full GCs",
   ];
@@ -1238,6 +1267,7 @@ const flagsGcTable = (rows: ReadonlyArray<FlagsRow>) => {
     both(r, (w) => (w.requests > 0 ? (w.gcMs / w.requests) * 1000 : 0).toFixed(0)),
     both(r, (w) => `${(gcShare(w) * 100).toFixed(1)} %`),
     `${(flagsCost(r).gc * 100).toFixed(1)} pt`,
+    both(r, (w) => (w.requests > 0 ? (w.workersMs / w.requests) * 1000 : 0).toFixed(0)),
     both(r, (w) => String(w.young)),
     both(r, (w) => String(w.full)),
   ]);
