@@ -7,7 +7,7 @@ import { utc } from "../db/sql_text.ts";
 import { dayIndex } from "../domain/range.ts";
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
-import { type ImportAction, MAX_IMPORT_ROWS } from "../domain/imports.ts";
+import type { ImportAction } from "../domain/imports.ts";
 import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
 import { span } from "../ops/span.ts";
 
@@ -430,16 +430,17 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         ORDER BY r.row_number
         LIMIT ${limit}`.pipe(span("ImportRepo.importRows"));
 
-    // Every row of a previewed upload batch (at most MAX_IMPORT_ROWS, as its preview allowed), in
-    // file order; no rows for a batch of another kind or state. A commit reads them on a connection
-    // of its own while its transaction runs: the rows of a batch never change after its preview.
-    const previewedRows = (batchId: number) =>
+    // A page of the rows of a previewed upload batch in file order after row_number `after` (none
+    // for a batch of another kind or state). A commit reads them on a connection of its own while
+    // its transaction runs: the rows of a batch never change after its preview.
+    const previewedRows = (batchId: number, after: number, limit: number) =>
       sql<ImportRowOut>`
         SELECT ${sql.literal(ROW_OUT_COLUMNS)}
         FROM import_batches b JOIN import_rows r ON r.batch_id = b.id
         WHERE b.id = ${batchId} AND b.batch_kind = 'UPLOAD' AND b.status = 'PREVIEWED'
+          AND r.row_number > ${after}
         ORDER BY r.row_number
-        LIMIT ${MAX_IMPORT_ROWS}`.pipe(span("ImportRepo.previewedRows"));
+        LIMIT ${limit}`.pipe(span("ImportRepo.previewedRows"));
 
     // Whether the batch exists, and whether a row of it lies outside these stores (null: every
     // store); stops at the first such row.

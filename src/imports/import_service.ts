@@ -193,6 +193,20 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         return { head: rest, counts: allCounts(action_counts), rows } satisfies ImportAnswer;
       });
 
+    // Every row of a previewed upload batch (at most MAX_IMPORT_ROWS, as its preview allowed),
+    // read page by page as an answer would read them.
+    const previewedRows = (batchId: number) =>
+      Effect.gen(function* () {
+        const rows: Array<ImportRowOut> = [];
+        for (let after = 0; rows.length < MAX_IMPORT_ROWS;) {
+          const page = yield* repo.previewedRows(batchId, after, IMPORT_PAGE_ROWS);
+          rows.push(...page);
+          if (page.length < IMPORT_PAGE_ROWS) break;
+          after = page[page.length - 1].row_number;
+        }
+        return rows;
+      });
+
     // A replayed answer is still subject to the caller's stores: keys are remembered per member,
     // and a member's keys may cover different stores.
     const replay = (
@@ -407,9 +421,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         // upload batch's rows never change); they are sent only once the commit is done and the
         // caller's stores are checked. Without them (a read that failed, a batch of another kind
         // or state) the answer reads its rows as it is sent.
-        const early = yield* Effect.fork(
-          Effect.option(dbBoundary(repo.previewedRows(batchId))),
-        );
+        const early = yield* Effect.fork(Effect.option(dbBoundary(previewedRows(batchId))));
         const committed = yield* dbBoundary(
           onSqlState(
             sql.withTransaction(commitTransaction(caller, key, batchId)),
