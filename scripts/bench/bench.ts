@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { type ImportBenchResult, importTable, runImportBench } from "./import_bench.ts";
+import { median } from "./stats.ts";
 import { textTable } from "./text_table.ts";
 
 const USAGE = `Usage: deno task bench [--reseed]
@@ -817,12 +818,6 @@ const preparePlainTable = async (url: URL) => {
   } finally {
     await client.end();
   }
-};
-
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
 // --- The scale run: the same reads over 60, 500 and 2,000 stores.

@@ -1,20 +1,27 @@
 // Previews and commits of two versions of the service, side by side: `deno task bench:imports-ab
 // REF [ROUNDS]` checks out REF (a commit, branch or tag) in .data/ab/<commit>, seeds one 500-store
 // database for it and one for this checkout (each by its own code, so that either may have a schema
-// the other lacks), starts both services and runs the import benchmark's six imports against each
-// in turn (REF, this, this, REF, ...), ROUNDS rounds (default 2). The machine's drift falls on both
-// alike; single runs minutes apart moved by 20-50 % on the same code (docs/performance.md).
+// the other lacks), starts both services (each with its own start task's V8 flags) and runs the
+// import benchmark's six imports against each in turn (REF, this, this, REF, ...), ROUNDS rounds
+// (default 2). The machine's drift falls on both alike; single runs minutes apart moved by 20-50 %
+// on the same code (docs/performance.md).
 //
 // Prints each import's preview and commit seconds and the medians of both. Needs git, and
 // PostgreSQL on this machine (BENCH_DATABASE_URL's server; databases bench_ab_ref and
 // bench_ab_head are created and reseeded).
 import pg from "pg";
 import { runImportBench } from "./import_bench.ts";
+import { median } from "./stats.ts";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
 const DENO = Deno.execPath();
 const STORES = 500;
-const FLAGS = "--v8-flags=--expose-gc,--max-semi-space-size=8,--heap-growing-percent=75";
+
+// The V8 flags of a tree's start task (deno.json), so that each side runs as its own release does.
+const startFlags = async (tree: string) => {
+  const start: string = JSON.parse(await Deno.readTextFile(`${tree}/deno.json`)).tasks?.start ?? "";
+  return start.split(/\s+/).filter((arg) => arg.startsWith("--v8-flags="));
+};
 
 const [ref, roundsArg] = Deno.args;
 const rounds = Number(roundsArg ?? 2);
@@ -94,7 +101,13 @@ try {
     );
     const key = issued.trim().split("\n").at(-1)!.trim();
     const child = new Deno.Command(DENO, {
-      args: ["run", "-A", "--unstable-no-legacy-abort", FLAGS, "src/main.ts"],
+      args: [
+        "run",
+        "-A",
+        "--unstable-no-legacy-abort",
+        ...await startFlags(side.tree),
+        "src/main.ts",
+      ],
       cwd: side.tree,
       stdin: "null",
       stdout: "null",
@@ -150,11 +163,6 @@ try {
       );
     }
   }
-  const median = (values: ReadonlyArray<number>) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
   for (const side of prepared) {
     const s = seconds.get(side.name)!;
     console.log(

@@ -5,6 +5,7 @@ import { Buffer } from "node:buffer";
 import pg from "pg";
 import { sheetNamesFor } from "../../src/imports/sheet_names.ts";
 import { textTable } from "./text_table.ts";
+import { median as medianOf } from "./stats.ts";
 
 export const IMPORT_STORES = 100;
 export const IMPORT_DAYS = 100;
@@ -322,12 +323,8 @@ const buildCsv = (fixture: Fixture) => {
   return new TextEncoder().encode(lines.join("\n") + "\n");
 };
 
-const median = (values: ReadonlyArray<number>) => {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
+// null when there is no value (a format whose runs all failed).
+const median = (values: ReadonlyArray<number>) => values.length === 0 ? null : medianOf(values);
 
 const runOne = async (
   options: ImportBenchOptions,
