@@ -111,6 +111,12 @@ export const dayRanges = (keys: ReadonlyArray<{ scopeId: number; date: string }>
   return { scopeIds, firsts, lasts };
 };
 
+// A condition on import_rows r: its batch is an upload batch still previewed. A commit reads such
+// a batch's rows on a connection of its own while its transaction runs (the rows of a batch never
+// change after its preview), and reads nothing for a batch of another kind or state.
+const PREVIEWED_UPLOAD = `AND EXISTS (SELECT 1 FROM import_batches b
+  WHERE b.id = r.batch_id AND b.batch_kind = 'UPLOAD' AND b.status = 'PREVIEWED')`;
+
 // The columns of an ImportRowOut, from import_rows r.
 const ROW_OUT_COLUMNS = `r.id, r.row_number, r.resolved_store_id,
   r.business_date::text AS business_date, r.raw_energy,
@@ -422,25 +428,19 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     // A page of the batch's rows in file order after row_number `after`, in their final shape:
     // fetched as plain columns and encoded by the HTTP layer (cheaper than building 10,000 JSON
     // objects in PostgreSQL and decoding the text). One index range scan per page.
-    const importRows = (batchId: number, after: number, limit: number) =>
+    const importRows = (
+      batchId: number,
+      after: number,
+      limit: number,
+      previewedUpload = false,
+    ) =>
       sql<ImportRowOut>`
         SELECT ${sql.literal(ROW_OUT_COLUMNS)}
         FROM import_rows r
         WHERE r.batch_id = ${batchId} AND r.row_number > ${after}
+          ${sql.literal(previewedUpload ? PREVIEWED_UPLOAD : "")}
         ORDER BY r.row_number
         LIMIT ${limit}`.pipe(span("ImportRepo.importRows"));
-
-    // A page of the rows of a previewed upload batch in file order after row_number `after` (none
-    // for a batch of another kind or state). A commit reads them on a connection of its own while
-    // its transaction runs: the rows of a batch never change after its preview.
-    const previewedRows = (batchId: number, after: number, limit: number) =>
-      sql<ImportRowOut>`
-        SELECT ${sql.literal(ROW_OUT_COLUMNS)}
-        FROM import_batches b JOIN import_rows r ON r.batch_id = b.id
-        WHERE b.id = ${batchId} AND b.batch_kind = 'UPLOAD' AND b.status = 'PREVIEWED'
-          AND r.row_number > ${after}
-        ORDER BY r.row_number
-        LIMIT ${limit}`.pipe(span("ImportRepo.previewedRows"));
 
     // Whether the batch exists, and whether a row of it lies outside these stores (null: every
     // store); stops at the first such row.
@@ -475,7 +475,6 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       applyRows,
       importHead,
       importRows,
-      previewedRows,
       batchScope,
       lineageBody,
     } as const;

@@ -199,7 +199,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         const rows: Array<ImportRowOut> = [];
         for (let after = 0; rows.length < MAX_IMPORT_ROWS;) {
-          const page = yield* repo.previewedRows(batchId, after, IMPORT_PAGE_ROWS);
+          const page = yield* repo.importRows(batchId, after, IMPORT_PAGE_ROWS, true);
           rows.push(...page);
           if (page.length < IMPORT_PAGE_ROWS) break;
           after = page[page.length - 1].row_number;
