@@ -9,7 +9,7 @@ import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
-import type { Lane } from "./lanes.ts";
+import { headerOf, type Lane, setHeader } from "./lanes.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import {
   checkBearer,
@@ -359,13 +359,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
     if (follow !== undefined) request.signal.removeEventListener("abort", follow);
     try {
-      response.headers.set("x-request-id", note.requestId);
+      setHeader(response, "x-request-id", note.requestId);
     } catch {
       // An immutable Response (none of ours is): answer with a copy.
       response = new Response(response.body, response);
       response.headers.set("x-request-id", note.requestId);
     }
-    const length = response.headers.get("content-length");
+    const length = headerOf(response, "content-length");
     const logLine = (bytes: number | null, cut = false) => {
       const ms = performance.now() - started;
       metrics?.registry.finished(statsFor(matched), request.method, response.status, ms / 1000);

@@ -2,7 +2,7 @@
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
 import type { Socket } from "node:net";
-import { knownBody, ownedBody, releaseBody } from "./lanes.ts";
+import { knownBody, ownedBody, plainHeaders, releaseBody } from "./lanes.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -84,22 +84,24 @@ const bodyStream = (req: http.IncomingMessage) => {
 // The request has no signal of its own: the handler is given the controller instead (a signal given
 // to Request is followed by a new one, through weak references that keep it and what it holds
 // past young collections).
+// The headers are appended to the request's own (a Headers object given to Request is converted
+// and copied: a third of what building the request allocated).
 const toWebRequest = (req: http.IncomingMessage): Request => {
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-  }
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
   // The path is kept as sent ("//api" stays "//api"): the front door matches it exactly.
   const target = (req.url ?? "/").startsWith("/") ? req.url ?? "/" : "/";
-  return new Request(`http://${safeHost(req.headers.host)}${target}`, {
+  const request = new Request(`http://${safeHost(req.headers.host)}${target}`, {
     method,
-    headers,
     body: hasBody ? bodyStream(req) : undefined,
     // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
     duplex: "half",
   });
+  const headers = request.headers;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  }
+  return request;
 };
 
 // A Host header that cannot be a URL's host is replaced: the URL is only used for its path.
@@ -116,13 +118,16 @@ const writeResponse = async (
   // The Keep-Alive header's value ("timeout=5").
   keepAlive: string,
 ) => {
-  const headers: Record<string, string | Array<string>> = {};
-  for (const [name, value] of response.headers) {
-    if (name === "set-cookie") continue;
-    headers[name] = value;
+  // A lane answer's record as it is (no cookie among them), else its Headers object read.
+  const headers: Record<string, string | Array<string>> = { ...plainHeaders(response) };
+  if (plainHeaders(response) === undefined) {
+    for (const [name, value] of response.headers) {
+      if (name === "set-cookie") continue;
+      headers[name] = value;
+    }
+    const cookies = response.headers.getSetCookie();
+    if (cookies.length > 0) headers["set-cookie"] = cookies;
   }
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length > 0) headers["set-cookie"] = cookies;
   // An answer given before the body was read (413, 408): the rest is not read, the connection ends.
   const unread = !req.complete;
   if (unread) headers["connection"] = "close";
