@@ -96,10 +96,10 @@ const makePool = (options: PoolOptions) =>
           ...connectionOf(Redacted.value(options.url)),
           max: options.maxConnections,
           connectionTimeoutMillis: 5_000,
-          // Open connections stay open (at most `max`): with an idle timeout the pool sets a timer
-          // on every release, a tenth of what a kept answer's request allocated. A connection the
-          // server or the network ends while idle is dropped by the pool and opened again on need.
-          idleTimeoutMillis: 0,
+          // The idle timeout (10 s, pg-pool's default) stays, although the pool sets its timer again
+          // on every release (2.6 of the 58 KB a kept catalog answer's request allocated): an open
+          // connection keeps its driver's read buffer as large as the largest answer it read. With
+          // connections kept open the reads' load peaked at 257-264 MiB, with the timeout 201-232.
           statement_timeout: options.statementMs,
           lock_timeout: options.lockMs,
           // A transaction left open by a client that went away is ended by the server.
