@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import { serve } from "../src/http/serve.ts";
-import { laneJson } from "../src/http/lanes.ts";
+import { headerOf, laneJson, setHeader } from "../src/http/lanes.ts";
 import { makeTestApp } from "./helpers.ts";
 
 const app = await makeTestApp(undefined, {
@@ -220,6 +220,38 @@ Deno.test("a body that is its answer's alone is released once written, and arriv
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(made.length, 6);
     for (const body of made) assert.equal(body.byteLength, 0);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("a lane answer's headers arrive as set, whether or not its Headers object was read", async () => {
+  const body = new TextEncoder().encode('{"ok":true}');
+  // The answer as the lanes give it (names in any case), with a header set afterwards as the front
+  // door sets X-Request-ID; `read`: something asked for its Headers object before the write.
+  const answer = (read: boolean) => {
+    const response = laneJson(200, { ETag: '"v1"', "Cache-Control": "no-cache" }, body.slice());
+    assert.equal(headerOf(response, "etag"), '"v1"');
+    if (read) assert.equal(response.headers.get("content-length"), String(body.byteLength));
+    setHeader(response, "x-request-id", read ? "read" : "unread");
+    assert.equal(response.headers.get("x-request-id"), read ? "read" : "unread");
+    return response;
+  };
+  const server = await serve(
+    (request) => Promise.resolve(answer(new URL(request.url).pathname === "/read")),
+    { port: 0, hostname: "127.0.0.1", headersMs: 5_000, requestMs: 10_000, idleMs: 10_000 },
+  );
+  try {
+    for (const path of ["/read", "/unread"]) {
+      const response = await fetch(`http://127.0.0.1:${server.port}${path}`);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("etag"), '"v1"');
+      assert.equal(response.headers.get("cache-control"), "no-cache");
+      assert.equal(response.headers.get("content-type"), "application/json");
+      assert.equal(response.headers.get("content-length"), String(body.byteLength));
+      assert.equal(response.headers.get("x-request-id"), path.slice(1));
+      assert.deepEqual(new Uint8Array(await response.arrayBuffer()), body);
+    }
   } finally {
     await server.shutdown();
   }

@@ -82,7 +82,8 @@ export const ownedBody = (response: Response): boolean =>
 export const plainHeaders = (response: Response): Readonly<Record<string, string>> | undefined =>
   response instanceof KnownBodyResponse ? response.plainRecord : undefined;
 
-// Sets a header of any response; a lane answer's without making its Headers object.
+// Sets a header (lower-case name) of any response; a lane answer's without making its Headers
+// object.
 export const setHeader = (response: Response, name: string, value: string) => {
   if (response instanceof KnownBodyResponse) response.set(name, value);
   else response.headers.set(name, value);
