@@ -1128,13 +1128,17 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
     const targets = Object.fromEntries(
       FLAGS_SETTINGS.map((s) => [s, { ...t, server: servers[s], auth: true }]),
     ) as Record<FlagsSetting, Target>;
-    if (settings.warmup > 0) {
-      const seconds = Math.min(settings.warmup, settings.seconds);
+    // Each process of `order` loaded for `seconds`: at once, or one after another.
+    const loadAll = async (order: ReadonlyArray<FlagsSetting>, seconds: number) => {
       if (settings.flagsLoad === "together") {
-        await Promise.all(FLAGS_SETTINGS.map((s) => load(targets[s], seconds)));
-      } else {
-        for (const s of FLAGS_SETTINGS) await load(targets[s], seconds);
+        return await Promise.all(order.map((s) => load(targets[s], seconds)));
       }
+      const results: Array<Measurement> = [];
+      for (const s of order) results.push(await load(targets[s], seconds));
+      return results;
+    };
+    if (settings.warmup > 0) {
+      await loadAll(FLAGS_SETTINGS, Math.min(settings.warmup, settings.seconds));
     }
     const turns = { flagged: [], plain: [], control: [] } as Record<FlagsSetting, Measurement[]>;
     const begin = Object.fromEntries(FLAGS_SETTINGS.map((s) => [s, mark(s)])) as Record<
@@ -1143,12 +1147,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
     >;
     for (let round = 1; round <= settings.rounds; round++) {
       const order = FLAGS_SETTINGS.map((_, i) => FLAGS_SETTINGS[(round + i) % 3]);
-      const results = settings.flagsLoad === "together"
-        ? await Promise.all(order.map((s) => load(targets[s], settings.seconds)))
-        : await order.reduce(
-          async (done, s) => [...await done, await load(targets[s], settings.seconds)],
-          Promise.resolve([] as Array<Measurement>),
-        );
+      const results = await loadAll(order, settings.seconds);
       order.forEach((s, i) => {
         turns[s].push(results[i]);
         peaks[s] = Math.max(peaks[s], results[i].peak_rss_bytes);

@@ -119,8 +119,9 @@ const writeResponse = async (
   keepAlive: string,
 ) => {
   // A lane answer's record as it is (no cookie among them), else its Headers object read.
-  const headers: Record<string, string | Array<string>> = { ...plainHeaders(response) };
-  if (plainHeaders(response) === undefined) {
+  const record = plainHeaders(response);
+  const headers: Record<string, string | Array<string>> = { ...record };
+  if (record === undefined) {
     for (const [name, value] of response.headers) {
       if (name === "set-cookie") continue;
       headers[name] = value;
