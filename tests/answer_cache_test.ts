@@ -4,6 +4,7 @@ import { ConfigProvider, Effect, Either, FastCheck as fc } from "effect";
 import { AppConfig, DEFAULT_ANSWER_CACHE_MB } from "../src/config.ts";
 import {
   AnswerCache,
+  AS_IS_BELOW_BYTES,
   ENTRY_OVERHEAD,
   type Packing,
   PLAIN_MIN_BYTES,
@@ -252,4 +253,37 @@ Deno.test("bytes unpacked for one caller are that caller's to release; kept byte
   releaseBody(whole.subarray(10, 20));
   assert.equal(whole.byteLength, 100);
   assert.equal(whole[50], 7);
+});
+
+Deno.test("a small answer is kept as it is: never unpacked, the same bytes for every caller, none theirs to release", () => {
+  let unpacked = 0;
+  const counting: Packing = {
+    pack: (bytes) => bytes.slice(),
+    unpack: (bytes) => {
+      unpacked++;
+      return bytes.slice();
+    },
+  };
+  const cache = new AnswerCache(1024 * 1024, counting);
+  const small = new TextEncoder().encode(JSON.stringify({ periods: "x".repeat(2_000) }));
+  assert.ok(small.byteLength < AS_IS_BELOW_BYTES);
+  cache.set("p", "v", small);
+  // The caller's bytes may be released once written: the kept ones are a copy.
+  releaseBody(small);
+  const first = cache.take(cache.get("p")!);
+  const second = cache.take(cache.get("p")!);
+  assert.equal(first.owned, false);
+  assert.equal(second.bytes, first.bytes);
+  assert.equal(
+    new TextDecoder().decode(first.bytes),
+    JSON.stringify({ periods: "x".repeat(2_000) }),
+  );
+  assert.equal(unpacked, 0);
+  // From AS_IS_BELOW_BYTES on, an answer is packed and unpacked for each caller.
+  const large = new Uint8Array(AS_IS_BELOW_BYTES).fill(1);
+  cache.set("l", "v", large);
+  const own = cache.take(cache.get("l")!);
+  assert.equal(own.owned, true);
+  assert.deepEqual(own.bytes, large);
+  assert.equal(unpacked, 1);
 });

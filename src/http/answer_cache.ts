@@ -43,11 +43,19 @@ export const PLAIN_MIN_BYTES = 256 * 1024;
 // list at c=32, unpacking each answer made 190 MB of buffers a second, and peak RSS rose by 30-40
 // MiB over the catalog's.
 export const SHARED_PLAIN_MIN_BYTES = 16 * 1024;
+// Answers under this size are kept as they are (a copy) and served as they are, never owned by the
+// caller: deflate takes little off them (a year-to-date periods answer, about 2 KB, to about 1 KB),
+// and unpacking one made a zlib stream for every request (about 3 KB of objects, and its state
+// outside the heap): after the request itself, the largest part of what a kept periods answer's
+// request allocated.
+export const AS_IS_BELOW_BYTES = 4 * 1024;
 // The unpacked copies take at most this share of the budget; once it is full no more are made
 // (none is dropped for another: each dropped copy would be old garbage).
 const PLAIN_SHARE = 4;
 
 interface Entry extends CachedAnswer {
+  // `packed` holds the answer as it is (AS_IS_BELOW_BYTES).
+  readonly asIs: boolean;
   // Times its bytes were served unpacked from `packed`.
   served: number;
   // The least size at which it is kept unpacked once served again.
@@ -117,10 +125,12 @@ export class AnswerCache {
   set(key: string, version: string, bytes: Uint8Array, plainFrom = PLAIN_MIN_BYTES): void {
     this.delete(key);
     if (this.maxBytes === 0) return;
-    const packed = this.packing.pack(bytes);
+    const asIs = bytes.byteLength < AS_IS_BELOW_BYTES;
+    const packed = asIs ? bytes.slice() : this.packing.pack(bytes);
     const entry: Entry = {
       version,
       packed,
+      asIs,
       length: bytes.byteLength,
       served: 0,
       plainFrom,
@@ -148,6 +158,7 @@ export class AnswerCache {
   take(answer: CachedAnswer): { readonly bytes: Uint8Array<ArrayBuffer>; readonly owned: boolean } {
     this.#served++;
     const entry = answer as Entry;
+    if (entry.asIs) return { bytes: entry.packed as Uint8Array<ArrayBuffer>, owned: false };
     if (entry.plain !== undefined) return { bytes: entry.plain, owned: false };
     const bytes = this.packing.unpack(entry.packed, entry.length);
     const plain = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
