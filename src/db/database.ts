@@ -79,14 +79,29 @@ export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> 
   Layer.unwrapScoped(Effect.map(makePool(options), (pool) =>
     Layer.merge(
       PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: APPLICATION }),
-      Layer.succeed(
-        DirectQuery,
-        async <Row>(text: string, params: ReadonlyArray<unknown>) =>
-          (await pool.query(text, params as Array<unknown>)).rows as ReadonlyArray<Row>,
-      ),
+      Layer.succeed(DirectQuery, directQuery(pool)),
     ))).pipe(Layer.orDie);
 
 const APPLICATION = "energy-saving-service";
+
+// The lanes' statements are constants (lanes.ts), each prepared under a name of its own once per
+// connection: PostgreSQL then neither parses nor plans it again for every request (0.1-0.3 ms of
+// its time for a key's row beside a version). Past MAX_NAMED texts a statement runs unnamed, so no
+// text made at run time can grow the map or the connections' prepared statements.
+const MAX_NAMED = 64;
+
+export const directQuery = (pool: pg.Pool): DirectQueryShape => {
+  const names = new Map<string, string>();
+  return async <Row>(text: string, params: ReadonlyArray<unknown>) => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_NAMED) {
+      name = `lane_${names.size + 1}`;
+      names.set(text, name);
+    }
+    const result = await pool.query({ name, text, values: params as Array<unknown> });
+    return result.rows as ReadonlyArray<Row>;
+  };
+};
 
 const makePool = (options: PoolOptions) =>
   Effect.acquireRelease(

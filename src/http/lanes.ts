@@ -188,23 +188,28 @@ export const plainRange = (storeId: number, query: Record<string, string>) => {
 
 // A lane's one round trip for a bearer key on PostgreSQL, without a fiber: the key's row (access.ts,
 // as `credential`) beside `columns` of `relation` (a lateral relation that may name the row `c`;
-// its parameters from $2, `params`). Undefined without plain queries (the embedded database) or
-// without a key (a session cookie, none), and when the statement fails: the lane's Effect path then
-// decides, as it does for every row the caller's decision refuses.
+// its parameters from $2). Made once per lane, so that its text is one constant string (the
+// database prepares it once per connection: src/db/database.ts).
+export const keyRowSql = (columns: string, relation: string) =>
+  `WITH c AS (${credentialByKeySql("$1")})
+     SELECT row_to_json(c) AS credential, ${columns}
+     FROM c CROSS JOIN LATERAL ${relation} v`;
+
+// Runs a keyRowSql statement with the request's key and `params` ($2 on). Undefined without plain
+// queries (the embedded database) or without a key (a session cookie, none), and when the statement
+// fails: the lane's Effect path then decides, as it does for every row the caller's decision
+// refuses.
 export const keyRowWith = async <Row>(
   context: Pick<LaneContext<never>, "direct">,
   lane: LaneRequest,
-  columns: string,
-  relation: string,
+  sql: string,
   params: ReadonlyArray<unknown>,
 ): Promise<(Row & { readonly credential: CredentialRow }) | undefined> => {
   if (Option.isNone(context.direct)) return undefined;
   const token = bearerToken(lane.request.headers.get("authorization") ?? undefined);
   if (token === undefined || token === "") return undefined;
   const rows = await context.direct.value<Row & { readonly credential: CredentialRow }>(
-    `WITH c AS (${credentialByKeySql("$1")})
-     SELECT row_to_json(c) AS credential, ${columns}
-     FROM c CROSS JOIN LATERAL ${relation} v`,
+    sql,
     [hashKey(token), ...params],
   ).catch(() => []);
   return rows[0];

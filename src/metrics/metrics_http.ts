@@ -23,6 +23,7 @@ import { Auth } from "../auth/auth_service.ts";
 import { isCalendarDate } from "../domain/common.ts";
 import {
   keptJson,
+  keyRowSql,
   keyRowWith,
   type Lane,
   type LaneContext,
@@ -98,6 +99,11 @@ const conditional = <A, E, R>(
 // data token when it does; undefined for anything else, which the lane's Effect path then decides.
 // The fiber and @effect/sql's statements were most of what such a request allocated (periods: 267
 // KB, against 97 KB for the energy read, which decides the same way).
+const KEPT_VERSION_SQL = keyRowSql(
+  "v.version, v.token",
+  metricVersionFromSql("$2", "$3", "$4", "$5"),
+);
+
 const directKept = async (
   context: Pick<LaneContext<never>, "direct">,
   lane: LaneRequest,
@@ -107,8 +113,7 @@ const directKept = async (
   const read = await keyRowWith<{ readonly version: string; readonly token: string | null }>(
     context,
     lane,
-    "v.version, v.token",
-    metricVersionFromSql("$2", "$3", "$4", "$5"),
+    KEPT_VERSION_SQL,
     [range.storeId, range.scopeId, range.start, range.end],
   );
   const row = mayReadStore(read?.credential, range.storeId);

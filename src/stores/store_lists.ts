@@ -20,6 +20,7 @@ import type { ServiceUnavailable } from "../domain/errors.ts";
 import { type CachedAnswer, SHARED_PLAIN_MIN_BYTES } from "../http/answer_cache.ts";
 import {
   keptJson,
+  keyRowSql,
   keyRowWith,
   type Lane,
   type LaneContext,
@@ -108,19 +109,15 @@ export const listReply = (
 // lane's Effect path then answers (building the list, or refusing the key). The fiber and
 // @effect/sql's statement were most of what such a request allocated: 223 KB against 97 KB for the
 // energy read, which decides the same way.
+const LIST_VERSION_SQL = keyRowSql("v.version", `(${listVersionSql("c.store_ids")})`);
+
 const directList = async (
   context: Pick<LaneContext<never>, "direct" | "answers">,
   kind: ListKind,
   lane: LaneRequest,
   header: string | undefined,
 ) => {
-  const read = await keyRowWith<ListVersion>(
-    context,
-    lane,
-    "v.version",
-    `(${listVersionSql("c.store_ids")})`,
-    [],
-  );
+  const read = await keyRowWith<ListVersion>(context, lane, LIST_VERSION_SQL, []);
   const row = liveCredential(read?.credential);
   if (read === undefined || row === undefined || !row.permissions.includes("read")) {
     return undefined;
