@@ -14,7 +14,11 @@
 //   its objects through two young collections, so they move to the old generation; V8 lets that
 //   grow to three or four times what was live after the last full collection (from 33 to 104 MB
 //   in a pass over the 500 stores' metrics) before it collects. A full collection is asked for
-//   once the old generation has grown HEAP_GROWTH_BYTES past what the last one left.
+//   once the old generation has grown HEAP_GROWTH_BYTES past what the last one left. After it,
+//   glibc gives back the free pages in its arenas too: the buffers that collection freed (answers,
+//   rows) were free but resident until the next pause. Measured under the reads at c=32 (2026-11-28,
+//   two runs each way): peak RSS 240-250 MiB against 249-260, and 184 against 244-257 MiB once the
+//   periods read had run; no cost the flags' run resolves.
 // - Collections when idle. After a burst of work (an import: 44 MiB live, 106 MiB of V8's pages
 //   held, RSS 254 MiB) the service, once idle for half a second, asks for one full collection,
 //   which frees what the burst left (V8 gives back most of the pages it emptied: 48 -> 15 MiB in
@@ -104,9 +108,9 @@ export interface HeapPacing {
   // those outside the young generation (`old`; all of `used` when not given).
   readonly heap: () => { readonly used: number; readonly total: number; readonly old?: number };
   readonly growth?: number;
-  // Run after each idle collection: gives back what the runtime freed outside V8's heap
-  // (src/ops/malloc_trim.ts).
-  readonly afterIdle?: () => void;
+  // Run after each full collection asked for (idle or by growth): gives back what the runtime freed
+  // outside V8's heap (src/ops/malloc_trim.ts).
+  readonly afterCollection?: () => void;
   // Checks are made by `tick` when given (tests), else every CHECK_MS by an unref'd timer.
   readonly manual?: boolean;
 }
@@ -130,7 +134,7 @@ export const startHeapPacing = (options: HeapPacing) => {
   // Whether the last-resort collection was asked for since the heap last moved.
   let deep = false;
   let deepAsked = 0;
-  // A full collection; `whenIdle`: an idle one, after which the runtime gives back what it freed.
+  // A full collection, after which the runtime gives back what it freed; `whenIdle`: an idle one.
   const run = (whenIdle: boolean, flavor: "regular" | "last-resort" = "regular") => {
     if (collect === undefined) return;
     running = true;
@@ -141,10 +145,8 @@ export const startHeapPacing = (options: HeapPacing) => {
       const heap = options.heap();
       mark = oldOf(heap);
       lastUsed = heap.used;
-      if (whenIdle) {
-        idleTotal = heap.total;
-        options.afterIdle?.();
-      }
+      if (whenIdle) idleTotal = heap.total;
+      options.afterCollection?.();
     };
     let result: void | Promise<void>;
     try {
