@@ -51,9 +51,24 @@ const DENO = Deno.execPath();
 const STORES = 500;
 const CONCURRENCY = [1, 32] as const;
 const RANGE = "start=2025-11-20&end=2026-11-20";
-// The service as the start task runs it (deno.json), unless BENCH_V8_FLAGS says otherwise.
-const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ??
-  "--expose-gc,--max-semi-space-size=8,--heap-growing-percent=75";
+// The service as the start task runs it (deno.json): its V8 flags and the environment the task sets
+// before the command (the allocator's settings), unless BENCH_V8_FLAGS or BENCH_ENV say otherwise.
+const START_TASK: string = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks.start;
+const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ?? START_TASK.match(/--v8-flags=(\S+)/)?.[1] ?? "";
+// "NAME=value" words, as the task writes them before `deno`.
+const envWords = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text.split(/\s+/).filter((word) => word !== "").map((word) => {
+      const at = word.indexOf("=");
+      if (at <= 0) throw new Error(`not NAME=value: ${word}`);
+      return [word.slice(0, at), word.slice(at + 1)];
+    }),
+  );
+const START_ENV = envWords(
+  Deno.env.get("BENCH_ENV") ?? START_TASK.slice(0, Math.max(0, START_TASK.indexOf("deno run"))),
+);
+const startEnvText = () =>
+  Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`).join(" ") || "none";
 const serviceArgs = (flags: string) => [
   "run",
   "-A",
@@ -62,8 +77,10 @@ const serviceArgs = (flags: string) => [
   "src/main.ts",
 ];
 const SERVICE_ARGS = serviceArgs(V8_FLAGS);
-// The service's environment: the benchmark's database and pool, loopback, no demo seed.
-const serviceEnv = (databaseUrl: URL, pool: number, port: number) => ({
+// The service's environment: the start task's (unless `plain`), the benchmark's database and pool,
+// loopback, no demo seed.
+const serviceEnv = (databaseUrl: URL, pool: number, port: number, plain = false) => ({
+  ...(plain ? {} : START_ENV),
   DATABASE_URL: databaseUrl.toString(),
   DB_POOL_MAX: String(pool),
   HOST: "127.0.0.1",
@@ -1101,7 +1118,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
       // All three trace their collections (--trace-gc: a line a collection on the process's
       // output, read back once it has stopped).
       serviceArgs([flags.trim(), "--trace-gc"].filter((f) => f !== "").join(",")),
-      serviceEnv(settings.databaseUrl, settings.pool, port),
+      serviceEnv(settings.databaseUrl, settings.pool, port, setting !== "flagged"),
       port,
       "/health/ready",
       stamp,
@@ -1216,7 +1233,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
       } % / ${(list[i].gc * 100).toFixed(1)} pt`
     ).join(", ");
   const goals: Array<Goal> = [{
-    goal: `V8 flags (${V8_FLAGS.trim() || "none"}) cost <= ${
+    goal: `the start task's settings (V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}) cost <= ${
       FLAGS_COST_LIMIT * 100
     } % on every read at c=32, in requests a second and in CPU time a request (medians of ${settings.rounds} rounds' ratios, loaded ${settings.flagsLoad}), and in the collector's share of CPU time (points, over the read's window)`,
     measured: figures(costs),
@@ -1402,7 +1419,7 @@ const main = async (): Promise<number> => {
       )
       : undefined;
     log(
-      `  service PID ${service.pid} (V8 flags: ${V8_FLAGS.trim() || "none"}); logs in ${OUT_DIR}`,
+      `  service PID ${service.pid} (V8 flags: ${V8_FLAGS.trim() || "none"}; environment: ${startEnvText()}); logs in ${OUT_DIR}`,
     );
 
     const pairs = await writeTargets(servicePort, key, targetsFileOf(stamp));
@@ -1484,9 +1501,9 @@ const main = async (): Promise<number> => {
   if (doFlags) {
     log(
       `flags' cost: ${settings.rounds} rounds of each read at c=32, ${settings.seconds} s ` +
-        `a process (+${settings.warmup} s warm-up), loaded ${settings.flagsLoad}, with ${
-          V8_FLAGS.trim() || "no flags"
-        } and in two processes with none`,
+        `a process (+${settings.warmup} s warm-up), loaded ${settings.flagsLoad}, with V8 flags ${
+          V8_FLAGS.trim() || "none"
+        } and environment ${startEnvText()}, and in two processes with neither`,
     );
   }
   const flags = doFlags ? await flagsRun(settings, stamp, await issueKey(settings)) : undefined;
@@ -1582,7 +1599,7 @@ const main = async (): Promise<number> => {
     rows,
     imports: imports ?? (importError === undefined ? null : { error: importError }),
     scale: scale ?? null,
-    flags: flags === undefined ? null : { v8_flags: V8_FLAGS.trim(), ...flags, goals: undefined },
+    flags: flags === undefined ? null : { v8_flags: V8_FLAGS.trim(), env: START_ENV, ...flags, goals: undefined },
     goals,
     flagged: failed.length > 0 || imports?.failed === true || importError !== undefined,
     passed: failed.length === 0 && imports?.failed !== true && importError === undefined &&
