@@ -21,17 +21,19 @@ Environment:
   BENCH_FLAGS_ROUNDS    rounds per read in the flags' cost run (default 8)
   BENCH_FLAGS_LOAD      how the flags' cost run loads its three processes: alone (default: one
                         after another in each round) or together (all three in the same seconds)
-  BENCH_V8_FLAGS        the service's --v8-flags (default as the start task:
-                        --expose-gc,--max-semi-space-size=8,--heap-growing-percent=75; empty:
+  BENCH_V8_FLAGS        the service's --v8-flags (default: the start task's in deno.json; empty:
                         none, as on Deno Deploy, which takes no runtime flags)
+  BENCH_ENV             the environment the service is started with besides the benchmark's own,
+                        as NAME=value words (default: what the start task sets before
+                        \`deno run\`; empty: nothing)
   BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baselines);
                         imports: only the import benchmark (no wrk, no baseline server), e.g.
                         BENCH_ONLY=imports deno task bench   (about 1 min);
                         scale: only the scale run (60, 500 and 2,000 stores);
                         flags: only the flags' cost: the service's reads at c=32 with
-                        BENCH_V8_FLAGS and in two processes with none (the second a control of
-                        the method), all three also with --trace-gc (BENCH_SECONDS=2: about
-                        10 min alone, 6 min together)
+                        BENCH_V8_FLAGS and BENCH_ENV and in two processes with neither (the
+                        second a control of the method), all three also with --trace-gc
+                        (BENCH_SECONDS=2: about 10 min alone, 6 min together)
                         unset: reads, imports and scale, the imports after the read endpoints on
                         the same service
 
@@ -69,6 +71,8 @@ const START_ENV = envWords(
 );
 const startEnvText = () =>
   Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`).join(" ") || "none";
+const startSettingsText = () =>
+  `V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}`;
 const serviceArgs = (flags: string) => [
   "run",
   "-A",
@@ -1233,7 +1237,7 @@ const flagsRun = async (settings: Settings, stamp: string, key: string) => {
       } % / ${(list[i].gc * 100).toFixed(1)} pt`
     ).join(", ");
   const goals: Array<Goal> = [{
-    goal: `the start task's settings (V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}) cost <= ${
+    goal: `the start task's settings (${startSettingsText()}) cost <= ${
       FLAGS_COST_LIMIT * 100
     } % on every read at c=32, in requests a second and in CPU time a request (medians of ${settings.rounds} rounds' ratios, loaded ${settings.flagsLoad}), and in the collector's share of CPU time (points, over the read's window)`,
     measured: figures(costs),
@@ -1419,7 +1423,7 @@ const main = async (): Promise<number> => {
       )
       : undefined;
     log(
-      `  service PID ${service.pid} (V8 flags: ${V8_FLAGS.trim() || "none"}; environment: ${startEnvText()}); logs in ${OUT_DIR}`,
+      `  service PID ${service.pid} (${startSettingsText()}); logs in ${OUT_DIR}`,
     );
 
     const pairs = await writeTargets(servicePort, key, targetsFileOf(stamp));
@@ -1501,9 +1505,8 @@ const main = async (): Promise<number> => {
   if (doFlags) {
     log(
       `flags' cost: ${settings.rounds} rounds of each read at c=32, ${settings.seconds} s ` +
-        `a process (+${settings.warmup} s warm-up), loaded ${settings.flagsLoad}, with V8 flags ${
-          V8_FLAGS.trim() || "none"
-        } and environment ${startEnvText()}, and in two processes with neither`,
+        `a process (+${settings.warmup} s warm-up), loaded ${settings.flagsLoad}, with ` +
+        `${startSettingsText()}, and in two processes with neither`,
     );
   }
   const flags = doFlags ? await flagsRun(settings, stamp, await issueKey(settings)) : undefined;
@@ -1599,7 +1602,9 @@ const main = async (): Promise<number> => {
     rows,
     imports: imports ?? (importError === undefined ? null : { error: importError }),
     scale: scale ?? null,
-    flags: flags === undefined ? null : { v8_flags: V8_FLAGS.trim(), env: START_ENV, ...flags, goals: undefined },
+    flags: flags === undefined
+      ? null
+      : { v8_flags: V8_FLAGS.trim(), env: START_ENV, ...flags, goals: undefined },
     goals,
     flagged: failed.length > 0 || imports?.failed === true || importError !== undefined,
     passed: failed.length === 0 && imports?.failed !== true && importError === undefined &&
