@@ -22,6 +22,16 @@ const rank: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 const textValue = (value: string | number | boolean | null) =>
   typeof value === "string" && /^[\w./:@+-]{1,200}$/.test(value) ? value : JSON.stringify(value);
 
+const LEVEL_TEXT: Record<LogLevel, string> = {
+  debug: "DEBUG",
+  info: "INFO ",
+  warn: "WARN ",
+  error: "ERROR",
+};
+
+// The fields in their order, those undefined left out. Built field by field: a line is written for
+// every request, and the arrays of entries, filtered and mapped, were about 3 KB of what a kept
+// answer's request allocated.
 export const formatLine = (
   format: LogFormat,
   level: LogLevel,
@@ -29,21 +39,24 @@ export const formatLine = (
   fields: LogFields = {},
   time = new Date(),
 ): string => {
-  const present = Object.entries(fields).filter(([, v]) => v !== undefined) as Array<
-    [string, string | number | boolean | null]
-  >;
   if (format === "json") {
-    return JSON.stringify({
+    const record: Record<string, string | number | boolean | null> = {
       time: time.toISOString(),
       level,
       msg: message,
-      ...Object.fromEntries(present),
-    });
+    };
+    for (const name in fields) {
+      const value = fields[name];
+      if (value !== undefined) record[name] = value;
+    }
+    return JSON.stringify(record);
   }
-  const tail = present.map(([k, v]) => `${k}=${textValue(v)}`).join(" ");
-  return `${time.toISOString()} ${level.toUpperCase().padEnd(5)} ${message}${
-    tail ? ` ${tail}` : ""
-  }`;
+  let line = `${time.toISOString()} ${LEVEL_TEXT[level]} ${message}`;
+  for (const name in fields) {
+    const value = fields[name];
+    if (value !== undefined) line += ` ${name}=${textValue(value)}`;
+  }
+  return line;
 };
 
 const encoder = new TextEncoder();

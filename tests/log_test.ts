@@ -1,0 +1,76 @@
+// The log line's format: time, level and message, then the fields that are not undefined, in their
+// order (text: name=value, a value quoted unless it is one plain word; JSON: one object).
+import assert from "node:assert/strict";
+import { FastCheck as fc } from "effect";
+import { formatLine, type LogFields, type LogLevel } from "../src/log.ts";
+
+// The format stated plainly: entries, those defined, each written as the format says.
+const model = (
+  format: "text" | "json",
+  level: LogLevel,
+  message: string,
+  fields: LogFields,
+  time: Date,
+) => {
+  const present = Object.entries(fields).filter(([, v]) => v !== undefined);
+  if (format === "json") {
+    return JSON.stringify({
+      time: time.toISOString(),
+      level,
+      msg: message,
+      ...Object.fromEntries(present),
+    });
+  }
+  const word = (v: unknown) =>
+    typeof v === "string" && /^[\w./:@+-]{1,200}$/.test(v) ? v : JSON.stringify(v);
+  return [
+    `${time.toISOString()} ${level.toUpperCase().padEnd(5)} ${message}`,
+    ...present.map(([k, v]) => `${k}=${word(v)}`),
+  ].join(" ");
+};
+
+const fields = fc.dictionary(
+  fc.stringMatching(/^[a-z_]{1,8}$/),
+  fc.oneof(
+    fc.string({ maxLength: 30 }),
+    fc.stringMatching(/^[\w./:@+-]{1,12}$/),
+    fc.integer(),
+    fc.double({ noNaN: true }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+  ),
+  { maxKeys: 8 },
+);
+
+Deno.test("a log line holds the defined fields in their order, as text or JSON", () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom("text" as const, "json" as const),
+      fc.constantFrom<LogLevel>("debug", "info", "warn", "error"),
+      fc.string({ maxLength: 20 }),
+      fields,
+      fc.date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }),
+      (format, level, message, record, time) => {
+        assert.equal(
+          formatLine(format, level, message, record, time),
+          model(format, level, message, record, time),
+        );
+      },
+    ),
+    { numRuns: 500 },
+  );
+  // A request's line as the front door writes it.
+  const time = new Date("2026-11-28T07:00:00.000Z");
+  assert.equal(
+    formatLine("text", "info", "request", {
+      method: "GET",
+      path: "/api/v1/stores",
+      query: undefined,
+      status: 200,
+      member: null,
+      note: "two words",
+    }, time),
+    '2026-11-28T07:00:00.000Z INFO  request method=GET path=/api/v1/stores status=200 member=null note="two words"',
+  );
+});
