@@ -92,6 +92,12 @@ const conditional = <A, E, R>(
       });
   });
 
+// The key's row beside the inputs' version (metric_version), for directKept.
+const KEPT_VERSION_SQL = keyRowSql(
+  "v.version, v.token",
+  metricVersionFromSql("$2", "$3", "$4", "$5"),
+);
+
 // Whether a kept answer (of `range`, whose request was checked when it was kept: the store, its
 // scope, the range) still answers a key on PostgreSQL, without a fiber: the key's row and the
 // inputs' version (metric_version) in one statement (keyRowWith), then the decision on the row as
@@ -99,11 +105,6 @@ const conditional = <A, E, R>(
 // data token when it does; undefined for anything else, which the lane's Effect path then decides.
 // The fiber and @effect/sql's statements were most of what such a request allocated (periods: 267
 // KB, against 97 KB for the energy read, which decides the same way).
-const KEPT_VERSION_SQL = keyRowSql(
-  "v.version, v.token",
-  metricVersionFromSql("$2", "$3", "$4", "$5"),
-);
-
 const directKept = async (
   context: Pick<LaneContext<never>, "direct">,
   lane: LaneRequest,

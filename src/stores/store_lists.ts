@@ -103,14 +103,15 @@ export const listReply = (
     });
   });
 
+// The key's row beside the lists' version, for directList.
+const LIST_VERSION_SQL = keyRowSql("v.version", `(${listVersionSql("c.store_ids")})`);
+
 // A list for a key on PostgreSQL when it is kept (or the caller holds it), without a fiber: the
 // key's row and the list's version in one statement (keyRowWith), then the decision on the row as
 // Auth and listReply make it (live, the read permission). Undefined for anything else, which the
 // lane's Effect path then answers (building the list, or refusing the key). The fiber and
 // @effect/sql's statement were most of what such a request allocated: 223 KB against 97 KB for the
 // energy read, which decides the same way.
-const LIST_VERSION_SQL = keyRowSql("v.version", `(${listVersionSql("c.store_ids")})`);
-
 const directList = async (
   context: Pick<LaneContext<never>, "direct" | "answers">,
   kind: ListKind,
