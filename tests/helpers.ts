@@ -7,6 +7,7 @@ import { AppConfig } from "../src/config.ts";
 import type { Permission } from "../src/domain/auth.ts";
 import { makeLog } from "../src/log.ts";
 import { makeTestDatabase, type TestDatabase } from "./db.ts";
+import type { Incoming } from "../src/http/incoming.ts";
 
 export interface CallOptions {
   readonly key?: string;
@@ -23,7 +24,7 @@ export interface Answer {
 
 export interface TestApp {
   readonly db: TestDatabase;
-  readonly handler: (request: Request) => Promise<Response>;
+  readonly handler: (request: Incoming, controller?: AbortController) => Promise<Response>;
   readonly call: (method: string, path: string, options?: CallOptions) => Promise<Answer>;
   readonly key: (
     permissions: ReadonlyArray<Permission>,

@@ -8,6 +8,7 @@ import { Caller, canWrite } from "../domain/auth.ts";
 import { Api } from "../api/api.ts";
 import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/security.ts";
 import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
+import type { Incoming } from "../http/incoming.ts";
 
 // The origin a browser shows for this service: PUBLIC_ORIGIN when set (behind a TLS proxy the
 // request reaches us as plain HTTP), else the request's own scheme with its Host header.
@@ -30,9 +31,9 @@ const requestFacts = (publicOrigin: Option.Option<string>) =>
     expectedOrigin: ownOrigin(request.originalUrl, request.headers["host"], publicOrigin),
   } satisfies RequestFacts));
 
-// The same facts read from a web Request (the read lanes, src/http/lanes.ts).
+// The same facts read from a request as the front door has it (the read lanes, src/http/lanes.ts).
 export const webRequestFacts = (
-  request: Request,
+  request: Incoming,
   publicOrigin: Option.Option<string>,
 ): RequestFacts => ({
   method: request.method,

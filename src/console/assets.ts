@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { CONSOLE_DIST, readStamp } from "./build.ts";
+import type { Incoming } from "../http/incoming.ts";
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -79,7 +80,7 @@ const etagMatches = (header: string | null, etag: string) =>
   (header.trim() === "*" ||
     header.split(",").map((t) => t.trim().replace(/^W\//, "")).includes(etag));
 
-export type ConsoleHandler = (request: Request, url: URL) => Promise<Response>;
+export type ConsoleHandler = (request: Incoming, url: URL) => Promise<Response>;
 
 // The bundle is read on the first request for the console (a process that only serves the API
 // never holds it); a missing bundle is 503 until one is built.

@@ -1,4 +1,5 @@
 // Request bodies read under a byte cap and a deadline, and JSON checked for nesting before parsing.
+import type { Incoming } from "./incoming.ts";
 
 export type BodyOutcome =
   | { readonly kind: "ok"; readonly bytes: Uint8Array<ArrayBuffer> }
@@ -8,7 +9,7 @@ export type BodyOutcome =
 
 // Reads at most maxBytes; stops (and cancels the stream) as soon as more arrive or the deadline passes.
 export const readBody = async (
-  request: Request,
+  request: Incoming,
   maxBytes: number,
   deadlineMs: number,
 ): Promise<BodyOutcome> => {

@@ -10,6 +10,7 @@ import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
 import { headerOf, type Lane, setHeader } from "./lanes.ts";
+import { type Incoming, webHeaders } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import {
   checkBearer,
@@ -74,7 +75,7 @@ interface Document {
   readonly etag: string;
 }
 
-const acceptsGzip = (request: Request) =>
+const acceptsGzip = (request: Incoming) =>
   (request.headers.get("accept-encoding") ?? "").split(",").some((part) => {
     const [coding, ...params] = part.trim().toLowerCase().split(";").map((p) => p.trim());
     return (coding === "gzip" || coding === "*") && !params.includes("q=0");
@@ -83,7 +84,7 @@ const acceptsGzip = (request: Request) =>
 const etagMatches = (header: string | null, etag: string) =>
   header !== null && header.split(",").some((t) => t.trim() === etag || t.trim() === "*");
 
-const announcesBody = (request: Request) => {
+const announcesBody = (request: Incoming) => {
   const length = request.headers.get("content-length");
   return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
 };
@@ -127,7 +128,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       ? consoleStats!
       : unmatched!;
 
-  const serveMetrics = async (request: Request, registry: OpsMetrics) => {
+  const serveMetrics = async (request: Incoming, registry: OpsMetrics) => {
     if (announcesBody(request)) {
       return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
     }
@@ -179,7 +180,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     return doc;
   };
 
-  const serveDocument = async (request: Request, url: URL, note: RequestNoteShape) => {
+  const serveDocument = async (request: Incoming, url: URL, note: RequestNoteShape) => {
     const doc = await loadDocument(url, note);
     if (doc.status !== 200) {
       return new Response(doc.plain, {
@@ -205,7 +206,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
 
   // The answer to one request, before X-Request-ID and logging.
   const answer = async (
-    request: Request,
+    request: Incoming,
     url: URL,
     note: RequestNoteShape,
     match: Target,
@@ -299,7 +300,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       }
       const forward = new Request(request.url, {
         method: request.method === "HEAD" ? "GET" : request.method,
-        headers: request.headers,
+        headers: webHeaders(request.headers),
         body,
         signal,
       });
@@ -331,15 +332,15 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   // (AbortSignal.any joined two signals per request through weak references, which young
   // collections do not clear: each request's signals and what they held reached the old
   // generation.)
-  return async (request: Request, controller?: AbortController): Promise<Response> => {
+  return async (request: Incoming, controller?: AbortController): Promise<Response> => {
     const started = performance.now();
     let follow: (() => void) | undefined;
     if (controller === undefined) {
       const own = new AbortController();
       controller = own;
       follow = () => own.abort();
-      if (request.signal.aborted) own.abort();
-      else request.signal.addEventListener("abort", follow, { once: true });
+      if (request.signal?.aborted) own.abort();
+      else request.signal?.addEventListener("abort", follow, { once: true });
     }
     const note: RequestNoteShape = { requestId: crypto.randomUUID(), memberId: null };
     let url: URL | undefined;
@@ -357,7 +358,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       });
       response = errorResponse(500, "INTERNAL", `The operation failed (request ${note.requestId})`);
     }
-    if (follow !== undefined) request.signal.removeEventListener("abort", follow);
+    if (follow !== undefined) request.signal?.removeEventListener("abort", follow);
     try {
       setHeader(response, "x-request-id", note.requestId);
     } catch {

@@ -14,9 +14,10 @@ import { credentialByKeySql, type CredentialRow } from "../auth/access.ts";
 import { hashKey } from "../auth/keys.ts";
 import type { AnswerCache, CachedAnswer } from "./answer_cache.ts";
 import type { DirectQueryShape } from "../db/database.ts";
+import type { Incoming } from "./incoming.ts";
 
 export interface LaneRequest {
-  readonly request: Request;
+  readonly request: Incoming;
   readonly url: URL;
   readonly note: RequestNoteShape;
   readonly signal: AbortSignal;

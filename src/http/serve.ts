@@ -2,6 +2,7 @@
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
 import type { Socket } from "node:net";
+import { BodilessRequest, type Incoming } from "./incoming.ts";
 import { knownBody, ownedBody, plainHeaders, releaseBody } from "./lanes.ts";
 
 export interface ServeOptions {
@@ -84,16 +85,21 @@ const bodyStream = (req: http.IncomingMessage) => {
 // The request has no signal of its own: the handler is given the controller instead (a signal given
 // to Request is followed by a new one, through weak references that keep it and what it holds
 // past young collections).
-// The headers are appended to the request's own (a Headers object given to Request is converted
-// and copied: a third of what building the request allocated).
-const toWebRequest = (req: http.IncomingMessage): Request => {
+// A GET or HEAD has no body: it is given as a BodilessRequest, its headers read from node:http's raw
+// ones, and no web Request is made (incoming.ts). Any other request is a web Request whose body is
+// read from the socket as it is consumed; its headers are appended to the request's own (a Headers
+// object given to Request is converted and copied: a third of what building the request allocated).
+const toIncoming = (req: http.IncomingMessage): Incoming => {
   const method = req.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
   // The path is kept as sent ("//api" stays "//api"): the front door matches it exactly.
   const target = (req.url ?? "/").startsWith("/") ? req.url ?? "/" : "/";
-  const request = new Request(`http://${safeHost(req.headers.host)}${target}`, {
+  const url = `http://${safeHost(req.headers.host)}${target}`;
+  if (method === "GET" || method === "HEAD") {
+    return new BodilessRequest(method, url, req.rawHeaders);
+  }
+  const request = new Request(url, {
     method,
-    body: hasBody ? bodyStream(req) : undefined,
+    body: bodyStream(req),
     // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
     duplex: "half",
   });
@@ -190,7 +196,7 @@ const writeResponse = async (
 
 export const serve = (
   // `controller` is aborted when the client goes away before its answer is written.
-  handler: (request: Request, controller: AbortController) => Promise<Response>,
+  handler: (request: Incoming, controller: AbortController) => Promise<Response>,
   options: ServeOptions,
 ): Promise<Served> => {
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
@@ -214,7 +220,7 @@ export const serve = (
       }
       if (!res.writableFinished) controller.abort();
     });
-    handler(toWebRequest(req), controller)
+    handler(toIncoming(req), controller)
       .then((response) => writeResponse(response, req, res, keepAlive))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
