@@ -40,11 +40,7 @@ export class RawHeaders implements IncomingHeaders, Iterable<[string, string]> {
   }
 
   has(name: string): boolean {
-    const wanted = name.toLowerCase();
-    for (let i = 0; i + 1 < this.raw.length; i += 2) {
-      if (this.raw[i].toLowerCase() === wanted) return true;
-    }
-    return false;
+    return this.get(name) !== null;
   }
 
   *[Symbol.iterator](): Iterator<[string, string]> {
