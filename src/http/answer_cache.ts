@@ -54,8 +54,6 @@ export const AS_IS_BELOW_BYTES = 4 * 1024;
 const PLAIN_SHARE = 4;
 
 interface Entry extends CachedAnswer {
-  // `packed` holds the answer as it is (AS_IS_BELOW_BYTES).
-  readonly asIs: boolean;
   // Times its bytes were served unpacked from `packed`.
   served: number;
   // The least size at which it is kept unpacked once served again.
@@ -125,12 +123,11 @@ export class AnswerCache {
   set(key: string, version: string, bytes: Uint8Array, plainFrom = PLAIN_MIN_BYTES): void {
     this.delete(key);
     if (this.maxBytes === 0) return;
-    const asIs = bytes.byteLength < AS_IS_BELOW_BYTES;
-    const packed = asIs ? bytes.slice() : this.packing.pack(bytes);
+    // Under AS_IS_BELOW_BYTES `packed` holds the answer as it is.
+    const packed = bytes.byteLength < AS_IS_BELOW_BYTES ? bytes.slice() : this.packing.pack(bytes);
     const entry: Entry = {
       version,
       packed,
-      asIs,
       length: bytes.byteLength,
       served: 0,
       plainFrom,
@@ -158,7 +155,9 @@ export class AnswerCache {
   take(answer: CachedAnswer): { readonly bytes: Uint8Array<ArrayBuffer>; readonly owned: boolean } {
     this.#served++;
     const entry = answer as Entry;
-    if (entry.asIs) return { bytes: entry.packed as Uint8Array<ArrayBuffer>, owned: false };
+    if (entry.length < AS_IS_BELOW_BYTES) {
+      return { bytes: entry.packed as Uint8Array<ArrayBuffer>, owned: false };
+    }
     if (entry.plain !== undefined) return { bytes: entry.plain, owned: false };
     const bytes = this.packing.unpack(entry.packed, entry.length);
     const plain = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
