@@ -23,12 +23,15 @@
 //   held, RSS 254 MiB) the service, once idle for half a second, asks for one full collection,
 //   which frees what the burst left (V8 gives back most of the pages it emptied: 48 -> 15 MiB in
 //   tests/gc_pacing_test.ts), then has glibc give back what it freed. Still idle ten seconds later,
-//   it asks once for V8's "last-resort" collection, which gives back the rest (3-4 MiB of pages
-//   left; RSS 150 against 214 MiB after the reads), but after it V8 sets the old generation's limit
-//   just above what is live, so the next burst starts with V8's own collections. Asked for after
-//   every half second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request on
-//   periods in turns of 4 s, and XLSX previews took 0.88 s against 0.60 (docs/performance.md,
-//   Memory).
+//   it has glibc give back what it holds free once more, and collects nothing: V8's own memory
+//   reducer (after 8 s of little allocation) compacts the heap and gives back its pages (RSS
+//   129-133 MiB 20-30 s after the reads). Until 2026-11-28 it asked there for V8's "last-resort"
+//   collection, which did the same 10-20 s sooner but as two whole collections, after which V8 let
+//   the young generation start again from its least and set the old generation's limit just above
+//   what was live: the next burst paid for it in more collections, most of what the flags cost the
+//   reads that follow pauses (docs/performance.md, Memory, "2026-11-28 11:30-12:50"). Asked for
+//   after every half second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request
+//   on periods in turns of 4 s, and XLSX previews took 0.88 s against 0.60.
 // - What it costs. The full collections asked for here are whole (no incremental marking) and V8
 //   measures them as fast; from its collections' speed against the program's allocation speed V8
 //   chooses the old generation's next limit, so after them it chooses low growing factors (1.1-1.8
@@ -40,19 +43,13 @@
 
 import { getHeapSpaceStatistics } from "node:v8";
 
-// What V8's gc function takes. A young collection runs at once. A full one with `execution:
-// "async"` is posted as a task of V8's and runs whole, between two of the event loop's turns; the
-// promise it returns is settled when it is done. Its "last-resort" flavour collects until nothing
-// more is freed and gives back the pages V8 keeps for reuse (compiled code goes with them, and the
-// young generation shrinks to its least).
+// What V8's gc function takes (of it, what the pacing asks for). A young collection runs at once. A
+// full one with `execution: "async"` is posted as a task of V8's and runs whole, between two of the
+// event loop's turns; the promise it returns is settled when it is done.
 export type Collect = (
   options:
     | { readonly type: "minor" }
-    | {
-      readonly type: "major";
-      readonly execution: "async";
-      readonly flavor: "regular" | "last-resort";
-    },
+    | { readonly type: "major"; readonly execution: "async"; readonly flavor: "regular" },
 ) => void | Promise<void>;
 
 const exposed = (globalThis as { gc?: unknown }).gc;
@@ -94,7 +91,7 @@ export const HEAP_GROWTH_BYTES = 24 * 1024 * 1024;
 // checks (0.5 s), and V8 holds IDLE_SLACK_BYTES more pages than the last idle collection left it
 // (what they hold is live or dead: only a collection tells). One collection then gives back what
 // it can; the next waits until V8 has taken as much again. Still for LONG_IDLE_CHECKS checks (10
-// s), a last-resort collection once, until the heap moves again.
+// s), glibc gives back what it holds free once, until the heap moves again.
 export const IDLE_CHECKS = 5;
 export const LONG_IDLE_CHECKS = 100;
 export const IDLE_DRIFT_BYTES = 512 * 1024;
@@ -108,8 +105,8 @@ export interface HeapPacing {
   // those outside the young generation (`old`; all of `used` when not given).
   readonly heap: () => { readonly used: number; readonly total: number; readonly old?: number };
   readonly growth?: number;
-  // Run after each full collection asked for (idle or by growth): gives back what the runtime freed
-  // outside V8's heap (src/ops/malloc_trim.ts).
+  // Run after each full collection asked for (idle or by growth), and once in a long pause: gives
+  // back what the runtime freed outside V8's heap (src/ops/malloc_trim.ts).
   readonly afterCollection?: () => void;
   // Checks are made by `tick` when given (tests), else every CHECK_MS by an unref'd timer.
   readonly manual?: boolean;
@@ -131,11 +128,11 @@ export const startHeapPacing = (options: HeapPacing) => {
   let idle = 0;
   let still = 0;
   let lastUsed = mark;
-  // Whether the last-resort collection was asked for since the heap last moved.
-  let deep = false;
-  let deepAsked = 0;
+  // Whether the long pause's trim was done since the heap last moved.
+  let trimmed = false;
+  let longPauses = 0;
   // A full collection, after which the runtime gives back what it freed; `whenIdle`: an idle one.
-  const run = (whenIdle: boolean, flavor: "regular" | "last-resort" = "regular") => {
+  const run = (whenIdle: boolean) => {
     if (collect === undefined) return;
     running = true;
     runningChecks = 0;
@@ -150,7 +147,7 @@ export const startHeapPacing = (options: HeapPacing) => {
     };
     let result: void | Promise<void>;
     try {
-      result = collect({ type: "major", execution: "async", flavor });
+      result = collect({ type: "major", execution: "async", flavor: "regular" });
     } catch {
       running = false;
       return;
@@ -176,16 +173,15 @@ export const startHeapPacing = (options: HeapPacing) => {
     const moved = Math.abs(heap.used - lastUsed) > IDLE_DRIFT_BYTES;
     still = moved ? 0 : still + 1;
     lastUsed = heap.used;
-    if (moved) deep = false;
+    if (moved) trimmed = false;
     // `run` starts the count of still checks again: the long pause counts from the last collection.
     if (still >= IDLE_CHECKS && heap.total - idleTotal >= IDLE_SLACK_BYTES) {
       idle++;
       run(true);
-    } else if (still >= LONG_IDLE_CHECKS && !deep) {
-      deep = true;
-      idle++;
-      deepAsked++;
-      run(true, "last-resort");
+    } else if (still >= LONG_IDLE_CHECKS && !trimmed) {
+      trimmed = true;
+      longPauses++;
+      options.afterCollection?.();
     }
   };
   const timer = options.manual || collect === undefined ? undefined : setInterval(tick, CHECK_MS);
@@ -194,7 +190,7 @@ export const startHeapPacing = (options: HeapPacing) => {
     tick,
     asked: () => asked,
     idle: () => idle,
-    deep: () => deepAsked,
+    longPauses: () => longPauses,
     stop: () => clearInterval(timer),
   };
   if (timer !== undefined) processHeapPacing = pacing;
