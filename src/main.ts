@@ -110,7 +110,7 @@ const server = await serve(handler, {
 const heapPacing = startHeapPacing({
   collect: v8Collect,
   heap: processHeap,
-  afterCollection: openMallocTrim(),
+  giveBack: openMallocTrim(),
 });
 log.info(
   `ready on http://${config.host}:${server.port} (${

@@ -152,7 +152,7 @@ const idlePacing = () => {
     collect: v8.collect,
     heap: () => v8.heap,
     manual: true,
-    afterCollection: () => counts.trims++,
+    giveBack: () => counts.trims++,
   });
   const idleFor = (checks: number) => {
     for (let i = 0; i < checks; i++) pacing.tick();

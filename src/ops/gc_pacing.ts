@@ -107,7 +107,7 @@ export interface HeapPacing {
   readonly growth?: number;
   // Run after each full collection asked for (idle or by growth), and once in a long pause: gives
   // back what the runtime freed outside V8's heap (src/ops/malloc_trim.ts).
-  readonly afterCollection?: () => void;
+  readonly giveBack?: () => void;
   // Checks are made by `tick` when given (tests), else every CHECK_MS by an unref'd timer.
   readonly manual?: boolean;
 }
@@ -143,7 +143,7 @@ export const startHeapPacing = (options: HeapPacing) => {
       mark = oldOf(heap);
       lastUsed = heap.used;
       if (whenIdle) idleTotal = heap.total;
-      options.afterCollection?.();
+      options.giveBack?.();
     };
     let result: void | Promise<void>;
     try {
@@ -181,7 +181,7 @@ export const startHeapPacing = (options: HeapPacing) => {
     } else if (still >= LONG_IDLE_CHECKS && !trimmed) {
       trimmed = true;
       longPauses++;
-      options.afterCollection?.();
+      options.giveBack?.();
     }
   };
   const timer = options.manual || collect === undefined ? undefined : setInterval(tick, CHECK_MS);
