@@ -5,6 +5,7 @@ import { AppConfig, DEFAULT_ANSWER_CACHE_MB } from "../src/config.ts";
 import {
   AnswerCache,
   AS_IS_BELOW_BYTES,
+  DEFLATE,
   ENTRY_OVERHEAD,
   type Packing,
   PLAIN_MIN_BYTES,
@@ -151,6 +152,32 @@ Deno.test("kept answers come back byte for byte, and cost what they take packed"
   assert.equal(cache.facts().served, 0);
   served(cache, cache.get("year")!);
   assert.equal(cache.facts().served, 1);
+});
+
+Deno.test("DEFLATE unpacks exactly what it packed, from AS_IS_BELOW_BYTES on into a buffer of its own", () => {
+  // Lengths around node:buffer's 4 KB pool, and a year of days' size.
+  const length = fc.oneof(
+    fc.integer({ min: 0, max: 200 }),
+    fc.integer({ min: AS_IS_BELOW_BYTES - 3, max: AS_IS_BELOW_BYTES + 3 }),
+    fc.integer({ min: 16_380, max: 16_390 }),
+    fc.integer({ min: 150_000, max: 170_000 }),
+  );
+  fc.assert(
+    fc.property(length, fc.integer({ min: 0, max: 255 }), (n, seed) => {
+      const given = Uint8Array.from({ length: n }, (_, i) => (i * seed + (i >> 5)) & 0xff);
+      const bytes = DEFLATE.unpack(DEFLATE.pack(given), n);
+      // (a node:buffer Buffer under the smallest sizes: compared as bytes)
+      assert.deepEqual(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), given);
+      if (n >= AS_IS_BELOW_BYTES) {
+        // What the server releases once written: the whole buffer, nobody else's.
+        assert.equal(bytes.byteOffset, 0);
+        assert.equal(bytes.buffer.byteLength, n);
+        releaseBody(bytes);
+        assert.equal(bytes.byteLength, 0);
+      }
+    }),
+    { numRuns: 60 },
+  );
 });
 
 Deno.test("a large answer served again is kept unpacked within a quarter of the budget, and leaves with its entry", () => {

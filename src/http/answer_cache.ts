@@ -21,10 +21,22 @@ const MIN_CHUNK = 64;
 
 export const DEFLATE: Packing = {
   pack: (bytes) => zlib.deflateRawSync(bytes, { level: 1 }),
-  // An output chunk of the answer's size: inflated in one piece (16 KB pieces then joined would be
-  // three times the work and twice the memory for a year of days).
-  unpack: (packed, length) =>
-    zlib.inflateRawSync(packed, { chunkSize: Math.max(MIN_CHUNK, length) }),
+  // An output chunk one byte larger than the answer: inflated in one piece (16 KB pieces then
+  // joined would be three times the work and twice the memory for a year of days). A chunk the
+  // answer fills exactly makes zlib allocate a second one before it sees the end, unused: 160 KB of
+  // garbage outside V8's heap for a year of energy days, which counts toward V8's limit for a full
+  // collection, and the unpacking took 0.18-0.19 ms instead of 0.10. The spare byte is then given
+  // back (a transfer to the answer's length: 0.00-0.01 ms), so that the bytes are their buffer's
+  // whole and can be released once written (lanes' releaseBody).
+  unpack: (packed, length) => {
+    const out = zlib.inflateRawSync(packed, { chunkSize: Math.max(MIN_CHUNK, length + 1) });
+    const buffer = out.buffer;
+    // A chunk under 4 KB is a part of node:buffer's shared pool: left as it is.
+    return buffer instanceof ArrayBuffer && out.byteOffset === 0 &&
+        buffer.byteLength === out.byteLength + 1
+      ? new Uint8Array(buffer.transfer(out.byteLength))
+      : out;
+  },
 };
 
 export interface CachedAnswer {
