@@ -23,13 +23,15 @@
 //   held, RSS 254 MiB) the service, once idle for half a second, asks for one full collection,
 //   which frees what the burst left (V8 gives back most of the pages it emptied: 48 -> 15 MiB in
 //   tests/gc_pacing_test.ts), then has glibc give back what it freed. Still idle ten seconds later,
-//   it has glibc give back what it holds free once more, and collects nothing: V8's own memory
-//   reducer (after 8 s of little allocation) compacts the heap and gives back its pages (RSS
-//   129-133 MiB 20-30 s after the reads). Until 2026-11-28 it asked there for V8's "last-resort"
-//   collection, which did the same 10-20 s sooner but as two whole collections, after which V8 let
-//   the young generation start again from its least and set the old generation's limit just above
-//   what was live: the next burst paid for it in more collections, most of what the flags cost the
-//   reads that follow pauses (docs/performance.md, Memory, "2026-11-28 11:30-12:50"). Asked for
+//   it has glibc give back what it holds free once more, and collects nothing. Until 2026-11-28 it
+//   asked there for V8's "last-resort" collection: two whole collections, after which V8 let the
+//   young generation start again from its least and set the old generation's limit just above
+//   what was live, so the next burst paid for it in more collections (docs/performance.md, Memory,
+//   "2026-11-28 11:30-12:50"). V8's own memory reducer does the same 8 s after a full collection
+//   when the process is then idle, and the idle collection here is such a full collection: the
+//   start task and the container turn it off (`--no-memory-reducer`; an idle service then holds
+//   about 185 MiB instead of 133 after the reads, and the reads after a pause cost no more than
+//   in a process without flags: docs/performance.md, Memory, "2026-11-28 13:30-15:30"). Asked for
 //   after every half second of pause, as it was until 2026-11-27, it cost 25 % more CPU per request
 //   on periods in turns of 4 s, and XLSX previews took 0.88 s against 0.60.
 // - What it costs. The full collections asked for here are whole (no incremental marking) and V8
