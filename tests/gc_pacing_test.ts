@@ -313,8 +313,8 @@ Deno.test("a long pause gets one trim and no collection, and only after the heap
   // The long pause counts from that collection: nothing before LONG_IDLE_CHECKS still checks.
   idleFor(LONG_IDLE_CHECKS - 1);
   assert.equal(counts.trims, 1);
-  // Then glibc gives back what it holds free, and no collection is asked for (V8's own memory
-  // reducer compacts an idle heap, without leaving the next burst a shrunken heap).
+  // Then glibc gives back what it holds free, and no collection is asked for (a collection that
+  // shrank the heap here left the next burst to grow it again, in more collections).
   idleFor(1);
   assert.equal(counts.trims, 2);
   assert.equal(v8.asked.length, 1);
