@@ -10,6 +10,8 @@ import { Import, Lineage, Template } from "../src/domain/imports.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { IMPORT_PAGE_ROWS } from "../src/imports/import_service.ts";
+import { SAVE_PAGE_ROWS } from "../src/imports/import_repo.ts";
+import { buildTemplate } from "../src/imports/template.ts";
 import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
 import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
@@ -843,6 +845,75 @@ Deno.test("a batch streams every row, and row_offset/row_limit page through it",
       await app.call("GET", `/api/v1/imports/${batchId}?${bad}`, { key: reader.key }),
       400,
       "INVALID_REQUEST",
+    );
+  }
+});
+
+// A preview stores its rows in several statements once they are more than one statement's page:
+// every row is stored once, in file order, linked to the one sealed record of its worksheet, whose
+// counts cover exactly its rows.
+Deno.test("a preview of several pages of rows links each row to its worksheet's record", async () => {
+  const dayCount = Math.ceil((2 * SAVE_PAGE_ROWS + 1) / stores.length);
+  assert.ok(addDays(end, -dayCount) >= snapshot.dataset.start, "the dataset holds the days");
+  const brands = [...new Set(stores.map((s) => s.brand_name))];
+  assert.ok(brands.length >= 2, "more than one worksheet");
+  const built = await buildTemplate({
+    brands: brands.map((name) => ({
+      name,
+      stores: stores.filter((s) => s.brand_name === name).map((s) => s.name),
+    })),
+    days: Array.from({ length: dayCount }, (_, i) => addDays(end, i - dayCount)),
+  });
+  const workbook = new ExcelJS.Workbook();
+  await workbook.xlsx.load(built.bytes.buffer as ArrayBuffer);
+  const last = workbook.worksheets[workbook.worksheets.length - 1];
+  last.getCell(2, dayCount + 1).value = 31.5;
+  workbook.worksheets[0].getCell(2, 2).value = 7.25;
+  const previewed = await preview(new Uint8Array(await workbook.xlsx.writeBuffer()), {
+    filename: "pages.xlsx",
+  });
+  assert.equal(previewed.status, 200, JSON.stringify(previewed.body).slice(0, 500));
+  const batch = assertSchema(Import, previewed.body);
+  assert.equal(batch.total_rows, stores.length * dayCount);
+  assert.ok(batch.total_rows > 2 * SAVE_PAGE_ROWS, "more than two statements' pages");
+  assert.deepEqual(
+    batch.rows.filter((r) => r.raw_energy !== null).map((r) => r.raw_energy),
+    ["7.25", "31.5"],
+  );
+  const readBack = await app.call("GET", `/api/v1/imports/${batch.id}`, { key: writer.key });
+  assert.deepEqual(readBack.body, previewed.body);
+
+  const stored = await sql((s) =>
+    s<{ id: number; row_number: number; sheet: string; row: number; record_id: number }>`
+      SELECT r.id, r.row_number, r.source_reference->>'sheet' AS sheet,
+        (r.source_reference->>'row')::int AS "row",
+        (r.source_reference->>'source_record_id')::int AS record_id
+      FROM import_rows r WHERE r.batch_id = ${batch.id} ORDER BY r.row_number`
+  );
+  assert.deepEqual(stored.map((r) => r.row_number), batch.rows.map((_, i) => i + 1));
+  assert.deepEqual(stored.map((r) => r.id), batch.rows.map((r) => r.id));
+  const records = await sql((s) =>
+    s<{ id: number; record: Record<string, unknown> }>`
+      SELECT id, record FROM source_records
+      WHERE id IN (SELECT (source_reference->>'source_record_id')::int
+                   FROM import_rows WHERE batch_id = ${batch.id})
+      ORDER BY id`
+  );
+  assert.equal(records.length, workbook.worksheets.length, "one record per worksheet");
+  for (const record of records) {
+    const own = stored.filter((r) => r.record_id === record.id);
+    assert.ok(own.every((r) => r.sheet === record.record.sheet), "rows of the record's sheet");
+    assert.deepEqual(
+      {
+        values: record.record.values,
+        first_row: record.record.first_row,
+        last_row: record.record.last_row,
+      },
+      {
+        values: own.length,
+        first_row: Math.min(...own.map((r) => r.row)),
+        last_row: Math.max(...own.map((r) => r.row)),
+      },
     );
   }
 });
