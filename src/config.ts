@@ -14,6 +14,7 @@ export interface AppConfigShape {
   // Session-cookie writes must come from this origin (scheme, host, port); unset: the request's own.
   readonly publicOrigin: Option.Option<string>;
   readonly limits: ServiceLimits;
+  readonly admission: AdmissionLimits;
   // MiB of recent answers of the read lanes a process keeps, to answer again while their data is
   // unchanged (src/http/answer_cache.ts); 0 keeps none.
   readonly answerCacheMb: number;
@@ -50,7 +51,28 @@ export interface ServiceLimits {
   // PostgreSQL statement_timeout and lock_timeout of every pooled connection.
   readonly statementMs: number;
   readonly lockMs: number;
+  // An export (or a template with days) must be sent within this: past it, the answer is cut.
+  readonly exportMs: number;
 }
+
+// What all clients together may make the service hold or do at once (src/http/admission.ts).
+export interface AdmissionLimits {
+  // Request bytes in flight across all requests, and for one credential (or one client address
+  // when there is none): past either, 503 BUSY with Retry-After and the body unread.
+  readonly bodyBytes: number;
+  readonly bodyBytesPerKey: number;
+  // Heavy work (previews, commits, exports, templates with days) running at once, in all and for
+  // one credential: past either, 503 BUSY with Retry-After.
+  readonly heavy: number;
+  readonly heavyPerKey: number;
+}
+
+export const DEFAULT_ADMISSION: AdmissionLimits = {
+  bodyBytes: 32 * 1024 * 1024,
+  bodyBytesPerKey: 12 * 1024 * 1024,
+  heavy: 4,
+  heavyPerKey: 2,
+};
 
 export const DEFAULT_LIMITS: ServiceLimits = {
   requestMs: 30_000,
@@ -59,6 +81,7 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   idleMs: 30_000,
   statementMs: 15_000,
   lockMs: 3_000,
+  exportMs: 120_000,
 };
 
 const millis = (name: string, fallback: number) =>
@@ -67,6 +90,26 @@ const millis = (name: string, fallback: number) =>
       message: `${name} must be a positive number of milliseconds`,
       validation: (n) => n > 0,
     }),
+    Config.withDefault(fallback),
+  );
+
+const count = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: `${name} must be a whole number from 1 to 10000`,
+      validation: (n) => n >= 1 && n <= 10_000,
+    }),
+    Config.withDefault(fallback),
+  );
+
+// A size given in MiB, kept in bytes.
+const mebibytes = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({
+      message: `${name} must be a whole number of MiB from 1 to 4096`,
+      validation: (n) => n >= 1 && n <= 4096,
+    }),
+    Config.map((n) => n * 1024 * 1024),
     Config.withDefault(fallback),
   );
 
@@ -172,6 +215,13 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       idleMs: millis("IDLE_TIMEOUT_MS", DEFAULT_LIMITS.idleMs),
       statementMs: millis("STATEMENT_TIMEOUT_MS", DEFAULT_LIMITS.statementMs),
       lockMs: millis("LOCK_TIMEOUT_MS", DEFAULT_LIMITS.lockMs),
+      exportMs: millis("EXPORT_TIMEOUT_MS", DEFAULT_LIMITS.exportMs),
+    }),
+    admission: Config.all({
+      bodyBytes: mebibytes("BODY_BUDGET_MB", DEFAULT_ADMISSION.bodyBytes),
+      bodyBytesPerKey: mebibytes("BODY_BUDGET_PER_KEY_MB", DEFAULT_ADMISSION.bodyBytesPerKey),
+      heavy: count("HEAVY_MAX", DEFAULT_ADMISSION.heavy),
+      heavyPerKey: count("HEAVY_MAX_PER_KEY", DEFAULT_ADMISSION.heavyPerKey),
     }),
     answerCacheMb: Config.integer("ANSWER_CACHE_MB").pipe(
       Config.validate({
