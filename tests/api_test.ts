@@ -6,9 +6,9 @@ import { Chunk, Effect, Layer, Stream } from "effect";
 import { makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
-import { PGlite } from "@electric-sql/pglite";
 import { prepareDatabase } from "../src/routines.ts";
 import { layerPglite } from "../src/db/pglite_client.ts";
+import { startPgliteWorker } from "../src/db/pglite_worker.ts";
 import { CatalogResponse, Dataset, StoresResponse } from "../src/domain/stores.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
@@ -236,7 +236,7 @@ Deno.test("an unexpected database failure is 500 with X-Request-ID in header and
 });
 
 Deno.test("a database that went away is 503, for readiness and for business endpoints", async () => {
-  const pglite = new PGlite();
+  const pglite = await startPgliteWorker(undefined, []);
   const layer = layerPglite(pglite);
   const issued = await Effect.runPromise(Effect.provide(
     Effect.zipRight(

@@ -1,12 +1,12 @@
 // The SqlClient layer: PostgreSQL when DATABASE_URL is set, else embedded PGlite in DATA_DIR.
 import * as SqlClient from "@effect/sql/SqlClient";
 import * as PgClient from "@effect/sql-pg/PgClient";
-import { PGlite } from "@electric-sql/pglite";
 import { SqlError } from "@effect/sql/SqlError";
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
 import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
+import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
 
 // The embedded server's buffer cache: PostgreSQL's default 128 MB lives inside this process (WASM
@@ -41,16 +41,20 @@ export const connectionOf = (url: string) => {
   };
 };
 
+// The embedded database in a folder (or in memory when undefined), run by a worker of its own so
+// that a long statement does not hold up the event loop; closing the scope ends the worker.
 export const openPglite = (dataDir: string | undefined) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       if (dataDir !== undefined) await Deno.mkdir(dataDir, { recursive: true });
-      const db = new PGlite(dataDir, { postgresqlconf: EMBEDDED_CONF });
-      await db.waitReady;
-      // Its one connection lives as long as the process: the settings are set once.
+      const db = await startPgliteWorker(dataDir, EMBEDDED_CONF);
+      // Its one connection lives as long as the database: the settings are set once.
       await db.exec(
         Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET ${name} = ${value};`).join(""),
-      );
+      ).catch(async (error) => {
+        await db.close();
+        throw error;
+      });
       return db;
     }),
     (db) => Effect.promise(() => db.close()),

@@ -4,36 +4,41 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import * as SqlError from "@effect/sql/SqlError";
 import type { Connection } from "@effect/sql/SqlConnection";
 import * as PgClient from "@effect/sql-pg/PgClient";
-import type { PGlite } from "@electric-sql/pglite";
 import { Context, Effect, Layer, Stream } from "effect";
+
+// An embedded database: PGlite in its worker (pglite_worker.ts), or on this thread. Rows and
+// errors are PGlite's own (an error's SQLSTATE in `code`).
+export interface PgliteHandle {
+  // One statement with parameters; its rows as objects, or (values) as arrays.
+  readonly query: (sql: string, params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<object>>;
+  readonly values: (
+    sql: string,
+    params: ReadonlyArray<unknown>,
+  ) => Promise<ReadonlyArray<ReadonlyArray<unknown>>>;
+  // Parameterless text of one or more statements (migrations): the rows of the last.
+  readonly exec: (sql: string) => Promise<ReadonlyArray<object>>;
+  readonly close: () => Promise<void>;
+}
 
 // PGlite's extended protocol takes one statement; parameterless text (migrations) may hold several.
 const run = (
-  db: PGlite,
+  db: PgliteHandle,
   sql: string,
   params: ReadonlyArray<unknown>,
 ): Effect.Effect<ReadonlyArray<object>, SqlError.SqlError> =>
   Effect.tryPromise({
-    try: async (): Promise<ReadonlyArray<object>> => {
-      if (params.length === 0) {
-        const results = await db.exec(sql);
-        return results.length === 0 ? [] : results[results.length - 1].rows;
-      }
-      return (await db.query<object>(sql, params as Array<unknown>)).rows;
-    },
+    try: () => params.length === 0 ? db.exec(sql) : db.query(sql, params),
     catch: (cause) => new SqlError.SqlError({ cause, message: "Failed to execute statement" }),
   });
 
-const runValues = (db: PGlite, sql: string, params: ReadonlyArray<unknown>) =>
+const runValues = (db: PgliteHandle, sql: string, params: ReadonlyArray<unknown>) =>
   Effect.tryPromise({
-    try: async () =>
-      (await db.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" }))
-        .rows as ReadonlyArray<ReadonlyArray<unknown>>,
+    try: () => db.values(sql, params),
     catch: (cause) => new SqlError.SqlError({ cause, message: "Failed to execute statement" }),
   });
 
 const makeConnection = (
-  db: PGlite,
+  db: PgliteHandle,
   guard: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>,
 ): Connection => {
   const execute = (
@@ -54,7 +59,7 @@ const makeConnection = (
   };
 };
 
-export const makePgliteClient = (db: PGlite) =>
+export const makePgliteClient = (db: PgliteHandle) =>
   Effect.gen(function* () {
     const permit = yield* Effect.makeSemaphore(1);
     // Outside a transaction each statement takes the permit; a transaction holds it for its whole scope.
@@ -71,7 +76,7 @@ export const makePgliteClient = (db: PGlite) =>
     });
   });
 
-export const layerPglite = (db: PGlite): Layer.Layer<SqlClient.SqlClient> =>
+export const layerPglite = (db: PgliteHandle): Layer.Layer<SqlClient.SqlClient> =>
   Layer.effectContext(
     Effect.map(makePgliteClient(db), (client) => Context.make(SqlClient.SqlClient, client)),
   ).pipe(Layer.provide(Reactivity.layer));

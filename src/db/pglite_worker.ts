@@ -1,0 +1,236 @@
+// Embedded PGlite in a Worker of its own, so that its statements run off the service's event loop:
+// the message protocol, the worker's side (run as the worker's main module) and the handle over it.
+// `deno compile` needs the worker named: `--include src/db/pglite_worker.ts`.
+import { PGlite } from "@electric-sql/pglite";
+import type { PGliteOptions } from "@electric-sql/pglite";
+import type { PgliteHandle } from "./pglite_client.ts";
+
+type Request =
+  | { readonly op: "open"; readonly dataDir: string | undefined; readonly conf: Conf }
+  | {
+    readonly op: "query";
+    readonly sql: string;
+    readonly params: ReadonlyArray<unknown>;
+    readonly rowMode: "object" | "array";
+  }
+  | { readonly op: "exec"; readonly sql: string }
+  | { readonly op: "close" };
+
+type Reply =
+  | { readonly id: number; readonly ok: true; readonly value: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: WireError }
+  | { readonly gone: string };
+
+type Conf = PGliteOptions["postgresqlconf"];
+
+// An error as it crosses: PostgreSQL's fields (code, detail, constraint, ...) are own properties.
+interface WireError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack: string | undefined;
+  readonly fields: Record<string, unknown>;
+}
+
+// PGlite on this thread: what the worker runs, and a reference for its results.
+export const inProcess = (db: PGlite): PgliteHandle => ({
+  query: async (sql, params) => (await db.query<object>(sql, params as Array<unknown>)).rows,
+  values: async (sql, params) =>
+    (await db.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" })).rows,
+  exec: async (sql) => (await db.exec(sql)).at(-1)?.rows ?? [],
+  close: () => db.close(),
+});
+
+// Structured clone keeps primitives, BigInt, Date, typed arrays, arrays and plain data, but not an
+// object's class. PGlite turns an object parameter into text by its toString(), or JSON.stringify
+// for a json parameter; both texts cross, and the worker puts back an object that gives them.
+interface StandIn {
+  readonly text: string;
+  readonly json: string | undefined;
+}
+
+const isObject = (value: unknown): value is object =>
+  typeof value === "object" && value !== null && !(value instanceof Date) &&
+  !ArrayBuffer.isView(value);
+
+const toWire = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.some((item) => isObject(item)) ? value.map(toWire) : value
+    : isObject(value)
+    ? {
+      text: String(value),
+      json: JSON.stringify(value, (_, v) => typeof v === "bigint" ? v.toString() : v),
+    } satisfies StandIn
+    : value;
+
+const fromWire = (value: unknown): unknown => {
+  if (Array.isArray(value)) {
+    return value.some((item) => isObject(item)) ? value.map(fromWire) : value;
+  }
+  if (!isObject(value)) return value;
+  const { text, json } = value as StandIn;
+  return { toString: () => text, toJSON: () => json === undefined ? undefined : JSON.parse(json) };
+};
+
+const cloneable = (value: unknown) => {
+  try {
+    structuredClone(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const toWireError = (error: unknown): WireError => {
+  const fields: Record<string, unknown> = {};
+  if (typeof error === "object" && error !== null) {
+    for (const [key, value] of Object.entries(error)) if (cloneable(value)) fields[key] = value;
+  }
+  return error instanceof Error
+    ? { name: error.name, message: error.message, stack: error.stack, fields }
+    : { name: "Error", message: String(error), stack: undefined, fields };
+};
+
+const fromWireError = (wire: WireError): Error => {
+  const error = new Error(wire.message);
+  error.name = wire.name;
+  if (wire.stack !== undefined) error.stack = wire.stack;
+  return Object.assign(error, wire.fields);
+};
+
+// The errors of a handle that can no longer reach its database carry connection SQLSTATEs, which
+// errors.ts reports as "not ready": 08003 connection_does_not_exist, 08006 connection_failure.
+const closedError = () => Object.assign(new Error("PGlite is closed"), { code: "08003" });
+const lostError = (reason: string) =>
+  Object.assign(new Error(`PGlite's worker stopped: ${reason}`), { code: "08006" });
+
+// Starts the worker and opens the database in it (a folder, or in memory when undefined). Requests
+// run one after the other in the worker; close() waits for those sent before it, then ends it.
+export const startPgliteWorker = async (
+  dataDir: string | undefined,
+  conf: Conf,
+  // This module's worker; a test may pass one of its own that speaks the protocol.
+  worker = new Worker(new URL("./pglite_worker.ts", import.meta.url).href, { type: "module" }),
+): Promise<PgliteHandle> => {
+  const pending = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void }
+  >();
+  let nextId = 0;
+  let failure: Error | undefined;
+  let ended = false;
+  const end = (reason: Error) => {
+    failure ??= reason;
+    if (ended) return;
+    ended = true;
+    worker.terminate();
+    for (const { reject } of pending.values()) reject(reason);
+    pending.clear();
+  };
+  worker.onmessage = ({ data }: MessageEvent<Reply>) => {
+    if ("gone" in data) return end(lostError(data.gone));
+    const call = pending.get(data.id);
+    if (call === undefined) return;
+    pending.delete(data.id);
+    if (data.ok) call.resolve(data.value);
+    else call.reject(fromWireError(data.error));
+  };
+  // An uncaught error in the worker would otherwise end this process too.
+  worker.onerror = (event) => {
+    event.preventDefault();
+    end(lostError(event.message));
+  };
+  worker.onmessageerror = () => end(lostError("a reply could not be read"));
+
+  const send = <A>(request: Request) =>
+    new Promise<A>((resolve, reject) => {
+      if (ended) return reject(failure);
+      const id = nextId++;
+      worker.postMessage({ ...request, id });
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+    });
+  const call = <A>(request: Request) =>
+    failure === undefined ? send<A>(request) : Promise.reject(failure);
+
+  try {
+    await send({ op: "open", dataDir, conf });
+  } catch (error) {
+    end(closedError());
+    throw error;
+  }
+  return {
+    query: (sql, params) =>
+      call<ReadonlyArray<object>>({
+        op: "query",
+        sql,
+        params: params.map(toWire),
+        rowMode: "object",
+      }),
+    values: (sql, params) =>
+      call<ReadonlyArray<ReadonlyArray<unknown>>>({
+        op: "query",
+        sql,
+        params: params.map(toWire),
+        rowMode: "array",
+      }),
+    exec: (sql) => call<ReadonlyArray<object>>({ op: "exec", sql }),
+    close: async () => {
+      if (failure !== undefined) return end(failure);
+      failure = closedError();
+      try {
+        await send({ op: "close" });
+      } finally {
+        end(failure);
+      }
+    },
+  };
+};
+
+// The worker's side: one PGlite, requests served in the order they came.
+if (import.meta.main) {
+  const scope = globalThis as unknown as {
+    onmessage: ((event: MessageEvent<Request & { id: number }>) => void) | null;
+    postMessage: (message: Reply) => void;
+    addEventListener: (type: "unload", listener: () => void) => void;
+  };
+  let db: PgliteHandle | undefined;
+  const open = () => {
+    if (db === undefined) throw closedError();
+    return db;
+  };
+  const perform = async (request: Request): Promise<unknown> => {
+    switch (request.op) {
+      case "open": {
+        const pglite = new PGlite(request.dataDir, { postgresqlconf: request.conf });
+        await pglite.waitReady;
+        db = inProcess(pglite);
+        return undefined;
+      }
+      case "query": {
+        const params = request.params.map(fromWire);
+        return request.rowMode === "array"
+          ? open().values(request.sql, params)
+          : open().query(request.sql, params);
+      }
+      case "exec":
+        return open().exec(request.sql);
+      case "close": {
+        const closing = open();
+        db = undefined;
+        return closing.close();
+      }
+    }
+  };
+  let queue = Promise.resolve();
+  scope.onmessage = ({ data }) => {
+    queue = queue.then(async () => {
+      try {
+        scope.postMessage({ id: data.id, ok: true, value: await perform(data) });
+      } catch (error) {
+        scope.postMessage({ id: data.id, ok: false, error: toWireError(error) });
+      }
+    });
+  };
+  // An exit from inside (Deno.exit, as PGlite's runtime may call on a fatal error) fires no error
+  // event in the parent: say so, or its requests would wait for ever.
+  scope.addEventListener("unload", () => scope.postMessage({ gone: "the worker exited" }));
+}
