@@ -2,15 +2,15 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
-import { Context, Effect, Layer, ManagedRuntime, Option, type Redacted } from "effect";
+import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, type Redacted } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
-import { AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
+import { type AdmissionLimits, AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
 import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
-import { makeFront } from "./http/front.ts";
+import { errorResponse, type Gate, makeFront } from "./http/front.ts";
 import { AnswerCache } from "./http/answer_cache.ts";
 import { makeLanes } from "./http/lanes.ts";
 import { DirectQuery } from "./db/database.ts";
@@ -27,7 +27,9 @@ import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive, metricsLane, periodsLane, targetsLane } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
-import { StoreAccess } from "./auth/access.ts";
+import { requirePermission, StoreAccess } from "./auth/access.ts";
+import { webRequestFacts } from "./auth/auth_http.ts";
+import { statusOf } from "./api/contract_middleware.ts";
 import { ImportService } from "./imports/import_service.ts";
 import { ProfileService } from "./stores/profile_service.ts";
 import { QualityHttpLive } from "./quality/quality_http.ts";
@@ -97,6 +99,7 @@ export interface HandlerOptions {
   readonly metricsToken?: Redacted.Redacted<string>;
   // The read lanes (src/http/lanes.ts); on unless false. Off while tracing is on.
   readonly lanes?: boolean;
+  readonly admission?: AdmissionLimits;
 }
 
 // The reads that have a lane, by "GET <route path>".
@@ -138,13 +141,38 @@ export const makeHandler = <E>(
         // A lane makes no server span: with tracing on, every request takes the HttpApi.
         return Option.isSome(config.tracing) ? undefined : {
           runtime,
-          publicOrigin: config.publicOrigin,
+          origin: config,
           direct: Context.getOption(runtime.context, DirectQuery),
           answers: keptAnswers(config.answerCacheMb),
         };
       }),
     LANES,
   );
+  // The credential and its permission, decided by Auth as the endpoint's middleware decides them,
+  // before the front door reads a body or admits heavy work.
+  const gate: Gate = async (request, route) => {
+    const runtime = await services.runtime();
+    const config = Context.get(runtime.context, AppConfig);
+    const permission = route.admission?.permission ?? "read";
+    const exit = await services.runPromiseExit(
+      Effect.flatMap(Auth, (auth) => auth.authenticate(webRequestFacts(request, config))).pipe(
+        Effect.tap((caller) => requirePermission(caller, permission)),
+      ),
+    );
+    if (Exit.isSuccess(exit)) return { kind: "admitted", holder: `key ${exit.value.keyId}` };
+    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause)) as
+      | { readonly _tag?: string; readonly code: string; readonly message: string }
+      | undefined;
+    if (failure?._tag !== undefined && failure._tag in statusOf) {
+      const { _tag, code, message } = failure;
+      return { kind: "refused", response: errorResponse(statusOf[_tag], code, message) };
+    }
+    log.error("the credential check failed", { cause: Cause.pretty(exit.cause).slice(0, 500) });
+    return {
+      kind: "refused",
+      response: errorResponse(503, "NOT_READY", "The credential could not be checked"),
+    };
+  };
   const handler = makeFront(api.handler, {
     routes: apiRoutes(),
     requestMs: limits.requestMs,
@@ -156,6 +184,9 @@ export const makeHandler = <E>(
       ? undefined
       : { registry: metrics, token: options.metricsToken },
     lanes,
+    gate,
+    admission: options.admission,
+    heavyHoldMs: limits.exportMs + limits.requestMs,
   });
   const dispose = async () => {
     await api.dispose();

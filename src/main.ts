@@ -83,6 +83,7 @@ if (Option.isSome(config.tracing)) {
 const context = await runtime.runtime();
 const { handler, dispose } = makeHandler(Layer.succeedContext(context.context), {
   limits: config.limits,
+  admission: config.admission,
   log,
   metricsToken,
 });

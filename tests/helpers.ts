@@ -1,6 +1,6 @@
 // Builds the service's web handler in process over a fresh test database, with helpers to call it.
 import { SqlClient } from "@effect/sql";
-import { Effect, Layer, Schema } from "effect";
+import { Effect, Layer, Option, Schema } from "effect";
 import { type HandlerOptions, makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
@@ -53,7 +53,8 @@ export const makeTestApp = async (
   const db = await makeTestDatabase({ lockMs });
   if (prepare) await prepare(db);
   const { handler, dispose } = makeHandler(
-    Layer.merge(db.layer, AppConfig.make(config ?? {})),
+    // Cookie writes come from the address the tests call (ownOrigin in src/auth/auth_http.ts).
+    Layer.merge(db.layer, AppConfig.make({ publicOrigin: Option.some(BASE), ...config })),
     { ...handlerOptions, log: handlerOptions.log ?? quietLog },
   );
   const call = async (method: string, path: string, options: CallOptions = {}) => {

@@ -46,7 +46,7 @@ export const decodeMessage = (issues: ReadonlyArray<DecodeIssue>) =>
     : issues.slice(0, MAX_ISSUES).map(issueText).join("; ") +
       (issues.length > MAX_ISSUES ? `; and ${issues.length - MAX_ISSUES} more` : "");
 
-const statusOf: Record<string, number> = {
+export const statusOf: Record<string, number> = {
   BadRequest: 400,
   Unauthorized: 401,
   Forbidden: 403,
@@ -77,6 +77,10 @@ export const contractMiddleware = <E, R>(
           return errorBody(404, "NOT_FOUND", "No endpoint at this path", requestId);
         }
         if (tag === "RequestError") {
+          // A body that arrived whole but does not parse as JSON.
+          if ((error as { cause?: unknown }).cause instanceof SyntaxError) {
+            return errorBody(400, "INVALID_JSON", "The body is not well-formed JSON", requestId);
+          }
           return errorBody(400, "INVALID_REQUEST", "The request body could not be read", requestId);
         }
         if (Cause.isInterruptedOnly(cause)) {

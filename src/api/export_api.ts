@@ -6,7 +6,7 @@ import * as OpenApi from "@effect/platform/OpenApi";
 import { Context, Schema } from "effect";
 import { DateString, Id } from "../domain/common.ts";
 import { CALLER, operation } from "./openapi.ts";
-import { Authentication } from "./security.ts";
+import { Admission, admits, Authentication } from "./security.ts";
 
 export const XLSX_MEDIA = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const CSV_MEDIA = "text/csv";
@@ -100,6 +100,7 @@ export const fileOperation = (
 export class ExportApi extends HttpApiGroup.make("export")
   .add(
     HttpApiEndpoint.get("stores", "/stores/export")
+      .annotate(Admission, admits("read", true))
       .setUrlParams(ExportParams)
       .addSuccess(FileAnswer)
       .annotateContext(fileOperation({

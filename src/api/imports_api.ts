@@ -8,7 +8,7 @@ import { CommitInput, Import, Lineage, PreviewInput, Template } from "../domain/
 import { fileOperation, XLSX_MEDIA } from "./export_api.ts";
 import { CALLER, JSON_BODY, operation, STORE_OBJECT, WRITE } from "./openapi.ts";
 import { IdempotencyHeaders, RowPageParams } from "./params.ts";
-import { Authentication } from "./security.ts";
+import { Admission, admits, Authentication } from "./security.ts";
 
 // The template's days (both or neither) and whether to answer the file itself.
 export const TemplateParams = Schema.Struct({
@@ -22,6 +22,7 @@ export const TemplateParams = Schema.Struct({
 export class ImportsApi extends HttpApiGroup.make("imports")
   .add(
     HttpApiEndpoint.get("template", "/imports/template")
+      .annotate(Admission, admits("write", true))
       .setUrlParams(TemplateParams)
       .addSuccess(Template)
       .annotateContext(
@@ -51,6 +52,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   )
   .add(
     HttpApiEndpoint.post("preview", "/imports/preview")
+      .annotate(Admission, admits("write", true))
       .setHeaders(IdempotencyHeaders)
       .setPayload(PreviewInput)
       .addSuccess(Import)
@@ -74,6 +76,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   )
   .add(
     HttpApiEndpoint.post("commit", "/imports/:batch_id/commit")
+      .annotate(Admission, admits("write", true))
       .setPath(Schema.Struct({ batch_id: IdFromString }))
       .setHeaders(IdempotencyHeaders)
       .setPayload(CommitInput)

@@ -52,6 +52,7 @@ const STATUS: Record<number, { readonly name: string; readonly reason: string }>
   409: { name: "Conflict", reason: "Conflict" },
   413: { name: "PayloadTooLarge", reason: "Request body too large" },
   415: { name: "UnsupportedMediaType", reason: "Request body not JSON" },
+  431: { name: "HeadersTooLarge", reason: "Request headers too large" },
   500: { name: "InternalError", reason: "Operation failed" },
   503: { name: "ServiceUnavailable", reason: "Not available now" },
 };

@@ -2,9 +2,9 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware";
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity";
 import * as OpenApi from "@effect/platform/OpenApi";
-import { Caller, PendingCaller } from "../domain/auth.ts";
+import { Caller, PendingCaller, type Permission } from "../domain/auth.ts";
 import { ForbiddenWire, ServiceUnavailableWire, UnauthorizedWire } from "../domain/errors.ts";
-import { Schema } from "effect";
+import { Context, Schema } from "effect";
 
 export const SESSION_COOKIE = "svc05_session";
 
@@ -35,3 +35,16 @@ export class PendingAuthentication extends HttpApiMiddleware.Tag<PendingAuthenti
   "Api/PendingAuthentication",
   { provides: PendingCaller, failure, security },
 ) {}
+
+// What the front door decides from a request's headers alone, before it reads a body or starts the
+// work: the permission the endpoint needs (401/403 before any body byte is read), and whether its
+// work is heavy (admitted against the limits all clients share).
+export class Admission extends Context.Tag("Api/Admission")<Admission, {
+  readonly permission: Permission;
+  readonly heavy: boolean;
+}>() {}
+
+export const admits = (permission: Permission, heavy: boolean): Admission["Type"] => ({
+  permission,
+  heavy,
+});

@@ -12,7 +12,7 @@ import {
 } from "../domain/stores.ts";
 import { CALLER, JSON_BODY, operation, STORE_OBJECT, WRITE } from "./openapi.ts";
 import { StorePath } from "./params.ts";
-import { Authentication } from "./security.ts";
+import { Admission, admits, Authentication } from "./security.ts";
 
 export class StoresApi extends HttpApiGroup.make("stores")
   .add(
@@ -63,6 +63,7 @@ export class StoresApi extends HttpApiGroup.make("stores")
   )
   .add(
     HttpApiEndpoint.patch("profile", "/stores/:store_id/profile")
+      .annotate(Admission, admits("write", false))
       .setPath(StorePath)
       .setPayload(ProfileUpdate)
       .addSuccess(ProfileResult)

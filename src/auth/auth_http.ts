@@ -10,37 +10,62 @@ import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/se
 import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
 import type { Incoming } from "../http/incoming.ts";
 
+// Names that reach this machine only.
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+// HOST values that listen on every address: no one name is the service's.
+const EVERY_ADDRESS = new Set(["0.0.0.0", "::", "[::]", ""]);
+
+export interface OriginSettings {
+  readonly publicOrigin: Option.Option<string>;
+  readonly host: string;
+  readonly port: number;
+}
+
 // The origin a browser shows for this service: PUBLIC_ORIGIN when set (behind a TLS proxy the
-// request reaches us as plain HTTP), else the request's own scheme with its Host header.
-const ownOrigin = (url: string, host: string | undefined, configured: Option.Option<string>) => {
-  if (Option.isSome(configured)) return configured.value;
+// request reaches us as plain HTTP). Else the request's own Host, only when it names the address
+// the service was configured to listen on (a loopback name, or HOST when it is one address, at
+// PORT): a page of another site whose name was made to resolve here (DNS rebinding) sends its own
+// name, and is refused. Undefined: no origin is the service's, and cookie writes are refused.
+export const ownOrigin = (
+  url: string,
+  host: string | undefined,
+  settings: OriginSettings,
+): string | undefined => {
+  if (Option.isSome(settings.publicOrigin)) return settings.publicOrigin.value;
+  let given: URL;
   try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${host ?? parsed.host}`;
+    given = new URL(`http://${host ?? new URL(url).host}`);
   } catch {
     return undefined;
   }
+  const listenHost = settings.host.toLowerCase();
+  const named = LOOPBACK.has(given.hostname) ||
+    (!EVERY_ADDRESS.has(listenHost) &&
+      (given.hostname === listenHost || given.hostname === `[${listenHost}]`));
+  const port = Number(given.port === "" ? 80 : given.port);
+  // PORT=0 listens on a port chosen at start: the one the request reached is it.
+  return named && (settings.port === 0 || port === settings.port) ? given.origin : undefined;
 };
 
-const requestFacts = (publicOrigin: Option.Option<string>) =>
+const requestFacts = (settings: OriginSettings) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => ({
     method: request.method,
     authorization: request.headers["authorization"],
     cookie: request.cookies[SESSION_COOKIE],
     origin: request.headers["origin"],
-    expectedOrigin: ownOrigin(request.originalUrl, request.headers["host"], publicOrigin),
+    expectedOrigin: ownOrigin(request.originalUrl, request.headers["host"], settings),
   } satisfies RequestFacts));
 
 // The same facts read from a request as the front door has it (the read lanes, src/http/lanes.ts).
 export const webRequestFacts = (
   request: Incoming,
-  publicOrigin: Option.Option<string>,
+  settings: OriginSettings,
 ): RequestFacts => ({
   method: request.method,
   authorization: request.headers.get("authorization") ?? undefined,
   cookie: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
   origin: request.headers.get("origin") ?? undefined,
-  expectedOrigin: ownOrigin(request.url, request.headers.get("host") ?? undefined, publicOrigin),
+  expectedOrigin: ownOrigin(request.url, request.headers.get("host") ?? undefined, settings),
 });
 
 // Both schemes lead to the same decision, so whichever runs gives the same answer.
@@ -48,7 +73,7 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
     const auth = yield* Auth;
-    const facts = requestFacts((yield* AppConfig).publicOrigin);
+    const facts = requestFacts(yield* AppConfig);
     const decide = () => Effect.flatMap(facts, auth.authenticate);
     return { bearer: decide, session: decide };
   }),
@@ -58,7 +83,7 @@ export const PendingAuthenticationLive = Layer.effect(
   PendingAuthentication,
   Effect.gen(function* () {
     const auth = yield* Auth;
-    const facts = requestFacts((yield* AppConfig).publicOrigin);
+    const facts = requestFacts(yield* AppConfig);
     const pending = () => Effect.flatMap(facts, auth.pendingOf);
     return { bearer: pending, session: pending };
   }),
@@ -74,7 +99,7 @@ export const AuthHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const auth = yield* Auth;
-      const requestFactsNow = requestFacts((yield* AppConfig).publicOrigin);
+      const requestFactsNow = requestFacts(yield* AppConfig);
       return handlers
         .handle("session", ({ payload }) =>
           Effect.gen(function* () {

@@ -127,6 +127,11 @@ export const ERROR_CODES = [
     meaning: "The body is larger than the operation accepts, or was sent to one that takes none",
   },
   {
+    code: "HEADERS_TOO_LARGE",
+    status: 431,
+    meaning: "The request's headers are larger than 16 KiB",
+  },
+  {
     code: "UNSUPPORTED_MEDIA_TYPE",
     status: 415,
     meaning: "The body is not sent as application/json (UTF-8)",
@@ -144,7 +149,8 @@ export const ERROR_CODES = [
   {
     code: "BUSY",
     status: 503,
-    meaning: "A lock or statement timeout fired: the data is busy; retry shortly",
+    meaning: "A lock or statement timeout fired, or as many uploads, imports or exports as the " +
+      "service takes at once are under way: retry after the Retry-After header's seconds",
   },
   {
     code: "TIMEOUT",

@@ -12,6 +12,8 @@ import { makeRouter, type Match, type Route } from "./routes.ts";
 import { headerOf, type Lane, setHeader } from "./lanes.ts";
 import { type Incoming, webHeaders } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
+import { Budget } from "./admission.ts";
+import { type AdmissionLimits, DEFAULT_ADMISSION } from "../config.ts";
 import {
   checkBearer,
   CONSOLE_ROUTE,
@@ -40,7 +42,24 @@ export interface FrontOptions {
   readonly metrics?: FrontMetrics;
   // Quicker ways to the same answers of some GET routes, by "GET <route path>" (lanes.ts).
   readonly lanes?: ReadonlyMap<string, Lane>;
+  // Checks a request's credential and permission from its headers alone (routes with an admission:
+  // bodies and heavy work); absent, those requests go on unchecked to the HttpApi, which decides.
+  readonly gate?: Gate;
+  readonly admission?: AdmissionLimits;
+  // How long a heavy answer may hold its admission at most (its own time limit ends it before).
+  readonly heavyHoldMs?: number;
 }
+
+export type GateOutcome =
+  | { readonly kind: "refused"; readonly response: Response }
+  // `holder` names the credential (its key) for the per-credential limits.
+  | { readonly kind: "admitted"; readonly holder: string };
+
+export type Gate = (request: Incoming, route: Route) => Promise<GateOutcome>;
+
+// Seconds a client is asked to wait after a 503 BUSY: a body's upload, or a heavy task, to end.
+const BODY_RETRY_S = 2;
+const HEAVY_RETRY_S = 5;
 
 export interface FrontMetrics {
   readonly registry: OpsMetrics;
@@ -50,6 +69,12 @@ export interface FrontMetrics {
 
 export const METRICS_PATH = "/metrics";
 const METRICS_ROUTE: Route = { method: "GET", path: METRICS_PATH, body: { kind: "none" } };
+
+// The docs page runs its own inline script and styles and asks this service for the contract; it
+// loads nothing from elsewhere and may not be framed.
+const DOCS_PAGE_POLICY = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; " +
+  "style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; " +
+  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 // Paths whose answers are the same for everyone until a restart: compressed once, with an ETag.
 const DOCUMENTS = new Set(["/openapi.json", "/api-docs"]);
@@ -63,8 +88,10 @@ export const errorResponse = (
   extra?: HeadersInit,
 ) => {
   const headers = new Headers(extra);
+  const body = new TextEncoder().encode(JSON.stringify({ error: { code, message } }));
   headers.set("content-type", "application/json");
-  return new Response(JSON.stringify({ error: { code, message } }), { status, headers });
+  headers.set("content-length", String(body.byteLength));
+  return new Response(body, { status, headers });
 };
 
 interface Document {
@@ -91,6 +118,19 @@ const announcesBody = (request: Incoming) => {
 
 const FORM_TYPES = ["multipart/form-data", "application/x-www-form-urlencoded"];
 
+// The Content-Length a request announces; Infinity when it is not a plain number.
+const declaredLength = (request: Incoming) => {
+  const length = request.headers.get("content-length");
+  if (length === null) return undefined;
+  return /^\d{1,15}$/.test(length) ? Number(length) : Infinity;
+};
+
+const tooLarge = (maxBytes: number) =>
+  errorResponse(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes`);
+
+const busy = (retryAfterS: number, message: string) =>
+  errorResponse(503, "BUSY", message, { "retry-after": String(retryAfterS) });
+
 // What a request asks for: the console, or a route of the table (or none, or another method).
 type Target = Match | { readonly kind: "console" };
 const CONSOLE_TARGET: Target = { kind: "console" };
@@ -98,6 +138,10 @@ const CONSOLE_TARGET: Target = { kind: "console" };
 // The front door over the HttpApi's web handler.
 export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   const metrics = options.metrics;
+  const limits = options.admission ?? DEFAULT_ADMISSION;
+  const bodies = new Budget(limits.bodyBytes, limits.bodyBytesPerKey);
+  const heavy = new Budget(limits.heavy, limits.heavyPerKey);
+  const heavyHoldMs = options.heavyHoldMs ?? 10 * 60_000;
   const route = makeRouter(
     metrics === undefined ? options.routes : [...options.routes, METRICS_ROUTE],
   );
@@ -193,7 +237,12 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       etag: doc.etag,
       "cache-control": "no-cache",
       vary: "accept-encoding",
+      "x-content-type-options": "nosniff",
     });
+    if (url.pathname === "/api-docs") {
+      headers.set("content-security-policy", DOCS_PAGE_POLICY);
+      headers.set("x-frame-options", "DENY");
+    }
     if (etagMatches(request.headers.get("if-none-match"), doc.etag)) {
       return new Response(null, { status: 304, headers });
     }
@@ -211,6 +260,10 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     note: RequestNoteShape,
     match: Target,
     controller: AbortController,
+    peer: string | undefined,
+    // Shares of the admission budgets this request holds: a body's when its answer is ready, a heavy
+    // task's when its answer has been sent.
+    held: { readonly body: Array<() => void>; readonly work: Array<() => void> },
   ): Promise<Response> => {
     if (match.kind === "console" && options.console !== undefined) {
       if (request.method !== "GET" && request.method !== "HEAD") {
@@ -244,23 +297,57 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     const contentType = request.headers.get("content-type");
     const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
     const policy = match.route.body;
-    let body: Uint8Array<ArrayBuffer> | undefined;
-    if (policy.kind === "none") {
-      if (announcesBody(request)) {
-        return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
+    if (policy.kind === "none" && announcesBody(request)) {
+      return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
+    }
+    const declared = declaredLength(request);
+    if (policy.kind === "json" && declared !== undefined && declared > policy.maxBytes) {
+      return tooLarge(policy.maxBytes);
+    }
+    // From the headers alone: the credential and its permission, then the shares of the limits
+    // all clients have together. No body byte is read before both.
+    let holder = peer === undefined ? "anonymous" : `peer ${peer}`;
+    const admission = match.route.admission;
+    if (options.gate !== undefined && match.route.credential && admission !== undefined) {
+      const gated = await options.gate(request, match.route);
+      if (gated.kind === "refused") return gated.response;
+      holder = gated.holder;
+    }
+    if (policy.kind === "json") {
+      const release = bodies.take(holder, declared ?? policy.maxBytes);
+      if (release === undefined) {
+        return busy(
+          BODY_RETRY_S,
+          "The service is receiving as many request bodies as it takes at once; try again shortly",
+        );
       }
-    } else {
+      held.body.push(release);
+    }
+    if (admission?.heavy === true) {
+      const release = heavy.take(holder, 1);
+      if (release === undefined) {
+        return busy(
+          HEAVY_RETRY_S,
+          "As many imports and exports as the service runs at once are running; try again shortly",
+        );
+      }
+      // Given back when the answer has been sent, or after the longest a heavy answer may take.
+      const backstop = setTimeout(release, heavyHoldMs);
+      Deno.unrefTimer(backstop);
+      held.work.push(() => {
+        clearTimeout(backstop);
+        release();
+      });
+    }
+    let body: Uint8Array<ArrayBuffer> | undefined;
+    if (policy.kind === "json") {
       if (FORM_TYPES.includes(media)) {
         return errorResponse(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
       }
       const read = await readBody(request, policy.maxBytes, options.bodyMs);
       switch (read.kind) {
         case "too-large":
-          return errorResponse(
-            413,
-            "PAYLOAD_TOO_LARGE",
-            `The request body is larger than ${policy.maxBytes} bytes`,
-          );
+          return tooLarge(policy.maxBytes);
         case "timeout":
           return errorResponse(
             408,
@@ -332,8 +419,14 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   // (AbortSignal.any joined two signals per request through weak references, which young
   // collections do not clear: each request's signals and what they held reached the old
   // generation.)
-  return async (request: Incoming, controller?: AbortController): Promise<Response> => {
+  // `peer`: the client's address, which holds the limits' shares of a request without a credential.
+  return async (
+    request: Incoming,
+    controller?: AbortController,
+    peer?: string,
+  ): Promise<Response> => {
     const started = performance.now();
+    const held = { body: [] as Array<() => void>, work: [] as Array<() => void> };
     let follow: (() => void) | undefined;
     if (controller === undefined) {
       const own = new AbortController();
@@ -350,7 +443,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     try {
       url = new URL(request.url);
       matched = target(request.method, url.pathname);
-      response = await answer(request, url, note, matched, controller);
+      response = await answer(request, url, note, matched, controller, peer, held);
     } catch (error) {
       options.log.error("request failed before the handler", {
         request_id: note.requestId,
@@ -358,6 +451,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       });
       response = errorResponse(500, "INTERNAL", `The operation failed (request ${note.requestId})`);
     }
+    for (const release of held.body) release();
     if (follow !== undefined) request.signal?.removeEventListener("abort", follow);
     try {
       setHeader(response, "x-request-id", note.requestId);
@@ -368,6 +462,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
     const length = headerOf(response, "content-length");
     const logLine = (bytes: number | null, cut = false) => {
+      for (const release of held.work) release();
       const ms = performance.now() - started;
       metrics?.registry.finished(statsFor(matched), request.method, response.status, ms / 1000);
       options.log.write(response.status >= 500 || cut ? "warn" : "info", "request", {

@@ -8,7 +8,7 @@
 import { Effect, Exit, Option, Runtime } from "effect";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import { ID_TEXT, isCalendarDate, MAX_ID } from "../domain/common.ts";
-import { webRequestFacts } from "../auth/auth_http.ts";
+import { type OriginSettings, webRequestFacts } from "../auth/auth_http.ts";
 import { bearerToken, type RequestFacts } from "../auth/auth_service.ts";
 import { credentialByKeySql, type CredentialRow } from "../auth/access.ts";
 import { hashKey } from "../auth/keys.ts";
@@ -29,7 +29,8 @@ export type Lane = (request: LaneRequest) => Promise<Response | undefined>;
 // the origin setting for the credential facts, and plain queries when the database has them.
 export interface LaneContext<R> {
   readonly runtime: Runtime.Runtime<R>;
-  readonly publicOrigin: Option.Option<string>;
+  // What the service's own origin is decided from (auth_http.ts ownOrigin).
+  readonly origin: OriginSettings;
   readonly direct: Option.Option<DirectQueryShape>;
   // Recent answers of the lanes, with the version of their data (src/http/answer_cache.ts).
   readonly answers: AnswerCache;
@@ -223,7 +224,7 @@ export const runLane = async <A, E, R>(
   lane: LaneRequest,
   effect: (facts: RequestFacts) => Effect.Effect<A, E, R | RequestNote>,
 ): Promise<A | undefined> => {
-  const facts = webRequestFacts(lane.request, context.publicOrigin);
+  const facts = webRequestFacts(lane.request, context.origin);
   const runtime = Runtime.provideService(context.runtime, RequestNote, lane.note);
   // Lanes run only while tracing is off (app.ts): no span is made.
   const exit = await Runtime.runPromiseExit(runtime)(

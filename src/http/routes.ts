@@ -1,8 +1,10 @@
 // The table of every path the service answers, matched exactly (case, slashes), with each route's
 // body policy: the front door refuses what no route takes before any of it is read.
 import * as HttpApi from "@effect/platform/HttpApi";
-import { Option } from "effect";
+import { Context, Option } from "effect";
 import { Api } from "../api/api.ts";
+import { Admission, Authentication, PendingAuthentication } from "../api/security.ts";
+import type { Permission } from "../domain/auth.ts";
 import { MAX_FILE_BYTES } from "../domain/imports.ts";
 
 export type BodyPolicy =
@@ -15,6 +17,10 @@ export interface Route {
   readonly method: string;
   readonly path: string;
   readonly body: BodyPolicy;
+  // The endpoint verifies a credential (the front door checks it first where `admission` says so).
+  readonly credential?: boolean;
+  // Checked from the headers before a body is read or heavy work starts (api/security.ts).
+  readonly admission?: { readonly permission: Permission; readonly heavy: boolean };
 }
 
 // Small JSON bodies: a session request, a profile edit, an empty commit.
@@ -33,7 +39,7 @@ export const apiRoutes = (): ReadonlyArray<Route> => {
   const routes: Array<Route> = [];
   HttpApi.reflect(Api, {
     onGroup() {},
-    onEndpoint({ group, endpoint }) {
+    onEndpoint({ group, endpoint, middleware, mergedAnnotations }) {
       const takesBody = Option.isSome(endpoint.payloadSchema) && endpoint.method !== "GET";
       routes.push({
         method: endpoint.method,
@@ -46,6 +52,10 @@ export const apiRoutes = (): ReadonlyArray<Route> => {
           : endpoint.method === "POST"
           ? { kind: "json", maxBytes: SMALL_JSON_BYTES }
           : NONE,
+        credential: [...middleware].some((m) =>
+          (m as unknown) === Authentication || (m as unknown) === PendingAuthentication
+        ),
+        admission: Option.getOrUndefined(Context.getOption(mergedAnnotations, Admission)),
       });
     },
   });

@@ -45,9 +45,72 @@ interface Watched {
   answered: number;
 }
 
+// After an answer sent before its request's body was read (401, 413, 503 BUSY, ...), what the client
+// still sends is read and dropped, then the connection is closed: a close with unread data resets
+// it, and a client still writing its body then sees the reset instead of the answer. Bounded like
+// nginx's lingering close: at most LINGER_MS and LINGER_BYTES, else the connection is cut.
+const LINGER_MS = 5_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
+
+const drainThenClose = (req: http.IncomingMessage) => {
+  const socket = req.socket;
+  if (socket.destroyed) return;
+  const from = socket.bytesRead;
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  Deno.unrefTimer(cut);
+  req.removeAllListeners("data");
+  req.on("data", () => {
+    if (socket.bytesRead - from > LINGER_BYTES) socket.destroy();
+  });
+  req.once("end", () => {
+    clearTimeout(cut);
+    socket.end();
+  });
+  socket.once("close", () => clearTimeout(cut));
+  req.resume();
+};
+
+const MAX_HEADER_BYTES = 16 * 1024;
+
+// Answers node:http's parser gives for a request it could not read, with the contract's error
+// body (its own have none).
+const PARSE_FAILURES: Record<string, readonly [number, string, string, string]> = {
+  HPE_HEADER_OVERFLOW: [
+    431,
+    "Request Header Fields Too Large",
+    "HEADERS_TOO_LARGE",
+    `The request's headers are larger than ${MAX_HEADER_BYTES} bytes`,
+  ],
+  ERR_HTTP_REQUEST_TIMEOUT: [
+    408,
+    "Request Timeout",
+    "REQUEST_TIMEOUT",
+    "The request did not arrive in time",
+  ],
+};
+const NOT_HTTP = [400, "Bad Request", "INVALID_REQUEST", "The request is not valid HTTP/1.1"] as const;
+
+const answerParseFailure = (error: Error & { code?: string }, socket: Socket) => {
+  const [status, reason, code, message] = PARSE_FAILURES[error.code ?? ""] ?? NOT_HTTP;
+  const body = JSON.stringify({ error: { code, message } });
+  socket.write(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  socket.end();
+  // Read and drop what the client still sends (see drainThenClose); a late client is not waited for.
+  const cut = setTimeout(() => socket.destroy(), status === 408 ? 1_000 : LINGER_MS);
+  Deno.unrefTimer(cut);
+  const from = socket.bytesRead;
+  socket.on("data", () => {
+    if (socket.bytesRead - from > LINGER_BYTES) socket.destroy();
+  });
+  socket.once("close", () => clearTimeout(cut));
+  socket.resume();
+};
+
 const WATCHED = Symbol("watched");
 type WatchedSocket = Socket & { [WATCHED]?: Watched };
-const MAX_HEADER_BYTES = 16 * 1024;
 
 // The request body as a web stream that reads from the socket only as fast as it is consumed, and
 // stops reading for good when it is cancelled (a refused body is not read to its end).
@@ -135,15 +198,15 @@ const writeResponse = async (
     const cookies = response.headers.getSetCookie();
     if (cookies.length > 0) headers["set-cookie"] = cookies;
   }
-  // An answer given before the body was read (413, 408): the rest is not read, the connection ends.
+  // An answer given before the body was read: the rest of the body is read and dropped, then the
+  // connection closed (drainThenClose). One that says `Connection: close` itself (408, a client too
+  // slow to wait for) is closed at once.
   const unread = !req.complete;
-  if (unread) headers["connection"] = "close";
-  // What node:http says when it keeps the connection itself (the sweep keeps it here).
-  else if (res.shouldKeepAlive) headers["keep-alive"] = keepAlive;
+  const closing = headers["connection"] === "close";
+  if (!unread && !closing && res.shouldKeepAlive) headers["keep-alive"] = keepAlive;
   res.writeHead(response.status, headers);
-  if (unread) {
-    // Half-close first, so the answer is read before the socket goes (a close with unread data
-    // resets the connection); the rest is not waited for.
+  if (unread && !closing) res.once("finish", () => drainThenClose(req));
+  else if (unread) {
     const socket = req.socket;
     res.once("finish", () => {
       socket?.end();
@@ -196,7 +259,7 @@ const writeResponse = async (
 
 export const serve = (
   // `controller` is aborted when the client goes away before its answer is written.
-  handler: (request: Incoming, controller: AbortController) => Promise<Response>,
+  handler: (request: Incoming, controller: AbortController, peer?: string) => Promise<Response>,
   options: ServeOptions,
 ): Promise<Served> => {
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
@@ -220,12 +283,20 @@ export const serve = (
       }
       if (!res.writableFinished) controller.abort();
     });
-    handler(toIncoming(req), controller)
+    handler(toIncoming(req), controller, req.socket.remoteAddress)
       .then((response) => writeResponse(response, req, res, keepAlive))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
+  });
+  server.on("clientError", (error: Error & { code?: string }, socket: WatchedSocket) => {
+    // Mid-answer (a request in flight on this connection), or gone: nothing more can be said.
+    if (!socket.writable || (socket[WATCHED]?.open ?? 0) > 0) {
+      socket.destroy();
+      return;
+    }
+    answerParseFailure(error, socket);
   });
   server.headersTimeout = options.headersMs;
   server.requestTimeout = options.requestMs;

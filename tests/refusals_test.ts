@@ -1,0 +1,122 @@
+// Refusals reach the client over a real connection: a client that writes its whole request before
+// it reads (as browsers and most HTTP clients do with an upload) reads the 401, 413 or 431 and its
+// error body, not a reset, and answers made by the HTTP layer itself carry the contract's body.
+import assert from "node:assert/strict";
+import { DEFAULT_LIMITS } from "../src/config.ts";
+import { serve } from "../src/http/serve.ts";
+import { makeTestApp } from "./helpers.ts";
+
+const app = await makeTestApp(undefined, {
+  limits: { ...DEFAULT_LIMITS, bodyMs: 5_000, requestMs: 10_000 },
+});
+const writer = await app.key(["read", "write"]);
+const server = await serve(app.handler, {
+  port: 0,
+  hostname: "127.0.0.1",
+  headersMs: 5_000,
+  requestMs: 10_000,
+  idleMs: 10_000,
+});
+const encoder = new TextEncoder();
+
+// Writes the whole request (head, then `bodyBytes` bytes in chunks), and only then reads what the
+// server sent until it closes. A write the server no longer takes ends the writing.
+const writeAllThenRead = async (head: string, bodyBytes: number) => {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  const chunk = new Uint8Array(256 * 1024).fill(0x20);
+  let writeFailed = false;
+  try {
+    await conn.write(encoder.encode(head));
+    for (let sent = 0; sent < bodyBytes; sent += chunk.byteLength) {
+      const n = Math.min(chunk.byteLength, bodyBytes - sent);
+      let at = 0;
+      while (at < n) at += await conn.write(chunk.subarray(at, n));
+    }
+  } catch {
+    writeFailed = true;
+  }
+  const parts: Array<Uint8Array> = [];
+  let reset = false;
+  const buffer = new Uint8Array(64 * 1024);
+  const timer = setTimeout(() => conn.close(), 15_000);
+  try {
+    while (true) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      parts.push(buffer.slice(0, n));
+    }
+  } catch {
+    reset = true;
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch {
+      // closed by the timer
+    }
+  }
+  const text = new TextDecoder().decode(
+    parts.reduce((all, p) => new Uint8Array([...all, ...p]), new Uint8Array()),
+  );
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  const body = text.includes("\r\n\r\n") ? text.slice(text.indexOf("\r\n\r\n") + 4) : "";
+  return { status, body, reset, writeFailed };
+};
+
+const errorCode = (body: string) => {
+  const parsed = JSON.parse(body) as { error: { code: string; message: string } };
+  assert.equal(typeof parsed.error.message, "string");
+  return parsed.error.code;
+};
+
+const upload = (bytes: number, extra = "") =>
+  `POST /api/v1/imports/preview HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
+  `content-type: application/json\r\ncontent-length: ${bytes}\r\nidempotency-key: k\r\n` +
+  `${extra}\r\n`;
+
+Deno.test("a refused upload without a credential is answered 401 to a client still writing", async () => {
+  const bytes = 5_800_000;
+  const answer = await writeAllThenRead(upload(bytes), bytes);
+  assert.equal(answer.reset, false, "the connection was reset before the answer was read");
+  assert.equal(answer.status, 401);
+  assert.equal(errorCode(answer.body), "MISSING_CREDENTIAL");
+});
+
+Deno.test("an oversized upload with a credential is answered 413 to a client still writing", async () => {
+  const bytes = 20 * 1024 * 1024;
+  const answer = await writeAllThenRead(
+    upload(bytes, `authorization: Bearer ${writer.key}\r\n`),
+    bytes,
+  );
+  assert.equal(answer.reset, false, "the connection was reset before the answer was read");
+  assert.equal(answer.status, 413);
+  assert.equal(errorCode(answer.body), "PAYLOAD_TOO_LARGE");
+});
+
+Deno.test("headers past the limit are 431 with the contract's error body, not a reset", async () => {
+  for (const size of [32 * 1024, 64 * 1024]) {
+    const answer = await writeAllThenRead(
+      `GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\nx-padding: ${"a".repeat(size)}\r\n\r\n`,
+      0,
+    );
+    assert.equal(answer.reset, false, `${size}: reset`);
+    assert.equal(answer.status, 431, `${size}`);
+    assert.equal(errorCode(answer.body), "HEADERS_TOO_LARGE");
+  }
+});
+
+Deno.test("a request that is not HTTP is 400 with the contract's error body", async () => {
+  const answer = await writeAllThenRead("HELLO THERE\r\n\r\n", 0);
+  assert.equal(answer.status, 400);
+  assert.equal(errorCode(answer.body), "INVALID_REQUEST");
+});
+
+Deno.test({
+  name: "close the server and the test app",
+  fn: async () => {
+    await server.shutdown();
+    await app.close();
+  },
+  sanitizeOps: false,
+  sanitizeResources: false,
+});
