@@ -1,7 +1,7 @@
 // Access keys, bearer and session authentication, permissions and store scope (contract part 5, rules.md §9).
 import assert from "node:assert/strict";
 import { SqlClient } from "@effect/sql";
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { revokeKey } from "../src/auth/keys.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
@@ -289,18 +289,52 @@ Deno.test("the session cookie is Secure when the service is reached over HTTPS, 
   const { key } = await app.key(["read"]);
   const plain = await session(key);
   assert.doesNotMatch(plain.setCookie ?? "", /;\s*Secure/i);
-  const tls = new URL(BASE);
-  tls.protocol = "https:";
-  const response = await app.handler(
-    new Request(new URL("/auth/session", tls), {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: tls.origin },
-      body: JSON.stringify({ access_key: key }),
-    }),
-  );
-  assert.equal(response.status, 200);
-  await response.body?.cancel();
-  assert.match(response.headers.get("set-cookie") ?? "", /;\s*Secure/i);
+  // Behind a TLS proxy the service learns its scheme from PUBLIC_ORIGIN.
+  const tls = await makeTestApp(undefined, {
+    config: { publicOrigin: Option.some("https://service.test") },
+  });
+  try {
+    const issued = await tls.key(["read"]);
+    const response = await tls.handler(
+      new Request(`${BASE}/auth/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: "https://service.test" },
+        body: JSON.stringify({ access_key: issued.key }),
+      }),
+    );
+    assert.equal(response.status, 200);
+    await response.body?.cancel();
+    assert.match(response.headers.get("set-cookie") ?? "", /;\s*Secure/i);
+  } finally {
+    await tls.close();
+  }
+});
+
+Deno.test("without PUBLIC_ORIGIN a cookie write from another site's name is refused", async () => {
+  const own = await makeTestApp(undefined, {
+    config: { publicOrigin: Option.none(), host: "0.0.0.0", port: 8000 },
+  });
+  try {
+    const { key } = await own.key(["read"]);
+    const attempt = (host: string) =>
+      own.handler(
+        new Request(`http://${host}/auth/session`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: `http://${host}` },
+          body: JSON.stringify({ access_key: key }),
+        }),
+      );
+    const local = await attempt("localhost:8000");
+    assert.equal(local.status, 200);
+    await local.body?.cancel();
+    const rebound = await attempt("evil.test:8000");
+    const body = await rebound.json();
+    assert.equal(rebound.status, 403);
+    assert.equal(body.error.code, "ORIGIN_REQUIRED");
+    assert.match(body.error.message, /PUBLIC_ORIGIN/);
+  } finally {
+    await own.close();
+  }
 });
 
 Deno.test({

@@ -119,7 +119,7 @@ Deno.test("a body that does not arrive in time is 408", async () => {
   assert.ok(Date.now() - started < 5_000);
 });
 
-Deno.test("form and multipart bodies are 415, with or without a credential", async () => {
+Deno.test("form and multipart bodies are 415 (a preview without a credential is 401 first)", async () => {
   const form = new FormData();
   form.set("access_key", "x");
   const credentials: Array<Record<string, string>> = [{}, {
@@ -139,10 +139,12 @@ Deno.test("form and multipart bodies are 415, with or without a credential", asy
       415,
       "UNSUPPORTED_MEDIA_TYPE",
     );
+    // The preview checks its credential first (from the headers), then the media type.
+    const withKey = headers.authorization !== undefined;
     assertErrorBody(
       await send(post("/api/v1/imports/preview", form, { ...headers, "idempotency-key": "k2" })),
-      415,
-      "UNSUPPORTED_MEDIA_TYPE",
+      withKey ? 415 : 401,
+      withKey ? "UNSUPPORTED_MEDIA_TYPE" : "MISSING_CREDENTIAL",
     );
   }
 });
@@ -312,6 +314,17 @@ Deno.test("/openapi.json and /api-docs are gzip-compressed on request and carry 
     assert.equal(again.status, 304);
     assert.equal(await again.text(), "");
   }
+});
+
+Deno.test("/api-docs may not be framed and loads nothing from elsewhere", async () => {
+  const page = await app.handler(new Request(BASE + "/api-docs"));
+  await page.body?.cancel();
+  const policy = page.headers.get("content-security-policy") ?? "";
+  assert.match(policy, /frame-ancestors 'none'/);
+  assert.match(policy, /default-src 'none'/);
+  // Only this service is reached: no directive names another host.
+  assert.doesNotMatch(policy, /https?:|\*/);
+  assert.equal(page.headers.get("x-frame-options"), "DENY");
 });
 
 Deno.test("session ids are stored only as their hash", async () => {

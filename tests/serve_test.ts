@@ -1,13 +1,16 @@
 // The listening server against slow and idle clients, over real loopback connections: half-sent
 // headers, dripping bodies and idle connections are closed; others are served meanwhile.
 import assert from "node:assert/strict";
+import { Option } from "effect";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import { serve } from "../src/http/serve.ts";
 import { headerOf, laneJson, setHeader } from "../src/http/lanes.ts";
 import { makeTestApp } from "./helpers.ts";
 
+// The service's own origin is the address it listens on (no PUBLIC_ORIGIN).
 const app = await makeTestApp(undefined, {
   limits: { ...DEFAULT_LIMITS, bodyMs: 600, requestMs: 5_000 },
+  config: { publicOrigin: Option.none(), host: "127.0.0.1", port: 0 },
 });
 const server = await serve(app.handler, {
   port: 0,

@@ -181,9 +181,16 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     // One decision per request: the bearer header when present, else the session cookie.
     const authenticate = (facts: RequestFacts) => Effect.flatMap(pendingOf(facts), verify);
 
+    // No expected origin: the request reached the service by a name it was not configured for.
     const requireOrigin = (facts: RequestFacts) =>
       isSameOrigin(facts.origin, facts.expectedOrigin) ? Effect.void : Effect.fail(
-        forbidden("A valid same-origin Origin header is required", "ORIGIN_REQUIRED"),
+        forbidden(
+          facts.expectedOrigin === undefined
+            ? "This address is not the one the service was configured for: a same-origin " +
+              "Origin header cannot be checked. Set PUBLIC_ORIGIN to the address browsers use"
+            : "A valid same-origin Origin header is required",
+          "ORIGIN_REQUIRED",
+        ),
       );
 
     const createSession = (accessKey: string, facts: RequestFacts) =>

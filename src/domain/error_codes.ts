@@ -127,14 +127,14 @@ export const ERROR_CODES = [
     meaning: "The body is larger than the operation accepts, or was sent to one that takes none",
   },
   {
-    code: "HEADERS_TOO_LARGE",
-    status: 431,
-    meaning: "The request's headers are larger than 16 KiB",
-  },
-  {
     code: "UNSUPPORTED_MEDIA_TYPE",
     status: 415,
     meaning: "The body is not sent as application/json (UTF-8)",
+  },
+  {
+    code: "HEADERS_TOO_LARGE",
+    status: 431,
+    meaning: "The request's headers are larger than 16 KiB",
   },
   {
     code: "INTERNAL",

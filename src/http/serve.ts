@@ -74,25 +74,34 @@ const MAX_HEADER_BYTES = 16 * 1024;
 
 // Answers node:http's parser gives for a request it could not read, with the contract's error
 // body (its own have none).
-const PARSE_FAILURES: Record<string, readonly [number, string, string, string]> = {
-  HPE_HEADER_OVERFLOW: [
+const parseFailure = (status: number, code: string, reason: string, message: string) => ({
+  status,
+  reason,
+  body: JSON.stringify({ error: { code, message } }),
+});
+const PARSE_FAILURES: Record<string, ReturnType<typeof parseFailure>> = {
+  HPE_HEADER_OVERFLOW: parseFailure(
     431,
-    "Request Header Fields Too Large",
     "HEADERS_TOO_LARGE",
+    "Request Header Fields Too Large",
     `The request's headers are larger than ${MAX_HEADER_BYTES} bytes`,
-  ],
-  ERR_HTTP_REQUEST_TIMEOUT: [
+  ),
+  ERR_HTTP_REQUEST_TIMEOUT: parseFailure(
     408,
-    "Request Timeout",
     "REQUEST_TIMEOUT",
+    "Request Timeout",
     "The request did not arrive in time",
-  ],
+  ),
 };
-const NOT_HTTP = [400, "Bad Request", "INVALID_REQUEST", "The request is not valid HTTP/1.1"] as const;
+const NOT_HTTP = parseFailure(
+  400,
+  "INVALID_REQUEST",
+  "Bad Request",
+  "The request is not valid HTTP/1.1",
+);
 
 const answerParseFailure = (error: Error & { code?: string }, socket: Socket) => {
-  const [status, reason, code, message] = PARSE_FAILURES[error.code ?? ""] ?? NOT_HTTP;
-  const body = JSON.stringify({ error: { code, message } });
+  const { status, reason, body } = PARSE_FAILURES[error.code ?? ""] ?? NOT_HTTP;
   socket.write(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
       `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
