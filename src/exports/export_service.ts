@@ -1,17 +1,14 @@
 // Exports: the current served values of stores in the import file's own layout (XLSX wide table,
-// CSV long table), sent while they are read, and the import template for a chosen range. A file
-// exported and sent back untouched previews as UNCHANGED and SKIP_MISSING rows only (layout.ts).
-import { Effect, Stream } from "effect";
+// CSV long table), sent while they are read (paged_body.ts), and the import template for a chosen
+// range. A file exported and sent back untouched previews as UNCHANGED and SKIP_MISSING rows only
+// (layout.ts).
+import { Cause, Effect, Option, Stream } from "effect";
 import { inScope, requirePermission } from "../auth/access.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { dbBoundary } from "../db/errors.ts";
-import {
-  badRequest,
-  forbidden,
-  notFound,
-  notReady,
-  type ServiceUnavailable,
-} from "../domain/errors.ts";
+import { badRequest, forbidden, notFound, notReady, ServiceUnavailable } from "../domain/errors.ts";
+import { RequestNote } from "../domain/request.ts";
+import { AppConfig } from "../config.ts";
 import { addDays, checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
 import { ImportRepo } from "../imports/import_repo.ts";
 import type { CatalogStore } from "../imports/model.ts";
@@ -31,14 +28,28 @@ import {
   type LegacyCells,
   XLSX_MEDIA_TYPE,
 } from "./layout.ts";
-import { type XlsxRow, xlsxStream } from "./xlsx_stream.ts";
+import { WorkbookWriter } from "./xlsx_stream.ts";
+import { pagedBody, type PageWriter } from "./paged_body.ts";
 import { span } from "../ops/span.ts";
 
 // At most this many store-days (stores x days) per export: 2,732 stores for a whole year. An
 // export is written while it is sent, so the bound is on the work of one request, not on memory.
 export const EXPORT_MAX_VALUES = 1_000_000;
-// Store-days read per statement (and held in memory at once): about 55 stores of a year.
-export const EXPORT_PAGE_VALUES = 20_000;
+// Store-days read per statement (and held in memory at once): 5 stores of a year. The embedded
+// database reads a statement's rows on the event loop, so a page is also a hold of the loop.
+export const EXPORT_PAGE_VALUES = 2_048;
+// Store-days written between two yields to the event loop: 2 stores of a year. Exports running at
+// once each write a slice in turn before a timer, a socket or another request gets the loop.
+export const EXPORT_SLICE_VALUES = 1_024;
+
+// Whole stores in a run of at most `values` store-days (one at least).
+const storesPer = (values: number, days: number) => Math.max(1, Math.floor(values / days));
+
+// The stored days of a page of stores, in the page's order.
+type Page = ReadonlyArray<{
+  readonly store: CatalogStore;
+  readonly days: ReadonlyArray<ExportDay | undefined>;
+}>;
 
 // 400 RANGE_TOO_LONG above EXPORT_MAX_VALUES store-days.
 export const checkExportSize = (stores: number, days: number) => {
@@ -94,6 +105,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
   effect: Effect.gen(function* () {
     const imports = yield* ImportRepo;
     const repo = yield* ExportRepo;
+    const config = yield* AppConfig;
 
     const catalog = (storeIds: ReadonlyArray<number> | null) =>
       dbBoundary(imports.catalog(storeIds));
@@ -150,7 +162,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
       start: string,
       end: string,
       length: number,
-    ) =>
+    ): Effect.Effect<Page, ServiceUnavailable> =>
       Effect.map(repo.days(page.map((s) => s.scopeId), start, end), (found) => {
         const byScope = new Map<number, Array<ExportDay | undefined>>(
           page.map((s) => [s.scopeId, Array.from({ length })]),
@@ -161,40 +173,32 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         return page.map((store) => ({ store, days: byScope.get(store.scopeId)! }));
       });
 
-    const csvBody = (
-      stores: ReadonlyArray<CatalogStore>,
-      days: ReadonlyArray<string>,
-      start: string,
-      end: string,
-      legacy: LegacyCells,
-    ) =>
-      Stream.make(encoder.encode(CSV_BOM + csvLine(CSV_HEADER_FIELDS))).pipe(
-        Stream.concat(
-          Stream.fromIterable(
-            chunk(stores, Math.max(1, Math.floor(EXPORT_PAGE_VALUES / days.length))),
-          )
-            .pipe(
-              Stream.mapEffect((page) =>
-                Effect.map(readPage(page, start, end, days.length), (rows) => {
-                  const lines: Array<string> = [];
-                  for (const { store, days: stored } of rows) {
-                    days.forEach((date, i) =>
-                      lines.push(csvRow(store.brandName, store.storeName, date, stored[i], legacy))
-                    );
-                  }
-                  return encoder.encode(lines.join(""));
-                })
-              ),
-            ),
-        ),
-      );
+    // The long table: one line per store-day, in store and date order.
+    const csvWriter = (days: ReadonlyArray<string>, legacy: LegacyCells) => {
+      const perSlice = storesPer(EXPORT_SLICE_VALUES, days.length);
+      return (): PageWriter<Page> => ({
+        head: () => encoder.encode(CSV_BOM + csvLine(CSV_HEADER_FIELDS)),
+        slices: (page) => Math.ceil(page.length / perSlice),
+        slice: (page, index) => {
+          let text = "";
+          for (
+            const { store, days: stored } of page.slice(index * perSlice, (index + 1) * perSlice)
+          ) {
+            days.forEach((date, i) => {
+              text += csvRow(store.brandName, store.storeName, date, stored[i], legacy);
+            });
+          }
+          return encoder.encode(text);
+        },
+        tail: () => new Uint8Array(0),
+      });
+    };
 
-    const xlsxBody = (
+    // The wide table: one worksheet per brand, one row per store.
+    const xlsxWriter = (
       stores: ReadonlyArray<CatalogStore>,
       sheetOf: ReadonlyMap<string, string>,
       days: ReadonlyArray<string>,
-      start: string,
-      end: string,
       legacy: LegacyCells,
     ) => {
       const brands = brandsOf(stores);
@@ -203,40 +207,69 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         name: sheetOf.get(brand)!,
         stores: stores.filter((s) => s.brandName === brand).map((s) => s.storeName),
       }));
-      const rows = Stream.fromIterable(
-        chunk(stores, Math.max(1, Math.floor(EXPORT_PAGE_VALUES / days.length))),
-      ).pipe(
-        Stream.mapEffect((page) =>
-          Effect.map(
-            readPage(page, start, end, days.length),
-            (found) =>
-              found.map(({ store, days: stored }): XlsxRow => ({
+      const perSlice = storesPer(EXPORT_SLICE_VALUES, days.length);
+      return (): PageWriter<Page> => {
+        const workbook = new WorkbookWriter(sheets, days);
+        return {
+          head: () => workbook.start(),
+          slices: (page) => Math.ceil(page.length / perSlice),
+          slice: (page, i) =>
+            workbook.rows(
+              page.slice(i * perSlice, (i + 1) * perSlice).map(({ store, days: stored }) => ({
                 sheet: index.get(store.brandName)!,
                 store: store.storeName,
                 cells: stored.map((day) => exportCell(day, legacy)),
               })),
-          )
-        ),
-      );
-      return xlsxStream(sheets, days, rows);
+            ),
+          tail: () => workbook.finish(),
+        };
+      };
     };
+
+    // A failure while the file is sent cuts the answer (paged_body.ts); the log says why, with the
+    // request's id (the access log marks the answer as cut).
+    const logCut = (requestId: string | undefined) => (cause: Cause.Cause<ServiceUnavailable>) =>
+      Cause.isInterruptedOnly(cause) ? Effect.void : Effect.gen(function* () {
+        const failure = Cause.failureOption(cause);
+        if (Option.isSome(failure)) {
+          yield* Effect.logWarning(
+            `export cut short: ${failure.value.code}: ${failure.value.message}`,
+          );
+        } else yield* Effect.logError("export cut short", cause);
+      }).pipe(Effect.annotateLogs({ request_id: requestId ?? "" }));
 
     const exportFile = (caller: CallerShape, request: ExportRequest) =>
       Effect.gen(function* () {
+        // The time limit runs from the export's start to the body's last byte.
+        const deadline = performance.now() + config.limits.exportMs;
         yield* requirePermission(caller, "read");
         const days = yield* datasetRange(request.start, request.end);
         const selected = [...yield* selectStores(caller, request.storeIds)].sort(byName);
         if (selected.length === 0) return yield* notFound("This key sees no store to export");
         yield* checkExportSize(selected.length, days.length);
         const { start, end, format, legacy } = request;
-        const body = format === "csv" ? csvBody(selected, days, start, end, legacy) : xlsxBody(
+        const writer = format === "csv" ? csvWriter(days, legacy) : xlsxWriter(
           selected,
           yield* sheetNames(selected, caller.storeIds === null && request.storeIds === undefined),
           days,
-          start,
-          end,
           legacy,
         );
+        const pages = chunk(selected, storesPer(EXPORT_PAGE_VALUES, days.length));
+        const read = (i: number) => readPage(pages[i], start, end, days.length);
+        const late = () =>
+          new ServiceUnavailable({
+            code: "TIMEOUT",
+            message: `the export took longer than its limit of ${config.limits.exportMs} ms`,
+          });
+        // The first page is read before the answer starts: a database that fails it, or a limit
+        // already passed, is an error answer, not a 200 cut short.
+        const first = yield* read(0);
+        if (performance.now() > deadline) return yield* late();
+        const note = yield* Effect.serviceOption(RequestNote);
+        const body = pagedBody({ first, pageCount: pages.length, read, writer, deadline, late })
+          .pipe(
+            Stream.tapErrorCause(logCut(Option.getOrUndefined(note)?.requestId)),
+          );
         return {
           filename: exportFilename(start, end, format),
           mediaType: format === "csv" ? CSV_MEDIA_TYPE : XLSX_MEDIA_TYPE,

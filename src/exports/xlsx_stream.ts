@@ -1,7 +1,6 @@
 // The export workbook, written while it is sent: the parts of an XLSX file (SpreadsheetML) made
-// directly, each worksheet zipped page of rows by page of rows (zip_stream.ts), and the next page
-// read only when the client has taken the bytes of the one before. Memory holds one page whatever
-// the workbook's size. The layout is the template's (template.ts): A1 门店名称, B1.. the days as
+// directly, each worksheet zipped run of rows by run of rows (zip_stream.ts), so that memory holds
+// one run whatever the workbook's size. The layout is the template's (template.ts): A1 门店名称, B1.. the days as
 // text, column A the store names in text format, row 1 and column A frozen. Cell text is written
 // as inline strings: a string cell is never a formula, whatever it begins with.
 import { Effect, Stream } from "effect";
@@ -82,8 +81,10 @@ const sheetPath = (i: number) => `xl/worksheets/sheet${i + 1}.xml`;
 
 const encoder = new TextEncoder();
 
-// The workbook's parts other than the worksheets' rows, and the rows as XML.
-class WorkbookWriter {
+// The workbook's bytes in order: start(), then rows() for each run of store rows (in sheet order),
+// then finish(). Each call returns the bytes it adds; the caller decides how many rows a call
+// writes (and so how long it holds the event loop).
+export class WorkbookWriter {
   private readonly zip = new ZipStream();
   private readonly letters: ReadonlyArray<string>;
   // The sheet being written (-1 before the first), and its next row number.
