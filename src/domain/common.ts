@@ -5,17 +5,35 @@ export const DecimalString = Schema.String.pipe(
   Schema.pattern(/^\d+(\.\d{1,4})?$/),
 ).annotations({ identifier: "DecimalString", description: "Exact decimal, up to 4 places" });
 
+// Days of each month; February gains one in leap years (Gregorian rule).
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeapYear = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+
+// Whether year, month and day name a real day of years 0001-9999 (PostgreSQL has no year 0000,
+// and an answer's dates keep four digits).
+export const isCalendarDay = (year: number, month: number, day: number) =>
+  year >= 1 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 &&
+  day <= (month === 2 && isLeapYear(year) ? 29 : MONTH_DAYS[month - 1]);
+
+// The first date a request may name.
+export const FIRST_DATE = "0001-01-01";
+
+// A date as the contract writes it: YYYY-MM-DD, a real day, computed without Date (whose
+// two-digit years are of the 1900s and which rolls 2026-02-29 over to March).
 export const isCalendarDate = (s: string) => {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
-  if (m === null) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 &&
-    d.getUTCDate() === Number(m[3]);
+  return m !== null && isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3]));
 };
 
 export const DateString = Schema.String.pipe(
-  Schema.filter(isCalendarDate, { message: () => "expected a calendar date YYYY-MM-DD" }),
-).annotations({ identifier: "Date", jsonSchema: { type: "string", format: "date" } });
+  Schema.filter(isCalendarDate, {
+    message: () => "expected a calendar date YYYY-MM-DD (years 0001 to 9999)",
+  }),
+).annotations({
+  identifier: "Date",
+  description: "A calendar date YYYY-MM-DD, years 0001 to 9999",
+  jsonSchema: { type: "string", format: "date" },
+});
 
 export const MAX_ID = 2147483647;
 // An id as text: digits, no sign, no leading zero (at most MAX_ID once read).

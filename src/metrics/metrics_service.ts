@@ -4,6 +4,7 @@ import { Effect } from "effect";
 import { StoreAccess } from "../auth/access.ts";
 import type { Versioned } from "../domain/answers.ts";
 import type { CallerShape } from "../domain/auth.ts";
+import { FIRST_DATE } from "../domain/common.ts";
 import type { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain/metrics.ts";
 import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
@@ -22,10 +23,17 @@ const TARGETS_NOTE =
   "No pass or fail is computed here: see the metrics endpoint.";
 
 // rules.md §7: the periods of an overview, all ending at as_of, and the range of days they read.
+// A period that would start before the first date a request may name starts on it (its summary
+// counts the days it has): there is no year 0000 to read.
+const daysBack = (asOf: string, days: number) => {
+  const start = addDays(asOf, -days);
+  return start < FIRST_DATE ? FIRST_DATE : start;
+};
+
 const periodRanges = (asOf: string) => [
   { key: "day" as const, label: "Day", start: asOf },
-  { key: "week" as const, label: "Last 7 days", start: addDays(asOf, -6) },
-  { key: "month" as const, label: "Last 30 days", start: addDays(asOf, -29) },
+  { key: "week" as const, label: "Last 7 days", start: daysBack(asOf, 6) },
+  { key: "month" as const, label: "Last 30 days", start: daysBack(asOf, 29) },
   { key: "year" as const, label: "Year to date", start: `${asOf.slice(0, 4)}-01-01` },
 ];
 
