@@ -7,6 +7,7 @@ import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
+import { DataSeal } from "./auth/data_seal.ts";
 import { type AdmissionLimits, AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
 import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
@@ -53,6 +54,7 @@ const GroupsLive = Layer.mergeAll(
 
 const ServicesLive = Layer.mergeAll(
   Auth.Default,
+  DataSeal.Default,
   StoreRepo.Default,
   StoreAccess.Default,
   EnergyService.Default,

@@ -2,12 +2,15 @@
 // (Data-Token), and the same read with that token, or with an instant after a commit, answers
 // what the service answered then, byte for byte, whatever was committed since.
 import assert from "node:assert/strict";
-import { Effect, FastCheck as fc } from "effect";
+import { Effect, FastCheck as fc, Layer } from "effect";
+import { makeHandler } from "../src/app.ts";
+import { sealKeysOf, type SealPurpose, sealWith } from "../src/auth/data_seal.ts";
+import { AppConfig } from "../src/config.ts";
 import { dataHeaders, SETTLED_MS } from "../src/api/json_response.ts";
 import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
-import { assertErrorBody, makeTestApp, type TestApp } from "./helpers.ts";
+import { assertErrorBody, makeTestApp, quietLog, type TestApp } from "./helpers.ts";
 import { b64, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 4 });
@@ -79,6 +82,22 @@ const raw = async (path: string, headers: Record<string, string> = {}) => {
   };
 };
 
+// Text sealed as the service seals it (with its secret, or another): tokens of commits no answer
+// named, and tokens a client could not have been given.
+const sealed = async (
+  text: string,
+  secret?: string,
+  purpose: SealPurpose = "data-token",
+) => {
+  const [{ value }] = await sql((s) =>
+    s<{ value: string }>`SELECT value FROM app_settings WHERE key = 'session_secret'`
+  );
+  return sealWith(sealKeysOf(secret ?? value), purpose, text);
+};
+
+const generation = async () =>
+  (await sql((s) => s<{ g: string }>`SELECT left(generation, 16) AS g FROM dataset`))[0].g;
+
 const withParam = (path: string, name: string, value: string) =>
   `${path}&${name}=${encodeURIComponent(value)}`;
 
@@ -110,7 +129,9 @@ Deno.test("every read names its data; a 304 names it too", async () => {
   for (const path of readsOf(stores[0])) {
     const first = await raw(path);
     assert.equal(first.status, 200);
-    assert.match(first.token ?? "", /^[1-9]\d*\.[0-9a-f]{16}$/);
+    // Opaque: sealed, no commit number or generation to read in it.
+    assert.match(first.token ?? "", /^[A-Za-z0-9_-]{40,160}$/);
+    assert.doesNotMatch(first.token!, /^[1-9]\d*\.[0-9a-f]{16}$/);
     const again = await raw(path, { "if-none-match": first.etag! });
     assert.equal(again.status, 304);
     assert.equal(again.token, first.token);
@@ -200,13 +221,13 @@ Deno.test("as of the snapshot's legacy batch, a day cleaned or voided by its cle
   // Days before the window the other tests write into: only the snapshot's two batches made them.
   const from = addDays(windowStart, -120);
   const to = addDays(windowStart, -1);
-  const generation = (await raw(readsOf(stores[0])[0])).token!.split(".")[1];
+  const legacyBatch = await sealed(`1.${await generation()}`);
   let checked = 0;
   for (const store of stores) {
     const path =
       `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${from}&end=${to}`;
     const now = JSON.parse((await raw(path)).body).days as Array<Record<string, unknown>>;
-    const then = JSON.parse((await raw(withParam(path, "data_token", `1.${generation}`))).body)
+    const then = JSON.parse((await raw(withParam(path, "data_token", legacyBatch))).body)
       .days as Array<Record<string, unknown>>;
     for (const [i, day] of now.entries()) {
       if (day.revision_no !== 2) continue;
@@ -256,8 +277,49 @@ Deno.test("refusals: both parameters, a malformed instant or token, an instant t
   assertErrorBody(await call(`known_at=${future}`), 400, "INVALID_REQUEST");
   const notKept = await call("known_at=2000-01-01T00:00:00Z");
   assertErrorBody(notKept, 409, "HISTORY_NOT_KEPT");
-  const generation = current.token!.split(".")[1];
-  assertErrorBody(await call(`data_token=999999.${generation}`), 400, "INVALID_REQUEST");
+  assertErrorBody(
+    await call(`data_token=${await sealed(`999999.${await generation()}`)}`),
+    400,
+    "INVALID_REQUEST",
+  );
+});
+
+Deno.test("a data token is sealed: a scoped key cannot read commit numbers from it, nor forge or alter one", async () => {
+  const scoped = await app.key(["read"], { stores: [stores[0].id] });
+  const [path] = readsOf(stores[0]);
+  const read = () => app.call("GET", path, { key: scoped.key });
+  const first = (await read()).headers.get("data-token")!;
+  const [{ seq }] = await sql((s) => s<{ seq: string }>`SELECT seq::text FROM commit_clock`);
+  assert.doesNotMatch(first, new RegExp(`^${seq}\\.`), "no commit number in clear");
+  assert.match(first, /^[A-Za-z0-9_-]{40,160}$/);
+  const tampered = first.slice(0, 20) + (first[20] === "A" ? "B" : "A") + first.slice(21);
+  const foreign = await sealed(`${seq}.${await generation()}`, "another secret");
+  const cursor = await sealed(`${seq}.0.${await generation()}`, undefined, "change-cursor");
+  for (const bad of [tampered, foreign, cursor, `${seq}.${await generation()}`]) {
+    const answer = await app.call("GET", withParam(path, "data_token", bad), { key: scoped.key });
+    assertErrorBody(answer, 400, "INVALID_REQUEST");
+    assert.ok(!JSON.stringify(answer.body).includes(bad), "the token is not echoed");
+  }
+  const again = await app.call("GET", withParam(path, "data_token", first), { key: scoped.key });
+  assert.equal(again.status, 200);
+});
+
+Deno.test("a data token still reads its data after a restart (the secret is kept in the database)", async () => {
+  const [path] = readsOf(stores[0]);
+  const before = await raw(path);
+  const restarted = makeHandler(Layer.merge(app.db.layer, AppConfig.make({})), { log: quietLog });
+  try {
+    const response = await restarted.handler(
+      new Request(`http://service.test${withParam(path, "data_token", before.token!)}`, {
+        headers: { authorization: `Bearer ${writer.key}` },
+      }),
+    );
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), before.body);
+    assert.equal(response.headers.get("data-token"), before.token);
+  } finally {
+    await restarted.dispose();
+  }
 });
 
 Deno.test("the store scope is checked before the instant: a key outside the store is 403 whatever it asks", async () => {
@@ -291,8 +353,8 @@ Deno.test("history kept from an upgrade on: reads as of earlier commits are refu
       s<{ seq: string }>`SELECT min(seq)::text AS seq FROM commits`
     );
     if (earliest[0].seq !== seq) {
-      const generation = before.token!.split(".")[1];
-      const old = await app.call("GET", `${path}&data_token=${earliest[0].seq}.${generation}`, {
+      const token = await sealed(`${earliest[0].seq}.${await generation()}`);
+      const old = await app.call("GET", withParam(path, "data_token", token), {
         key: writer.key,
       });
       assertErrorBody(old, 409, "HISTORY_NOT_KEPT");

@@ -7,6 +7,7 @@ import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { ChangesPage } from "../src/domain/changes.ts";
+import { sealKeysOf, type SealPurpose, sealWith } from "../src/auth/data_seal.ts";
 import { assertErrorBody, assertSchema, makeTestApp, type TestApp } from "./helpers.ts";
 import { b64, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
 
@@ -137,6 +138,19 @@ const importCsv = async (rows: ReadonlyArray<[StoreInfo, string, string]>, commi
 const days = new Map<string, Day>();
 let saved = "";
 
+// Text sealed as the service seals it (with its secret, or another), for cursors and tokens a
+// client could not have been given.
+const sealed = async (purpose: SealPurpose, text: string, secret?: string) => {
+  const [{ value }] = await sql<{ value: string }>(
+    "SELECT value FROM app_settings WHERE key = 'session_secret'",
+    [],
+  );
+  return sealWith(sealKeysOf(secret ?? value), purpose, text);
+};
+
+const generation = async () =>
+  (await sql<{ g: string }>("SELECT left(generation, 16) AS g FROM dataset", []))[0].g;
+
 Deno.test("followed from the start, the feed rebuilds every store-day of the snapshot", async () => {
   const { cursor, seen } = await follow(raw.key, days, undefined, 997);
   assert.ok(seen > days.size, "legacy and cleaned revisions both");
@@ -146,7 +160,11 @@ Deno.test("followed from the start, the feed rebuilds every store-day of the sna
   const again = await app.call("GET", `/api/v1/changes?after=${cursor}`, { key: raw.key });
   assert.deepEqual([again.body.changes.length, again.body.has_more], [0, false]);
   assert.equal(again.body.next_cursor, cursor);
-  assert.equal(Number(cursor.split(".")[0]), again.body.head_seq, "the cursor is at the head");
+  // A key of every store learns the head's number; the cursor itself says nothing.
+  const [{ seq }] = await sql<{ seq: number }>("SELECT seq::int FROM commit_clock", []);
+  assert.equal(again.body.head_seq, seq);
+  assert.doesNotMatch(cursor, /^\d+\.\d+\./);
+  assert.ok(!cursor.includes(String(seq)) || cursor.length > 40);
 });
 
 Deno.test("after imports, the client catches up from its cursor: new values, voids, restores", async () => {
@@ -159,21 +177,21 @@ Deno.test("after imports, the client catches up from its cursor: new values, voi
   await importCsv([[a, addDays(end, -5), "99"]], false);
   const { seen } = await follow(raw.key, days, saved, 2);
   assert.ok(seen >= 3 && seen <= 5, `changes seen: ${seen}`);
-  // Started at the last commit (<n>.0.<generation>): only its changes.
+  // Started at the last commit (head_cursor, or from_seq=head_seq): only its changes.
   const head = await app.call("GET", "/api/v1/changes?limit=1", { key: raw.key });
-  const generation = head.body.next_cursor.split(".")[2];
-  const last = await app.call(
-    "GET",
-    `/api/v1/changes?after=${head.body.head_seq}.0.${generation}`,
-    { key: raw.key },
-  );
-  assert.deepEqual(
-    last.body.changes.map((c: { business_date: string; operation: string }) => [
-      c.business_date,
-      c.operation,
-    ]).sort(),
-    [[d1, "RESTORE"], [d2, "VOID"]].sort(),
-  );
+  for (
+    const query of [`after=${head.body.head_cursor}`, `from_seq=${head.body.head_seq}`]
+  ) {
+    const last = await app.call("GET", `/api/v1/changes?${query}`, { key: raw.key });
+    assert.equal(last.status, 200, JSON.stringify(last.body));
+    assert.deepEqual(
+      last.body.changes.map((c: { business_date: string; operation: string }) => [
+        c.business_date,
+        c.operation,
+      ]).sort(),
+      [[d1, "RESTORE"], [d2, "VOID"]].sort(),
+    );
+  }
   await assertSameDays(days);
   const day = days.get(`${a.scope_id}|${d1}`)!;
   assert.deepEqual([day.energy_kwh, day.status], ["7.5000", "AVAILABLE"]);
@@ -197,6 +215,43 @@ Deno.test("a key limited to some stores follows only their changes, and rebuilds
   const page = await app.call("GET", "/api/v1/changes?limit=1000", { key: scoped.key });
   for (const c of page.body.changes) assert.equal(c.store_id, stores[1].id);
   assert.ok(page.body.scanned_rows >= page.body.changes.length);
+});
+
+Deno.test("a key limited to some stores learns no count of other stores' commits or rows", async () => {
+  const page = await app.call("GET", "/api/v1/changes?limit=1000", { key: scoped.key });
+  assert.equal(page.status, 200);
+  assertSchema(ChangesPage, page.body);
+  // No head number, and rows looked at are counted within its stores only.
+  assert.equal(page.body.head_seq, null);
+  const [{ mine, all }] = await sql<{ mine: number; all: number }>(
+    `SELECT count(*) FILTER (WHERE resolved_store_id = $1)::int AS mine, count(*)::int AS all
+     FROM import_rows r JOIN commits c ON c.batch_id = r.batch_id`,
+    [stores[1].id],
+  );
+  assert.ok(all > mine);
+  assert.ok(page.body.scanned_rows <= mine, `${page.body.scanned_rows} rows of ${mine}`);
+  // Opaque cursors: no commit or row number in them, none made up or altered is taken.
+  for (const cursor of [page.body.next_cursor, page.body.head_cursor]) {
+    assert.doesNotMatch(cursor, /^\d+\.\d+\.[0-9a-f]{16}$/);
+    assert.match(cursor, /^[A-Za-z0-9_-]{40,160}$/);
+  }
+  const tampered = page.body.next_cursor.slice(0, -2) +
+    (page.body.next_cursor.endsWith("AA") ? "AB" : "AA");
+  const forged = await sealed("change-cursor", "0.0.0123456789abcdef", "another secret");
+  const token = await sealed("data-token", `1.${await generation()}`);
+  for (const bad of [tampered, forged, token]) {
+    assertErrorBody(
+      await app.call("GET", `/api/v1/changes?after=${bad}`, { key: scoped.key }),
+      400,
+      "INVALID_REQUEST",
+    );
+  }
+  // Starting at a commit by its number is for keys of every store.
+  assertErrorBody(
+    await app.call("GET", "/api/v1/changes?from_seq=1", { key: scoped.key }),
+    403,
+    "STORE_FORBIDDEN",
+  );
 });
 
 Deno.test("each change names its batch, actor and commit", async () => {
@@ -223,16 +278,45 @@ Deno.test("refusals: permission, cursor, limit", async () => {
     assertErrorBody(await app.call("GET", "/api/v1/imports", { key }), 403, "PERMISSION_MISSING");
   }
   assertErrorBody(await app.call("GET", "/api/v1/changes"), 401);
-  for (const q of ["after=1.2", "after=x", "after=1.1.ABCDEF0123456789", "limit=0", "limit=1001"]) {
+  for (
+    const q of [
+      "after=1.2",
+      "after=x",
+      "after=1.1.ABCDEF0123456789",
+      "limit=0",
+      "limit=1001",
+      `after=${saved}&from_seq=1`,
+      "from_seq=99999999999",
+    ]
+  ) {
     const answer = await app.call("GET", `/api/v1/changes?${q}`, { key: raw.key });
     assertErrorBody(answer, 400, "INVALID_REQUEST");
     assert.ok(!answer.body.error.message.includes("ABCDEF"), "the value is not echoed");
   }
-  // A cursor far ahead is no error: nothing comes after it.
-  const ahead = saved.replace(/^\d+/, "999999");
-  const page = await app.call("GET", `/api/v1/changes?after=${ahead}`, { key: raw.key });
-  assert.deepEqual([page.status, page.body.changes.length, page.body.has_more], [200, 0, false]);
-  const wrong = saved.replace(/\.[0-9a-f]{16}$/, ".0123456789abcdef");
+  // A commit far ahead is no error: nothing comes after it.
+  for (
+    const q of [
+      `after=${await sealed("change-cursor", `999999.0.${await generation()}`)}`,
+      "from_seq=999999",
+    ]
+  ) {
+    const page = await app.call("GET", `/api/v1/changes?${q}`, { key: raw.key });
+    assert.deepEqual([page.status, page.body.changes.length, page.body.has_more], [200, 0, false]);
+  }
+  // A cursor with a row beyond an integer is refused, not sent to the database.
+  assertErrorBody(
+    await app.call(
+      "GET",
+      `/api/v1/changes?after=${await sealed(
+        "change-cursor",
+        `1.9999999999.${await generation()}`,
+      )}`,
+      { key: raw.key },
+    ),
+    400,
+    "INVALID_REQUEST",
+  );
+  const wrong = await sealed("change-cursor", "1.0.0123456789abcdef");
   assertErrorBody(
     await app.call("GET", `/api/v1/changes?after=${wrong}`, { key: raw.key }),
     409,
@@ -284,6 +368,45 @@ Deno.test("batches: in id order with status, commit number and uploader; filtere
     400,
     "INVALID_REQUEST",
   );
+});
+
+Deno.test("a batch's reason and actor go only to keys that may read all of it", async () => {
+  const [a, b] = stores;
+  const start = await app.call("GET", "/api/v1/changes?limit=1", { key: scoped.key });
+  const from = start.body.head_cursor;
+  await importCsv([[a, addDays(end, -6), "1.5"], [b, addDays(end, -6), "2.5"]]);
+  const mixed = await importCsv([[a, addDays(end, -7), "3.5"], [b, addDays(end, -7), "4.5"]]);
+  const alone = await importCsv([[b, addDays(end, -8), "5.5"]]);
+  assertErrorBody(
+    await app.call("GET", `/api/v1/imports/${mixed}`, { key: scoped.key }),
+    403,
+    "STORE_FORBIDDEN",
+  );
+  const seen = await app.call("GET", `/api/v1/changes?after=${from}&limit=1000`, {
+    key: scoped.key,
+  });
+  assert.equal(seen.status, 200);
+  assertSchema(ChangesPage, seen.body);
+  const byBatch = new Map<number, { change_reason: string | null; actor: unknown }>(
+    seen.body.changes.map((c: { batch_id: number; change_reason: string; actor: unknown }) => [
+      c.batch_id,
+      { change_reason: c.change_reason, actor: c.actor },
+    ]),
+  );
+  assert.deepEqual(byBatch.get(mixed), { change_reason: null, actor: null });
+  const own = byBatch.get(alone)!;
+  assert.equal(own.change_reason, "feed test");
+  assert.deepEqual(own.actor, {
+    member_id: (own.actor as { member_id: number }).member_id,
+    login_name: "feed-reader",
+    display_name: null,
+  });
+  // A key of every store sees both.
+  const all = await app.call("GET", `/api/v1/changes?after=${from}&limit=1000`, { key: raw.key });
+  for (const c of all.body.changes) {
+    assert.equal(c.change_reason, "feed test");
+    assert.equal(c.actor.login_name, "feed-reader");
+  }
 });
 
 Deno.test("audit: a profile edit is listed with its before and after, for raw keys", async () => {

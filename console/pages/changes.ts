@@ -35,7 +35,8 @@ interface ChangesPage {
   readonly changes: ReadonlyArray<Change>;
   readonly next_cursor: string;
   readonly has_more: boolean;
-  readonly head_seq: number;
+  readonly head_seq: number | null;
+  readonly head_cursor: string;
 }
 
 interface Batch {
@@ -65,20 +66,24 @@ const Feed = () => {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
-  const next = async (from = cursor, shown: ReadonlyArray<Change> = changes) => {
+  // `from`: the query of the first request (a cursor, or a commit to start at).
+  const next = async (
+    from = cursor === undefined ? "" : `&after=${cursor}`,
+    shown: ReadonlyArray<Change> = changes,
+  ) => {
     setBusy(true);
     setError(null);
     try {
       // Up to three requests: a page that looked only at other stores' rows is short.
-      let after = from;
+      let query = from;
+      let after: string | undefined;
       let found: Array<Change> = [];
       let hasMore = true;
       for (let i = 0; i < 3 && found.length === 0 && hasMore; i++) {
-        const page = await get<ChangesPage>(
-          `/api/v1/changes?limit=200${after === undefined ? "" : `&after=${after}`}`,
-        );
+        const page = await get<ChangesPage>(`/api/v1/changes?limit=200${query}`);
         found = [...found, ...page.changes];
         after = page.next_cursor;
+        query = `&after=${encodeURIComponent(after)}`;
         hasMore = page.has_more;
       }
       setChanges([...shown, ...found]);
@@ -91,16 +96,17 @@ const Feed = () => {
     }
   };
 
-  // The head (the last commit's number) and the snapshot's generation, to start at a commit
-  // (a cursor <n>.0.<generation> starts at commit n).
-  const [head, setHead] = useState<{ seq: number; generation: string } | null>(null);
+  // The head: the last commit's number (null for a key limited to some stores, which starts at
+  // the head's cursor only; cursors are opaque).
+  const [head, setHead] = useState<number | null>(null);
   const startAt = async (seq?: number) => {
     try {
       const first = await get<ChangesPage>("/api/v1/changes?limit=1");
-      const known = { seq: first.head_seq, generation: first.next_cursor.split(".")[2] };
-      setHead(known);
-      const at = Math.min(Math.max(seq ?? known.seq, 0), known.seq);
-      await next(`${at}.0.${known.generation}`, []);
+      setHead(first.head_seq);
+      const at = seq === undefined || first.head_seq === null
+        ? `&after=${encodeURIComponent(first.head_cursor)}`
+        : `&from_seq=${Math.min(Math.max(seq, 0), first.head_seq)}`;
+      await next(at, []);
     } catch (e) {
       setError(e instanceof ApiError ? errorText(e) : String(e));
     }
@@ -122,8 +128,8 @@ const Feed = () => {
       <p class="muted">${t("feedIntro")}</p>
       ${head !== null && html`
         <form class="range" onSubmit=${pick}>
-          <label><span>${t("feedFrom", { head: head.seq })}</span>
-            <input name="seq" type="number" min="1" max=${head.seq} value=${head.seq} />
+          <label><span>${t("feedFrom", { head })}</span>
+            <input name="seq" type="number" min="1" max=${head} value=${head} />
           </label>
           <button type="submit" disabled=${busy}>${t("asOfShow")}</button>
         </form>

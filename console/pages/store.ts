@@ -56,7 +56,7 @@ type AsOf = { readonly param: "known_at" | "data_token"; readonly value: string 
 
 const asOfOf = (query: URLSearchParams): AsOf => {
   const token = query.get("data_token");
-  if (token !== null && /^[1-9]\d{0,15}\.[0-9a-f]{16}$/.test(token)) {
+  if (token !== null && /^[A-Za-z0-9_-]{40,160}$/.test(token)) {
     return { param: "data_token", value: token };
   }
   const at = query.get("known_at");

@@ -16,7 +16,7 @@ import {
   LIST_DEFAULT_LIMIT,
   LIST_MAX_LIMIT,
 } from "../domain/changes.ts";
-import { IdFromString } from "../domain/common.ts";
+import { CountFromString, IdFromString } from "../domain/common.ts";
 import { CALLER, operation, STORE_OBJECT } from "./openapi.ts";
 import { StorePath } from "./params.ts";
 import { Authentication } from "./security.ts";
@@ -34,7 +34,12 @@ const afterId = Schema.optional(IdFromString).annotations({
 
 export const ChangesParams = Schema.Struct({
   after: Schema.optional(ChangeCursor).annotations({
-    description: "The previous page's next_cursor; absent: from the first commit",
+    description: "The previous page's next_cursor, or a page's head_cursor; absent: from the " +
+      "first commit (or from_seq)",
+  }),
+  from_seq: Schema.optional(CountFromString).annotations({
+    description: "Start at this commit (a change's commit_seq, or head_seq). For keys of every " +
+      "store only; not with after",
   }),
   limit: limitParam(CHANGES_MAX_LIMIT, CHANGES_DEFAULT_LIMIT),
 });
@@ -66,13 +71,17 @@ export class ChangesApi extends HttpApiGroup.make("changes")
           "client that is up to date gets `has_more: false` and keeps the cursor for later. " +
           `A request looks at 4 x limit import rows (2,000 at least, ${CHANGES_SCAN_ROWS} at ` +
           "most), whether or not they made a change the key may see, so a page can be " +
-          "short, even empty, with `has_more: true`. A cursor of data a later snapshot load " +
-          "replaced is 409 DATA_REPLACED. A cursor is `<commit>.<row>.<generation>`: " +
-          "`<n>.0.<generation>` starts at commit n, so a client that wants only recent changes " +
-          "can start from `head_seq`. `state_kept` is false for a revision a later one " +
-          "replaced before this database kept replaced states (its values are then null). " +
-          "Needs the raw and read permissions.",
-        errors: [...CALLER, "INVALID_REQUEST", "DATA_REPLACED"],
+          "short, even empty, with `has_more: true`. Cursors are opaque (sealed by the " +
+          "service): one the service did not give is 400 INVALID_REQUEST, one of data a later " +
+          "snapshot load replaced 409 DATA_REPLACED. A client that wants only recent changes " +
+          "starts from `head_cursor` (the last commit on); a key of every store may also start " +
+          "at any commit with `from_seq` (403 STORE_FORBIDDEN for a key limited to some " +
+          "stores). For such a key, `head_seq` is null, `scanned_rows` counts its stores' rows " +
+          "only, and a change's `change_reason` and `actor` are null unless it may read every " +
+          "store of the batch (as GET /imports/{batch_id} decides). `state_kept` is false for " +
+          "a revision a later one replaced before this database kept replaced states (its " +
+          "values are then null). Needs the raw and read permissions.",
+        errors: [...CALLER, "INVALID_REQUEST", "STORE_FORBIDDEN", "DATA_REPLACED"],
       })),
   )
   .add(

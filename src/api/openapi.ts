@@ -249,9 +249,10 @@ export const finishDocument = (spec: Json): Json => {
     schema: { type: "string" },
   };
   components.headers[DATA_TOKEN] = {
-    description: "The commit the answer's data had reached, as a token: sent back as the " +
-      "`data_token` query parameter, it reads the same data again, byte for byte, whatever was " +
-      "committed since (as long as the loaded snapshot is not replaced)",
+    description: "The commit the answer's data had reached, as an opaque token (sealed by the " +
+      "service: it tells nothing and cannot be made): sent back as the `data_token` query " +
+      "parameter, it reads the same data again, byte for byte, whatever was committed since (as " +
+      "long as the loaded snapshot is not replaced)",
     required: false,
     schema: { type: "string" },
   };

@@ -37,6 +37,15 @@ export const mayReadStoreSql = (c: string, store: string) =>
   `${c}.key_live AND ${c}.session_live AND 'read' = ANY (${c}.permissions)
      AND (${c}.store_ids IS NULL OR ${store} = ANY (${c}.store_ids))`;
 
+// Whether a key whose stores are `storeIds` (an int[] expression, null: every store) may read
+// every row of import batch `batch` (an id expression): GET /imports/{batch_id} answers 403
+// otherwise, the batch list leaves the batch out, and the change feed hides its reason and actor.
+// Stops at the first row of another store.
+export const mayReadBatchSql = (batch: string, storeIds: string) =>
+  `(${storeIds} IS NULL OR NOT EXISTS (
+     SELECT 1 FROM import_rows r
+     WHERE r.batch_id = ${batch} AND NOT (r.resolved_store_id = ANY (${storeIds}))))`;
+
 // A credential's row as the queries above return it.
 export interface CredentialRow {
   readonly key_id: number;

@@ -225,6 +225,9 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       }).pipe(span("Auth.endSession"));
 
     return {
+      // The service's secret (SESSION_SECRET, else kept in the database): sessions are signed
+      // with it, and data_seal.ts derives its sealing key from it.
+      secret,
       authenticate,
       pendingOf,
       verify,

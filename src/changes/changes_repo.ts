@@ -9,6 +9,7 @@ import { JsonText } from "../domain/answers.ts";
 import type { AuditEntry, BatchItem } from "../domain/changes.ts";
 import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
 import { span } from "../ops/span.ts";
+import { mayReadBatchSql } from "../auth/access.ts";
 
 // The day's state at revision `rev` of fact `e` (energy_days): the fact itself while the revision
 // is current, else the state kept with that revision (energy_revisions; a revision's void flag is
@@ -39,7 +40,8 @@ const actorJson = (m: string) =>
      'login_name', ${m}.login_name, 'display_name', ${m}.display_name) END`;
 
 // $1 commit number and $2 row number of the position, $3 the rows to scan at most, $4 the
-// changes to send at most, $5 the key's stores (null: every store).
+// changes to send at most, $5 the key's stores (null: every store). A batch's reason and actor go
+// only to a key that may read the whole batch (access.ts).
 const changesSql = `
 WITH scanned AS (
   SELECT c.seq, c.committed_at, c.batch_id, ir.id AS row_id, ir.row_number, ir.resolved_store_id
@@ -63,15 +65,21 @@ WITH scanned AS (
   WHERE $5::int[] IS NULL OR s.resolved_store_id = ANY ($5::int[])
   ORDER BY s.seq, s.row_number
   LIMIT $4
+), whole AS MATERIALIZED (
+  -- Once per batch of the page: whether the key may read all of it (its reason and actor).
+  SELECT b.batch_id, ${mayReadBatchSql("b.batch_id", "$5::int[]")} AS whole
+  FROM (SELECT DISTINCT batch_id FROM picked) b
 ), meta AS (
   SELECT count(*)::int AS scanned,
+    (count(*) FILTER (WHERE $5::int[] IS NULL OR s.resolved_store_id = ANY ($5::int[])))::int
+      AS scanned_mine,
     (array_agg(s.seq ORDER BY s.seq DESC, s.row_number DESC))[1]::text AS last_seq,
     (array_agg(s.row_number ORDER BY s.seq DESC, s.row_number DESC))[1] AS last_row,
     (SELECT left(generation, 16) FROM dataset) AS generation,
     (SELECT k.seq::text FROM commit_clock k) AS head_seq
   FROM scanned s
 )
-SELECT m.scanned, m.last_seq, m.last_row, m.generation, m.head_seq, x.seq::text AS change_seq,
+SELECT m.scanned, m.scanned_mine, m.last_seq, m.last_row, m.generation, m.head_seq, x.seq::text AS change_seq,
   x.row_number AS change_row, x.change::text AS change
 FROM meta m
 LEFT JOIN (
@@ -82,7 +90,8 @@ LEFT JOIN (
     'row_number', p.row_number, 'import_row_id', p.row_id,
     'store_id', e.store_id, 'scope_id', e.scope_id, 'business_date', e.business_date::text,
     'energy_id', e.id, 'revision_no', v.revision_no, 'operation', v.operation,
-    'change_reason', v.change_reason, 'actor', ${actorJson("mb")},
+    'change_reason', CASE WHEN w.whole THEN v.change_reason END,
+    'actor', CASE WHEN w.whole THEN ${actorJson("mb")} END,
     'state_kept', a.kept,
     'energy_kwh', CASE WHEN a.kept THEN ${fixed4(servedKwhSql("a"))} END,
     'status', CASE WHEN a.kept THEN ${statusSql("a")} END,
@@ -97,6 +106,7 @@ LEFT JOIN (
   JOIN energy_revisions v ON v.id = p.revision_id
   JOIN energy_days e ON e.id = v.energy_id
   JOIN import_batches b ON b.id = p.batch_id
+  JOIN whole w ON w.batch_id = p.batch_id
   LEFT JOIN members mb ON mb.id = v.member_id
   CROSS JOIN ${stateAt("a", "v.revision_no")}
   CROSS JOIN ${stateAt("p0", "v.revision_no - 1")}
@@ -105,6 +115,8 @@ ORDER BY x.seq, x.row_number`;
 
 export interface ChangesScan {
   readonly scanned: number;
+  // Of those, the rows of the key's stores.
+  readonly scannedMine: number;
   readonly last: { readonly seq: string; readonly row: number } | undefined;
   readonly generation: string | undefined;
   readonly headSeq: number;
@@ -133,9 +145,7 @@ LEFT JOIN commits c ON c.batch_id = b.id
 LEFT JOIN members m ON m.id = b.member_id
 WHERE b.id > $1
   AND ($3::text IS NULL OR ${batchStatusSql("b")} = $3::text)
-  AND ($4::int[] IS NULL OR NOT EXISTS (
-    SELECT 1 FROM import_rows r
-    WHERE r.batch_id = b.id AND NOT (r.resolved_store_id = ANY ($4::int[]))))
+  AND ${mayReadBatchSql("b.id", "$4::int[]")}
 ORDER BY b.id
 LIMIT $2`;
 
@@ -163,6 +173,7 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
     ) =>
       dbBoundary(sql.unsafe<{
         scanned: number;
+        scanned_mine: number;
         last_seq: string | null;
         last_row: number | null;
         generation: string | null;
@@ -176,6 +187,7 @@ export class ChangesRepo extends Effect.Service<ChangesRepo>()("Changes/ChangesR
             const head = rows[0];
             return {
               scanned: head?.scanned ?? 0,
+              scannedMine: head?.scanned_mine ?? 0,
               last: head?.last_seq == null || head.last_row == null
                 ? undefined
                 : { seq: head.last_seq, row: head.last_row },

@@ -1,7 +1,9 @@
 // The change feed, the batch list and the audit log for a caller: raw permission and store scope
-// (access.ts), cursors checked against the loaded snapshot, pages of bounded size.
+// (access.ts), sealed cursors checked against the loaded snapshot, pages of bounded size; for a key
+// limited to some stores, nothing that counts other stores' commits or rows.
 import { Effect } from "effect";
 import { requirePermission, StoreAccess } from "../auth/access.ts";
+import { DataSeal } from "../auth/data_seal.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import {
   CHANGES_DEFAULT_LIMIT,
@@ -12,7 +14,7 @@ import {
   LIST_DEFAULT_LIMIT,
 } from "../domain/changes.ts";
 import { JsonText } from "../domain/answers.ts";
-import { conflict, notReady } from "../domain/errors.ts";
+import { badRequest, conflict, forbidden, notReady } from "../domain/errors.ts";
 import { ChangesRepo } from "./changes_repo.ts";
 import { span } from "../ops/span.ts";
 
@@ -23,31 +25,70 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
   effect: Effect.gen(function* () {
     const repo = yield* ChangesRepo;
     const access = yield* StoreAccess;
+    const seal = yield* DataSeal;
 
-    const feed = (caller: CallerShape, q: { readonly after?: string; readonly limit?: number }) =>
+    const badCursor = badRequest(
+      "after is not a cursor this service gave: send a page's next_cursor or head_cursor as it is",
+      "INVALID_REQUEST",
+    );
+
+    // Where a request starts: after an opened cursor, at a commit (keys of every store: a key
+    // limited to some stores could learn from the cursors how many commits there are), or at
+    // the first commit.
+    const startOf = (
+      caller: CallerShape,
+      q: { readonly after?: string; readonly from_seq?: number },
+    ) =>
+      Effect.gen(function* () {
+        if (q.after !== undefined && q.from_seq !== undefined) {
+          return yield* badRequest("Send after or from_seq, not both", "INVALID_REQUEST");
+        }
+        if (q.from_seq !== undefined) {
+          if (caller.storeIds !== null) {
+            return yield* forbidden(
+              "from_seq is for keys of every store: start without after, or from head_cursor",
+              "STORE_FORBIDDEN",
+            );
+          }
+          return { seq: String(q.from_seq), row: 0, generation: undefined };
+        }
+        if (q.after === undefined) return { seq: "0", row: 0, generation: undefined };
+        const text = yield* seal.open("change-cursor", q.after);
+        const parts = text === undefined ? undefined : cursorParts(text);
+        return parts ?? (yield* badCursor);
+      });
+
+    const feed = (
+      caller: CallerShape,
+      q: { readonly after?: string; readonly from_seq?: number; readonly limit?: number },
+    ) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "raw");
         const limit = q.limit ?? CHANGES_DEFAULT_LIMIT;
-        const from = q.after === undefined ? undefined : cursorParts(q.after);
-        const position = from ?? { seq: "0", row: 0 };
+        const from = yield* startOf(caller, q);
         // Rows looked at: a few pages' worth, never more than the bound.
         const bound = Math.min(CHANGES_SCAN_ROWS, Math.max(2_000, 4 * limit));
-        const scan = yield* repo.changes(position, bound, limit, caller.storeIds);
+        const scan = yield* repo.changes(from, bound, limit, caller.storeIds);
         if (scan.generation === undefined) return yield* notReady("No data is loaded");
-        if (from !== undefined && from.generation !== scan.generation) return yield* replaced();
+        if (from.generation !== undefined && from.generation !== scan.generation) {
+          return yield* replaced();
+        }
         const full = scan.changes.length === limit;
         const lastChange = scan.changes.at(-1);
         const next = full && lastChange !== undefined
           ? { seq: lastChange.seq, row: lastChange.row }
-          : scan.last ?? position;
+          : scan.last ?? from;
+        const cursor = (p: { readonly seq: string; readonly row: number }) =>
+          seal.seal("change-cursor", cursorText({ ...p, generation: scan.generation! }));
         // The changes come as PostgreSQL made them (Change's fields in order): the page is
         // assembled as text, not decoded and encoded again (tests check it against ChangesPage).
         const tail = JSON.stringify(
           {
-            next_cursor: cursorText({ ...next, generation: scan.generation }),
+            next_cursor: yield* cursor(next),
             has_more: full || scan.scanned === bound,
-            scanned_rows: scan.scanned,
-            head_seq: scan.headSeq,
+            scanned_rows: scan.scannedMine,
+            head_seq: caller.storeIds === null ? scan.headSeq : null,
+            head_cursor: yield* cursor({ seq: String(scan.headSeq), row: 0 }),
           } satisfies Omit<ChangesPage, "changes">,
         );
         return JsonText(
@@ -87,5 +128,6 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
 
     return { feed, batches, audit } as const;
   }),
+  // DataSeal comes from the services the whole app shares (app.ts): its key is read once.
   dependencies: [ChangesRepo.Default, StoreAccess.Default],
 }) {}

@@ -1,7 +1,8 @@
 // The change feed, the list of import batches and a store's profile audit log (beyond the
 // contract): what changed, in the order it became visible, for clients that follow the data.
 import { Schema } from "effect";
-import { Count, DateString, DecimalString, FreeObject, Id, Nullable } from "./common.ts";
+import { SEALED } from "./as_of.ts";
+import { Count, DateString, DecimalString, FreeObject, Id, MAX_ID, Nullable } from "./common.ts";
 import { DayStatus, SourceKind } from "./energy.ts";
 
 export const CHANGES_MAX_LIMIT = 1000;
@@ -11,17 +12,20 @@ export const CHANGES_SCAN_ROWS = 10_000;
 export const LIST_MAX_LIMIT = 200;
 export const LIST_DEFAULT_LIMIT = 50;
 
-// "<commit number>.<row number>.<first 16 hex digits of the snapshot's generation>": the position
-// after the last change a page sent. <n>.0.<generation> is the start of commit n (0.0: the first).
+// What a cursor holds once opened (src/auth/data_seal.ts seals it, so that a key learns nothing
+// from it, such as how many commits or rows other stores had, and cannot make one): "<commit
+// number>.<row number>.<first 16 hex digits of the snapshot's generation>", the position after
+// the last row a page looked at. <n>.0.<generation> is the start of commit n (0.0: the first).
 const CURSOR = /^(0|[1-9]\d{0,15})\.(0|[1-9]\d{0,9})\.([0-9a-f]{16})$/;
 
 export const ChangeCursor = Schema.String.pipe(
-  Schema.filter((s) => CURSOR.test(s), {
-    message: () => "expected a cursor as an earlier page's next_cursor gives it",
+  Schema.filter((s) => SEALED.test(s), {
+    message: () => "expected a cursor as an earlier page's next_cursor or head_cursor gives it",
   }),
 ).annotations({
   identifier: "ChangeCursor",
-  jsonSchema: { type: "string", pattern: CURSOR.source, maxLength: 45 },
+  description: "An opaque cursor: send it back as it is",
+  jsonSchema: { type: "string", pattern: SEALED.source, maxLength: 160 },
 });
 
 export interface CursorParts {
@@ -30,9 +34,11 @@ export interface CursorParts {
   readonly generation: string;
 }
 
-export const cursorParts = (cursor: string): CursorParts => {
-  const [, seq, row, generation] = CURSOR.exec(cursor)!;
-  return { seq, row: Number(row), generation };
+// The parts of an opened cursor; undefined when the text is not one (a row beyond an integer).
+export const cursorParts = (cursor: string): CursorParts | undefined => {
+  const m = CURSOR.exec(cursor);
+  if (m === null || Number(m[2]) > MAX_ID) return undefined;
+  return { seq: m[1], row: Number(m[2]), generation: m[3] };
 };
 
 export const cursorText = (p: CursorParts) => `${p.seq}.${p.row}.${p.generation}`;
@@ -58,8 +64,15 @@ export const Change = Schema.Struct({
   energy_id: Id,
   revision_no: Id,
   operation: Schema.String,
-  change_reason: Schema.String,
-  actor: Nullable(Actor),
+  // The batch's reason and uploader, for a key that may read the whole batch (as
+  // GET /imports/{id} decides); null for a key limited to some of its stores.
+  change_reason: Nullable(Schema.String).annotations({
+    description: "The batch's reason; null for a key that may not read every store of the batch",
+  }),
+  actor: Nullable(Actor).annotations({
+    description: "Who committed the batch (null for the snapshot's batches, and for a key that " +
+      "may not read every store of the batch)",
+  }),
   state_kept: Schema.Boolean,
   energy_kwh: Nullable(DecimalString),
   status: Nullable(DayStatus),
@@ -73,12 +86,20 @@ export type Change = typeof Change.Type;
 
 export const ChangesPage = Schema.Struct({
   changes: Schema.Array(Change),
-  next_cursor: ChangeCursor,
+  next_cursor: ChangeCursor.annotations({
+    description: "Pass it as `after` for the next page (the same when nothing came)",
+  }),
   has_more: Schema.Boolean,
-  scanned_rows: Count,
-  head_seq: Count.annotations({
-    description: "The number of the last commit made: a client whose cursor has reached it " +
-      "is up to date",
+  scanned_rows: Count.annotations({
+    description: "Import rows of the key's stores that this request looked at",
+  }),
+  head_seq: Nullable(Count).annotations({
+    description: "The number of the last commit made, for a key of every store; null for a key " +
+      "limited to some stores (the count of every store's commits is not its to know)",
+  }),
+  head_cursor: ChangeCursor.annotations({
+    description: "A cursor at the start of the last commit made: passed as `after`, the feed " +
+      "gives that commit's changes and those of later commits only",
   }),
 }).annotations({ identifier: "ChangesPage" });
 export type ChangesPage = typeof ChangesPage.Type;

@@ -3,7 +3,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
-import { Effect, Option } from "effect";
+import { Context, Effect, Option } from "effect";
 import { Api } from "../api/api.ts";
 import {
   dataHeaders,
@@ -21,6 +21,7 @@ import { Caller, PendingCaller } from "../domain/auth.ts";
 import { ENERGY_MAX_DAYS, isValidRange, rangeOf, type RangeRequest } from "../domain/range.ts";
 import { mayReadStore } from "../auth/access.ts";
 import { Auth, bearerToken } from "../auth/auth_service.ts";
+import { DataSeal } from "../auth/data_seal.ts";
 import { hashKey } from "../auth/keys.ts";
 import type { DirectQueryShape } from "../db/database.ts";
 import {
@@ -63,9 +64,14 @@ type CurrentReply =
     readonly headers: Record<string, string>;
   };
 
-const currentReply = (answer: Versioned<EnergyDays>, header: string | undefined): CurrentReply => {
+// `token`: the answer's Data-Token (sealed).
+const currentReply = (
+  answer: Versioned<EnergyDays>,
+  header: string | undefined,
+  token: string | undefined,
+): CurrentReply => {
   const etag = etagOf("e", answer.version, SHAPE_TAG);
-  const headers = dataHeaders(answer.token);
+  const headers = dataHeaders(token);
   return answer.value === undefined || etagMatches(header, etag)
     ? { status: 304, headers: notModifiedHeaders(etag, headers) }
     : { status: 200, parts: bodyParts(answer.value), etag, headers };
@@ -74,19 +80,35 @@ const currentReply = (answer: Versioned<EnergyDays>, header: string | undefined)
 // The current days for a pending caller (the service verifies it in the same statement).
 const currentDays = (
   energy: EnergyService,
+  seal: DataSeal,
   pending: Parameters<EnergyService["daysFor"]>[0],
   request: RangeRequest,
   header: string | undefined,
 ) =>
-  Effect.map(
-    energy.daysFor(pending, request, heldVersion(header, "e", SHAPE_TAG)),
-    (answer) => currentReply(answer, header),
-  );
+  Effect.gen(function* () {
+    const answer = yield* energy.daysFor(pending, request, heldVersion(header, "e", SHAPE_TAG));
+    return currentReply(answer, header, yield* seal.dataToken(answer.token));
+  });
 
 const ENERGY_PATH = /^\/api\/v1\/stores\/([^/]+)\/energy$/;
 
 // GET /api/v1/stores/{id}/energy?scope_id=&start=&end= over the current data.
-export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => async (lane) => {
+export const energyLane = (
+  context: LaneContext<EnergyService | Auth | DataSeal>,
+): Lane => {
+  const seal = Context.get(context.runtime.context, DataSeal);
+  return (lane) => energyLaneRead(context, seal, lane);
+};
+
+const energyLaneRead = async (
+  context: LaneContext<EnergyService | Auth | DataSeal>,
+  seal: DataSeal,
+  lane: LaneRequest,
+) => {
+  // The sealing key, read once; while it cannot be read, the HttpApi answers.
+  if (!seal.ready() && (await runLane(context, lane, () => seal.load)) === undefined) {
+    return undefined;
+  }
   const storeId = plainId(ENERGY_PATH.exec(lane.url.pathname)?.[1]);
   const query = plainParams(lane.url, RANGE_PARAMS);
   const request = storeId === undefined || query === undefined
@@ -115,9 +137,13 @@ export const energyLane = (context: LaneContext<EnergyService | Auth>): Lane => 
     // The data is at the kept answer's version (no other version leaves out the days).
     if (answer.version !== kept.version) return undefined;
     const etag = etagOf("e", answer.version, SHAPE_TAG);
-    return keptJson(context.answers, kept, jsonHeaders(etag, dataHeaders(answer.token)));
+    return keptJson(
+      context.answers,
+      kept,
+      jsonHeaders(etag, dataHeaders(seal.dataTokenNow(answer.token))),
+    );
   }
-  const reply = currentReply(answer, header);
+  const reply = currentReply(answer, header, seal.dataTokenNow(answer.token));
   if (reply.status === 304) return laneJson(304, reply.headers);
   const bytes = encodeParts(reply.parts);
   context.answers.set(key, answer.version, bytes);
@@ -174,22 +200,23 @@ export const EnergyHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const energy = yield* EnergyService;
+      const seal = yield* DataSeal;
       return handlers
         .handle("days", ({ path, urlParams }) =>
           Effect.gen(function* () {
             const pending = yield* PendingCaller;
-            const asOf = yield* asOfOf(urlParams);
+            const asOf = yield* asOfOf(urlParams, (t) => seal.open("data-token", t));
             const request = rangeOf(path.store_id, urlParams);
             if (asOf.kind !== "current") {
               const past = yield* energy.daysAsOfFor(pending, request, asOf);
               return jsonParts(
                 bodyParts(past.value),
                 undefined,
-                dataHeaders(past.asOf.token, past.asOf),
+                dataHeaders(yield* seal.dataToken(past.asOf.token), past.asOf),
               );
             }
             const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
-            const reply = yield* currentDays(energy, pending, request, header);
+            const reply = yield* currentDays(energy, seal, pending, request, header);
             return reply.status === 304
               ? HttpServerResponse.empty({ status: 304, headers: reply.headers })
               : jsonParts(reply.parts, reply.etag, reply.headers);

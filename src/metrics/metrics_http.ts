@@ -5,7 +5,7 @@
 // check every shape).
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Effect } from "effect";
+import { Context, Effect } from "effect";
 import { Api } from "../api/api.ts";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import {
@@ -20,6 +20,7 @@ import {
 } from "../api/json_response.ts";
 import { mayReadStore } from "../auth/access.ts";
 import { Auth } from "../auth/auth_service.ts";
+import { DataSeal } from "../auth/data_seal.ts";
 import { isCalendarDate } from "../domain/common.ts";
 import {
   keptJson,
@@ -54,9 +55,15 @@ type Reply =
 
 // A conditional read of one kind of answer: the version the client holds goes to the service,
 // which builds nothing when it is current.
-// An answer as of an earlier instant has no ETag: it says which commit it shows.
-const replyFor = <A>(kind: string, header: string | undefined, answer: Versioned<A>): Reply => {
-  const headers = dataHeaders(answer.token, answer.asOf);
+// An answer as of an earlier instant has no ETag: it says which commit it shows. `token`: the
+// answer's Data-Token (sealed).
+const replyFor = <A>(
+  kind: string,
+  header: string | undefined,
+  answer: Versioned<A>,
+  token: string | undefined,
+): Reply => {
+  const headers = dataHeaders(token, answer.asOf);
   const body = (value: A) => chunkedJson(value as Readonly<Record<string, unknown>>, "days");
   if (answer.asOf !== undefined) {
     return { status: 200, parts: body(answer.value!), headers: jsonHeaders(undefined, headers) };
@@ -67,23 +74,15 @@ const replyFor = <A>(kind: string, header: string | undefined, answer: Versioned
     : { status: 200, parts: body(answer.value), headers: jsonHeaders(etag, headers) };
 };
 
-const replyOf = <A, E, R>(
-  kind: string,
-  header: string | undefined,
-  read: (held: string | undefined) => Effect.Effect<Versioned<A>, E, R>,
-) =>
-  Effect.map(
-    read(heldVersion(header, kind, SHAPE_TAG)),
-    (answer) => replyFor(kind, header, answer),
-  );
-
 const conditional = <A, E, R>(
+  seal: DataSeal,
   kind: string,
   read: (held: string | undefined) => Effect.Effect<Versioned<A>, E, R>,
 ) =>
   Effect.gen(function* () {
     const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
-    const reply = yield* replyOf(kind, header, read);
+    const answer = yield* read(heldVersion(header, kind, SHAPE_TAG));
+    const reply = replyFor(kind, header, answer, yield* seal.dataToken(answer.token));
     return reply.status === 304
       ? HttpServerResponse.empty({ status: 304, headers: reply.headers })
       : HttpServerResponse.uint8Array(encodeParts(reply.parts), {
@@ -129,7 +128,7 @@ const directKept = async (
 // in the lanes' answers (src/http/answer_cache.ts) asks only for that version: when the inputs are
 // still at it, nothing is read or computed and the kept bytes are the answer.
 const currentLane = <P>(
-  context: LaneContext<MetricsService | Auth>,
+  context: LaneContext<MetricsService | Auth | DataSeal>,
   kind: string,
   path: RegExp,
   params: ReadonlyArray<string>,
@@ -147,49 +146,64 @@ const currentLane = <P>(
   ) => Effect.Effect<{ readonly version: string; readonly token?: string }, unknown>,
   // The store, scope and range whose inputs `version` reads.
   inputsRange: (request: P) => RangeRequest,
-): Lane =>
-async (lane) => {
-  const storeId = plainId(path.exec(lane.url.pathname)?.[1]);
-  const query = plainParams(lane.url, params);
-  const request = storeId === undefined || query === undefined ? undefined : parse(storeId, query);
-  if (request === undefined) return undefined;
-  const header = lane.request.headers.get("if-none-match") ?? undefined;
-  const key = `${kind}|${JSON.stringify(request)}`;
-  const kept = header === undefined ? context.answers.get(key) : undefined;
-  if (kept !== undefined) {
-    const now = await directKept(context, lane, inputsRange(request), kept.version);
-    if (now !== undefined) {
+): Lane => {
+  const seal = Context.get(context.runtime.context, DataSeal);
+  return async (lane) => {
+    // The sealing key, read once; while it cannot be read, the HttpApi answers.
+    if (!seal.ready() && (await runLane(context, lane, () => seal.load)) === undefined) {
+      return undefined;
+    }
+    const storeId = plainId(path.exec(lane.url.pathname)?.[1]);
+    const query = plainParams(lane.url, params);
+    const request = storeId === undefined || query === undefined
+      ? undefined
+      : parse(storeId, query);
+    if (request === undefined) return undefined;
+    const header = lane.request.headers.get("if-none-match") ?? undefined;
+    const key = `${kind}|${JSON.stringify(request)}`;
+    const kept = header === undefined ? context.answers.get(key) : undefined;
+    if (kept !== undefined) {
+      const now = await directKept(context, lane, inputsRange(request), kept.version);
+      if (now !== undefined) {
+        return keptJson(
+          context.answers,
+          kept,
+          jsonHeaders(
+            etagOf(kind, now.version, SHAPE_TAG),
+            dataHeaders(seal.dataTokenNow(now.token)),
+          ),
+        );
+      }
+    }
+    const result = await runLane(context, lane, (facts) =>
+      Effect.gen(function* () {
+        const caller = yield* (yield* Auth).authenticate(facts);
+        const service = yield* MetricsService;
+        if (kept !== undefined) {
+          const now = yield* version(service, caller, request);
+          if (now.version === kept.version) return { kind: "kept", now } as const;
+        }
+        const held = heldVersion(header, kind, SHAPE_TAG);
+        return { kind: "read", answer: yield* read(service, caller, request, held) } as const;
+      }));
+    if (result === undefined) return undefined;
+    if (result.kind === "kept") {
+      const etag = etagOf(kind, result.now.version, SHAPE_TAG);
       return keptJson(
         context.answers,
-        kept,
-        jsonHeaders(etagOf(kind, now.version, SHAPE_TAG), dataHeaders(now.token)),
+        kept!,
+        jsonHeaders(etag, dataHeaders(seal.dataTokenNow(result.now.token))),
       );
     }
-  }
-  const result = await runLane(context, lane, (facts) =>
-    Effect.gen(function* () {
-      const caller = yield* (yield* Auth).authenticate(facts);
-      const service = yield* MetricsService;
-      if (kept !== undefined) {
-        const now = yield* version(service, caller, request);
-        if (now.version === kept.version) return { kind: "kept", now } as const;
-      }
-      const held = heldVersion(header, kind, SHAPE_TAG);
-      return { kind: "read", answer: yield* read(service, caller, request, held) } as const;
-    }));
-  if (result === undefined) return undefined;
-  if (result.kind === "kept") {
-    const etag = etagOf(kind, result.now.version, SHAPE_TAG);
-    return keptJson(context.answers, kept!, jsonHeaders(etag, dataHeaders(result.now.token)));
-  }
-  const reply = replyFor(kind, header, result.answer);
-  if (reply.status === 304) return laneJson(304, reply.headers);
-  const bytes = encodeParts(reply.parts);
-  context.answers.set(key, result.answer.version, bytes);
-  return laneJson(200, reply.headers, bytes);
+    const reply = replyFor(kind, header, result.answer, seal.dataTokenNow(result.answer.token));
+    if (reply.status === 304) return laneJson(304, reply.headers);
+    const bytes = encodeParts(reply.parts);
+    context.answers.set(key, result.answer.version, bytes);
+    return laneJson(200, reply.headers, bytes);
+  };
 };
 
-export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
+export const metricsLane = (context: LaneContext<MetricsService | Auth | DataSeal>) =>
   currentLane(
     context,
     "m",
@@ -201,7 +215,7 @@ export const metricsLane = (context: LaneContext<MetricsService | Auth>) =>
     (range) => range,
   );
 
-export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
+export const targetsLane = (context: LaneContext<MetricsService | Auth | DataSeal>) =>
   currentLane(
     context,
     "t",
@@ -213,7 +227,7 @@ export const targetsLane = (context: LaneContext<MetricsService | Auth>) =>
     (range) => range,
   );
 
-export const periodsLane = (context: LaneContext<MetricsService | Auth>) =>
+export const periodsLane = (context: LaneContext<MetricsService | Auth | DataSeal>) =>
   currentLane(
     context,
     "p",
@@ -237,12 +251,15 @@ export const MetricsHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const service = yield* MetricsService;
+      const seal = yield* DataSeal;
+      const open = (token: string) => seal.open("data-token", token);
       return handlers
         .handle("targets", ({ path, urlParams: q }) =>
           Effect.gen(function* () {
             const caller = yield* Caller;
-            const asOf = yield* asOfOf(q);
+            const asOf = yield* asOfOf(q, open);
             return yield* conditional(
+              seal,
               "t",
               (held) => service.targets(caller, rangeOf(path.store_id, q), asOf, held),
             );
@@ -250,8 +267,9 @@ export const MetricsHttpLive = HttpApiBuilder.group(
         .handle("metrics", ({ path, urlParams: q }) =>
           Effect.gen(function* () {
             const caller = yield* Caller;
-            const asOf = yield* asOfOf(q);
+            const asOf = yield* asOfOf(q, open);
             return yield* conditional(
+              seal,
               "m",
               (held) => service.metrics(caller, rangeOf(path.store_id, q), asOf, held),
             );
@@ -259,8 +277,9 @@ export const MetricsHttpLive = HttpApiBuilder.group(
         .handle("periods", ({ path, urlParams: q }) =>
           Effect.gen(function* () {
             const caller = yield* Caller;
-            const asOf = yield* asOfOf(q);
+            const asOf = yield* asOfOf(q, open);
             return yield* conditional(
+              seal,
               "p",
               (held) => service.periods(caller, path.store_id, q.scope_id, q.as_of, asOf, held),
             );
