@@ -5,7 +5,7 @@ import { PGlite } from "@electric-sql/pglite";
 import type { PGliteOptions } from "@electric-sql/pglite";
 import type { PgliteHandle } from "./pglite_client.ts";
 
-type Request =
+type Ask =
   | { readonly op: "open"; readonly dataDir: string | undefined; readonly conf: Conf }
   | {
     readonly op: "query";
@@ -141,14 +141,14 @@ export const startPgliteWorker = async (
   };
   worker.onmessageerror = () => end(lostError("a reply could not be read"));
 
-  const send = <A>(request: Request) =>
+  const send = <A>(request: Ask) =>
     new Promise<A>((resolve, reject) => {
       if (ended) return reject(failure);
       const id = nextId++;
       worker.postMessage({ ...request, id });
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
     });
-  const call = <A>(request: Request) =>
+  const call = <A>(request: Ask) =>
     failure === undefined ? send<A>(request) : Promise.reject(failure);
 
   try {
@@ -188,16 +188,16 @@ export const startPgliteWorker = async (
 // The worker's side: one PGlite, requests served in the order they came.
 if (import.meta.main) {
   const scope = globalThis as unknown as {
-    onmessage: ((event: MessageEvent<Request & { id: number }>) => void) | null;
+    onmessage: ((event: MessageEvent<Ask & { id: number }>) => void) | null;
     postMessage: (message: Reply) => void;
     addEventListener: (type: "unload", listener: () => void) => void;
   };
   let db: PgliteHandle | undefined;
-  const open = () => {
+  const opened = () => {
     if (db === undefined) throw closedError();
     return db;
   };
-  const perform = async (request: Request): Promise<unknown> => {
+  const perform = async (request: Ask): Promise<unknown> => {
     switch (request.op) {
       case "open": {
         const pglite = new PGlite(request.dataDir, { postgresqlconf: request.conf });
@@ -208,13 +208,13 @@ if (import.meta.main) {
       case "query": {
         const params = request.params.map(fromWire);
         return request.rowMode === "array"
-          ? open().values(request.sql, params)
-          : open().query(request.sql, params);
+          ? opened().values(request.sql, params)
+          : opened().query(request.sql, params);
       }
       case "exec":
-        return open().exec(request.sql);
+        return opened().exec(request.sql);
       case "close": {
-        const closing = open();
+        const closing = opened();
         db = undefined;
         return closing.close();
       }
