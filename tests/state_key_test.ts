@@ -5,6 +5,7 @@
 // left the days.
 import assert from "node:assert/strict";
 import { Cause, Effect, Exit } from "effect";
+import { sealKeysOf, sealWith } from "../src/auth/data_seal.ts";
 import { migrate } from "../src/db/migrator.ts";
 import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
@@ -166,13 +167,18 @@ Deno.test("an upgrade to migration 0012 keeps every read as of an earlier commit
     p,
     p.replace("/energy?", "/metrics?"),
   ]);
-  const generation = (await read(paths[0])).token.split(".")[1];
+  // Tokens of the snapshot's two commits, sealed as the service seals them (no answer named them).
+  const [{ secret, generation }] = await sql((s) =>
+    s<{ secret: string; generation: string }>`
+      SELECT (SELECT value FROM app_settings WHERE key = 'session_secret') AS secret,
+        (SELECT left(generation, 16) FROM dataset) AS generation`
+  );
+  const keys = sealKeysOf(secret);
   const asOf = async () => {
     const out: Array<string> = [];
     for (const seq of [1, 2]) {
-      for (const path of paths) {
-        out.push((await read(`${path}&data_token=${seq}.${generation}`)).body);
-      }
+      const token = sealWith(keys, "data-token", `${seq}.${generation}`);
+      for (const path of paths) out.push((await read(`${path}&data_token=${token}`)).body);
     }
     return out;
   };
