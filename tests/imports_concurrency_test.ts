@@ -18,8 +18,17 @@ type ImportBody = typeof Import.Type;
 const PARALLEL = 20;
 
 const snapshot = generateSnapshot({ stores: 6 });
-const app = await makeTestApp((db) =>
-  db.run(Effect.asVoid(loadSnapshot(snapshot, { reset: false })))
+// Races of the database, not the admission limits: every request of a race is let in at once.
+const app = await makeTestApp(
+  (db) => db.run(Effect.asVoid(loadSnapshot(snapshot, { reset: false }))),
+  {
+    admission: {
+      bodyBytes: 256 * 1024 * 1024,
+      bodyBytesPerKey: 256 * 1024 * 1024,
+      heavy: 4 * PARALLEL,
+      heavyPerKey: 4 * PARALLEL,
+    },
+  },
 );
 const writer = await app.key(["read", "write", "raw"], { member: "race-cleaner-1" });
 const end = snapshot.dataset.end;
