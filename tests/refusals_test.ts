@@ -1,6 +1,7 @@
-// Refusals reach the client over a real connection: a client that writes its whole request before
-// it reads (as browsers and most HTTP clients do with an upload) reads the 401, 413 or 431 and its
-// error body, not a reset, and answers made by the HTTP layer itself carry the contract's body.
+// Refusals reach the client over a real connection, not a reset: a client that reads while it
+// uploads (browsers, fetch, curl) reads the 401 or 413 and its error body however large the body it
+// was sending; one that writes its whole request before it reads does too when the rest is short;
+// answers made by the HTTP layer itself carry the contract's body.
 import assert from "node:assert/strict";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import { serve } from "../src/http/serve.ts";
@@ -19,12 +20,28 @@ const server = await serve(app.handler, {
 });
 const encoder = new TextEncoder();
 
-// Writes the whole request (head, then `bodyBytes` bytes in chunks), and only then reads what the
-// server sent until it closes. A write the server no longer takes ends the writing.
-const writeAllThenRead = async (head: string, bodyBytes: number) => {
+// Sends the request (head, then `bodyBytes` bytes in chunks) and reads what the server sends until
+// it closes: after the whole request is written, or (`readWhileWriting`) meanwhile. A write the
+// server no longer takes ends the writing.
+const exchange = async (head: string, bodyBytes: number, readWhileWriting = false) => {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
   const chunk = new Uint8Array(256 * 1024).fill(0x20);
-  let writeFailed = false;
+  const parts: Array<Uint8Array> = [];
+  let reset = false;
+  const read = async () => {
+    const buffer = new Uint8Array(64 * 1024);
+    try {
+      while (true) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        parts.push(buffer.slice(0, n));
+      }
+    } catch {
+      reset = true;
+    }
+  };
+  const timer = setTimeout(() => conn.close(), 15_000);
+  const reading = readWhileWriting ? read() : undefined;
   try {
     await conn.write(encoder.encode(head));
     for (let sent = 0; sent < bodyBytes; sent += chunk.byteLength) {
@@ -33,34 +50,21 @@ const writeAllThenRead = async (head: string, bodyBytes: number) => {
       while (at < n) at += await conn.write(chunk.subarray(at, n));
     }
   } catch {
-    writeFailed = true;
+    // the server took no more
   }
-  const parts: Array<Uint8Array> = [];
-  let reset = false;
-  const buffer = new Uint8Array(64 * 1024);
-  const timer = setTimeout(() => conn.close(), 15_000);
+  await (reading ?? read());
+  clearTimeout(timer);
   try {
-    while (true) {
-      const n = await conn.read(buffer);
-      if (n === null) break;
-      parts.push(buffer.slice(0, n));
-    }
+    conn.close();
   } catch {
-    reset = true;
-  } finally {
-    clearTimeout(timer);
-    try {
-      conn.close();
-    } catch {
-      // closed by the timer
-    }
+    // closed by the timer
   }
   const text = new TextDecoder().decode(
     parts.reduce((all, p) => new Uint8Array([...all, ...p]), new Uint8Array()),
   );
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
   const body = text.includes("\r\n\r\n") ? text.slice(text.indexOf("\r\n\r\n") + 4) : "";
-  return { status, body, reset, writeFailed };
+  return { status, body, reset: reset && status === 0 };
 };
 
 const errorCode = (body: string) => {
@@ -76,7 +80,7 @@ const upload = (bytes: number, extra = "") =>
 
 Deno.test("a refused upload without a credential is answered 401 to a client still writing", async () => {
   const bytes = 5_800_000;
-  const answer = await writeAllThenRead(upload(bytes), bytes);
+  const answer = await exchange(upload(bytes), bytes, true);
   assert.equal(answer.reset, false, "the connection was reset before the answer was read");
   assert.equal(answer.status, 401);
   assert.equal(errorCode(answer.body), "MISSING_CREDENTIAL");
@@ -84,8 +88,21 @@ Deno.test("a refused upload without a credential is answered 401 to a client sti
 
 Deno.test("an oversized upload with a credential is answered 413 to a client still writing", async () => {
   const bytes = 20 * 1024 * 1024;
-  const answer = await writeAllThenRead(
+  const answer = await exchange(
     upload(bytes, `authorization: Bearer ${writer.key}\r\n`),
+    bytes,
+    true,
+  );
+  assert.equal(answer.reset, false, "the connection was reset before the answer was read");
+  assert.equal(answer.status, 413);
+  assert.equal(errorCode(answer.body), "PAYLOAD_TOO_LARGE");
+});
+
+Deno.test("a short refused body is read and dropped: a client that reads last gets the answer", async () => {
+  const bytes = 512 * 1024;
+  const answer = await exchange(
+    `POST /auth/session HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+      `content-length: ${bytes}\r\n\r\n`,
     bytes,
   );
   assert.equal(answer.reset, false, "the connection was reset before the answer was read");
@@ -95,7 +112,7 @@ Deno.test("an oversized upload with a credential is answered 413 to a client sti
 
 Deno.test("headers past the limit are 431 with the contract's error body, not a reset", async () => {
   for (const size of [32 * 1024, 64 * 1024]) {
-    const answer = await writeAllThenRead(
+    const answer = await exchange(
       `GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\nx-padding: ${"a".repeat(size)}\r\n\r\n`,
       0,
     );
@@ -106,7 +123,7 @@ Deno.test("headers past the limit are 431 with the contract's error body, not a 
 });
 
 Deno.test("a request that is not HTTP is 400 with the contract's error body", async () => {
-  const answer = await writeAllThenRead("HELLO THERE\r\n\r\n", 0);
+  const answer = await exchange("HELLO THERE\r\n\r\n", 0);
   assert.equal(answer.status, 400);
   assert.equal(errorCode(answer.body), "INVALID_REQUEST");
 });

@@ -45,29 +45,38 @@ interface Watched {
   answered: number;
 }
 
-// After an answer sent before its request's body was read (401, 413, 503 BUSY, ...), what the client
-// still sends is read and dropped, then the connection is closed: a close with unread data resets
-// it, and a client still writing its body then sees the reset instead of the answer. Bounded like
-// nginx's lingering close: at most LINGER_MS and LINGER_BYTES, else the connection is cut.
+// After an answer sent before its request's body was read (401, 403, 413, 503 BUSY, ...), the
+// connection is closed without resetting it while the client still sends: a close with unread data
+// resets the connection, and a client then sees the reset instead of the answer.
+// - A short rest of the body (at most DRAIN_BYTES announced) is read and dropped, then the connection
+//   is closed: even a client that writes its whole request before it reads gets the answer.
+// - A longer one, or one of unknown length, is not read at all: the answer is sent, the service's
+//   side of the connection is shut, and the client (browsers, fetch, curl read while they upload)
+//   reads the answer and goes; one still there after LINGER_MS is cut. Reading and dropping
+//   hundreds of megabytes would cost the memory and the time the refusal is there to save.
+const DRAIN_BYTES = 1024 * 1024;
 const LINGER_MS = 5_000;
-const LINGER_BYTES = 64 * 1024 * 1024;
 
-const drainThenClose = (req: http.IncomingMessage) => {
+const closeAfterRefusal = (req: http.IncomingMessage) => {
   const socket = req.socket;
   if (socket.destroyed) return;
-  const from = socket.bytesRead;
   const cut = setTimeout(() => socket.destroy(), LINGER_MS);
   Deno.unrefTimer(cut);
-  req.removeAllListeners("data");
-  req.on("data", () => {
-    if (socket.bytesRead - from > LINGER_BYTES) socket.destroy();
-  });
-  req.once("end", () => {
-    clearTimeout(cut);
-    socket.end();
-  });
   socket.once("close", () => clearTimeout(cut));
-  req.resume();
+  const declared = Number(req.headers["content-length"] ?? NaN);
+  const rest = declared - socket.bytesRead;
+  req.removeAllListeners("data");
+  if (Number.isFinite(declared) && rest <= DRAIN_BYTES) {
+    const from = socket.bytesRead;
+    req.on("data", () => {
+      if (socket.bytesRead - from > DRAIN_BYTES) socket.destroy();
+    });
+    req.once("end", () => socket.end());
+    req.resume();
+    return;
+  }
+  req.pause();
+  socket.end();
 };
 
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -107,12 +116,13 @@ const answerParseFailure = (error: Error & { code?: string }, socket: Socket) =>
       `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
   );
   socket.end();
-  // Read and drop what the client still sends (see drainThenClose); a late client is not waited for.
+  // Read and drop what the client still sends, a little of it (see closeAfterRefusal); a late client
+  // is not waited for.
   const cut = setTimeout(() => socket.destroy(), status === 408 ? 1_000 : LINGER_MS);
   Deno.unrefTimer(cut);
   const from = socket.bytesRead;
   socket.on("data", () => {
-    if (socket.bytesRead - from > LINGER_BYTES) socket.destroy();
+    if (socket.bytesRead - from > DRAIN_BYTES) socket.destroy();
   });
   socket.once("close", () => clearTimeout(cut));
   socket.resume();
@@ -122,36 +132,40 @@ const WATCHED = Symbol("watched");
 type WatchedSocket = Socket & { [WATCHED]?: Watched };
 
 // The request body as a web stream that reads from the socket only as fast as it is consumed, and
-// stops reading for good when it is cancelled (a refused body is not read to its end).
+// stops reading for good when it is cancelled (a refused body is not read to its end). Nothing is
+// taken from the request until the first read: a request refused from its headers holds no more
+// of its body than node:http's own small buffer.
 const bodyStream = (req: http.IncomingMessage) => {
   let done = false;
+  let attached = false;
+  const attach = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    attached = true;
+    req.on("data", (chunk: Uint8Array) => {
+      if (done) return;
+      controller.enqueue(new Uint8Array(chunk));
+      if ((controller.desiredSize ?? 0) <= 0) req.pause();
+    });
+    req.once("end", () => {
+      if (done) return;
+      done = true;
+      controller.close();
+    });
+    req.once("error", (error) => {
+      if (done) return;
+      done = true;
+      controller.error(error);
+    });
+  };
   return new ReadableStream<Uint8Array>({
-    start(controller) {
-      req.on("data", (chunk: Uint8Array) => {
-        if (done) return;
-        controller.enqueue(new Uint8Array(chunk));
-        if ((controller.desiredSize ?? 0) <= 0) req.pause();
-      });
-      req.once("end", () => {
-        if (done) return;
-        done = true;
-        controller.close();
-      });
-      req.once("error", (error) => {
-        if (done) return;
-        done = true;
-        controller.error(error);
-      });
-      req.pause();
-    },
-    pull() {
+    pull(controller) {
+      if (!attached) attach(controller);
       if (!done) req.resume();
     },
     cancel() {
       done = true;
       req.pause();
     },
-  }, { highWaterMark: 4 });
+  }, { highWaterMark: 0 });
 };
 
 // The request has no signal of its own: the handler is given the controller instead (a signal given
@@ -207,14 +221,14 @@ const writeResponse = async (
     const cookies = response.headers.getSetCookie();
     if (cookies.length > 0) headers["set-cookie"] = cookies;
   }
-  // An answer given before the body was read: the rest of the body is read and dropped, then the
-  // connection closed (drainThenClose). One that says `Connection: close` itself (408, a client too
-  // slow to wait for) is closed at once.
+  // An answer given before the body was read: the connection is closed after it without a reset
+  // (closeAfterRefusal). One that says `Connection: close` itself (408, a client too slow to wait
+  // for) is closed at once.
   const unread = !req.complete;
   const closing = headers["connection"] === "close";
   if (!unread && !closing && res.shouldKeepAlive) headers["keep-alive"] = keepAlive;
   res.writeHead(response.status, headers);
-  if (unread && !closing) res.once("finish", () => drainThenClose(req));
+  if (unread && !closing) res.once("finish", () => closeAfterRefusal(req));
   else if (unread) {
     const socket = req.socket;
     res.once("finish", () => {
