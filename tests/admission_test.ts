@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS } from "../src/config.ts";
 import { Budget } from "../src/http/admission.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
-import { assertErrorBody, BASE, makeTestApp } from "./helpers.ts";
+import { assertErrorBody, BASE, makeTestApp, readAnswer } from "./helpers.ts";
 
 const MiB = 1024 * 1024;
 const app = await makeTestApp(
@@ -23,17 +23,6 @@ const reader = await app.key(["read"]);
 const writer = await app.key(["read", "write"]);
 const otherWriter = await app.key(["read", "write"]);
 const dataset = (await app.call("GET", "/api/v1/dataset", { key: reader.key })).body;
-
-const answerOf = async (response: Response) => {
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: response.status, headers: response.headers, body };
-};
 
 // A body that sends `first` bytes at once and the rest only when `release` is called: a client
 // still uploading. Counts what the service pulled from it.
@@ -77,7 +66,7 @@ Deno.test("a request without a credential is refused before any of its body is r
       controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
     },
   }, { highWaterMark: 0 });
-  const answer = await answerOf(await app.handler(preview(undefined, stream, 5 * MiB)));
+  const answer = await readAnswer(await app.handler(preview(undefined, stream, 5 * MiB)));
   assertErrorBody(answer, 401, "MISSING_CREDENTIAL");
   assert.equal(pulled, 0, `read ${pulled} bytes`);
   await stream.cancel().catch(() => {});
@@ -91,7 +80,7 @@ Deno.test("an invalid key and a key without write are refused before the body", 
     ] as const
   ) {
     const body = heldBody(0);
-    const answer = await answerOf(await app.handler(preview(key, body.stream, 5 * MiB)));
+    const answer = await readAnswer(await app.handler(preview(key, body.stream, 5 * MiB)));
     assertErrorBody(answer, status, code);
     assert.equal(body.pulled(), 0);
     body.release();
@@ -104,7 +93,7 @@ Deno.test("an invalid key and a key without write are refused before the body", 
       body: heldBody(0).stream,
     }),
   );
-  assertErrorBody(await answerOf(edit), 403, "PERMISSION_MISSING");
+  assertErrorBody(await readAnswer(edit), 403, "PERMISSION_MISSING");
 });
 
 Deno.test("bodies in flight are bounded per key and in all: 503 BUSY with Retry-After", async () => {
@@ -114,25 +103,27 @@ Deno.test("bodies in flight are bounded per key and in all: 503 BUSY with Retry-
   // The first holds its share (an upload without Content-Length holds the endpoint's cap).
   await new Promise((resolve) => setTimeout(resolve, 50));
   const second = heldBody(0);
-  const refused = await answerOf(await app.handler(preview(writer.key, second.stream, 4 * MiB)));
+  const refused = await readAnswer(await app.handler(preview(writer.key, second.stream, 4 * MiB)));
   assertErrorBody(refused, 503, "BUSY");
   assert.match(refused.headers.get("retry-after") ?? "", /^\d+$/);
   assert.equal(second.pulled(), 0);
   // Another key's small upload still fits in what is left of the whole budget.
   const smallBody = JSON.stringify({ filename: "a.csv" });
-  const small = await answerOf(
+  const small = await readAnswer(
     await app.handler(preview(otherWriter.key, smallBody, smallBody.length)),
   );
   assert.equal(small.status, 400, JSON.stringify(small.body));
   // Past the whole budget, any key is refused.
   const third = heldBody(0);
-  const whole = await answerOf(await app.handler(preview(otherWriter.key, third.stream, 3 * MiB)));
+  const whole = await readAnswer(
+    await app.handler(preview(otherWriter.key, third.stream, 3 * MiB)),
+  );
   assertErrorBody(whole, 503, "BUSY");
   // Once the first upload ends, its share is given back.
   first.release();
-  const ended = await answerOf(await firstAnswer);
+  const ended = await readAnswer(await firstAnswer);
   assert.equal(ended.status, 400);
-  const again = await answerOf(
+  const again = await readAnswer(
     await app.handler(preview(writer.key, smallBody, smallBody.length)),
   );
   assert.equal(again.status, 400, JSON.stringify(again.body));
@@ -154,11 +145,11 @@ Deno.test("heavy work is bounded per key and in all, and an export holds its pla
   const first = await exportOf(reader.key);
   assert.equal(first.status, 200);
   // One key runs one heavy task at once.
-  assertErrorBody(await answerOf(await exportOf(reader.key)), 503, "BUSY");
+  assertErrorBody(await readAnswer(await exportOf(reader.key)), 503, "BUSY");
   // Another key runs one; a third is past the two the service runs at once.
   const second = await exportOf(otherReader.key);
   assert.equal(second.status, 200);
-  const refused = await answerOf(await exportOf(thirdReader.key));
+  const refused = await readAnswer(await exportOf(thirdReader.key));
   assertErrorBody(refused, 503, "BUSY");
   assert.match(refused.headers.get("retry-after") ?? "", /^\d+$/);
   // Read to the end (or given up), a place is free again.
@@ -171,7 +162,7 @@ Deno.test("heavy work is bounded per key and in all, and an export holds its pla
 
 Deno.test("malformed JSON is 400 INVALID_JSON", async () => {
   for (const text of ["{bad", '{"access_key": "x"', "[1,]", ""]) {
-    const answer = await answerOf(
+    const answer = await readAnswer(
       await app.handler(
         new Request(`${BASE}/auth/session`, {
           method: "POST",

@@ -12,7 +12,7 @@ import { makeLog } from "../src/log.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { databaseKind } from "./db.ts";
-import { assertErrorBody, BASE, makeTestApp } from "./helpers.ts";
+import { assertErrorBody, BASE, makeTestApp, readAnswer } from "./helpers.ts";
 
 const logLines: Array<string> = [];
 const app = await makeTestApp(
@@ -26,17 +26,7 @@ const reader = await app.key(["read"]);
 const writer = await app.key(["read", "write", "raw"]);
 const store = (await app.call("GET", "/api/v1/stores", { key: reader.key })).body.stores[0];
 
-const send = async (request: Request) => {
-  const response = await app.handler(request);
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: response.status, headers: response.headers, body };
-};
+const send = async (request: Request) => readAnswer(await app.handler(request));
 
 // A body stream of `total` bytes made on demand, counting what the service pulled from it.
 const lazyBody = (total: number, chunk = 64 * 1024, fill = 0x20) => {

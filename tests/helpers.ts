@@ -38,6 +38,18 @@ export const BASE = "http://service.test";
 let members = 0;
 
 // Tests see warnings and errors (5xx answers among them), not one access line per request.
+// An answer with its body parsed as JSON when it is JSON, else as text.
+export const readAnswer = async (response: Response): Promise<Answer> => {
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, headers: response.headers, body };
+};
+
 export const quietLog = makeLog({ level: "warn", format: "text" });
 
 export interface TestAppOptions extends HandlerOptions {
