@@ -732,11 +732,9 @@ const header = `<row r="1">${inlineCell("A1", "门店名称")}${inlineCell("B1",
 const storeRow = (r: number) =>
   `<row r="${r}">${inlineCell(`A${r}`, `店${r}`)}${numberCell(`B${r}`, 1)}</row>`;
 
-// Refused with one problem like `pattern`, well within a second.
+// Refused with one problem like `pattern` (how quickly: tests/timing/crafted_files_test.ts).
 const craftedRefused = async (bytes: Uint8Array, pattern: RegExp) => {
-  const started = performance.now();
   const problems = await readRejected(bytes);
-  assert.ok(performance.now() - started < 1000, `${performance.now() - started} ms`);
   assert.equal(problems.length, 1, formatProblems(problems));
   assert.match(problems[0].message, /^not a readable XLSX workbook: /);
   assert.match(problems[0].message, pattern);

@@ -80,15 +80,13 @@ Deno.test("a decoy in front of the archive JSZip reads is refused before anythin
   assert.deepEqual(wb.worksheets.map((w) => w.name), ["Hidden"]);
   refused(crafted, /the ZIP directory is not where the archive declares it/);
 
-  // The same shape with 64 MB of blanks behind the decoy.
-  const started = performance.now();
+  // The same shape with 64 MB of blanks behind the decoy (how quickly: tests/timing/).
   const bomb = decoyBomb(64 * 1024 * 1024, 8);
   assert.ok(bomb.length < 200_000, `${bomb.length} bytes`);
   refused(bomb, /not where the archive declares it/, 0, {
     maxEntries: 50,
     maxUnpackedBytes: 256 << 20,
   });
-  assert.ok(performance.now() - started < 2000);
 });
 
 Deno.test("bytes before the first entry, between entries, after the directory or the EOCD", () => {

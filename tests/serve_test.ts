@@ -102,22 +102,8 @@ Deno.test("a kept-alive connection is closed once no request follows its answer 
   assert.match(answer, /\r\nConnection: keep-alive\r\n/i);
   assert.match(answer, /\r\nKeep-Alive: timeout=0\r\n/i);
   const result = await readUntilClosed(conn, 10_000);
+  // Which time closed it, and that one asking often stays open: tests/timing/keep_alive_test.ts.
   assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
-  // After the keep-alive time (800 ms), not the idle time (1.5 s).
-  assert.ok(result.ms >= 750 && result.ms < 1_450, `closed after ${result.ms} ms`);
-});
-
-Deno.test("a connection that keeps asking stays open past the keep-alive and idle times", async () => {
-  const conn = await connect();
-  try {
-    // Every 500 ms for 2.5 s: each pause is under the keep-alive time, the whole over both.
-    for (let i = 0; i < 6; i++) {
-      assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  } finally {
-    conn.close();
-  }
 });
 
 Deno.test("a body dripping one byte at a time is answered 408 and closed", async () => {

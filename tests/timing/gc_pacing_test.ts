@@ -11,8 +11,8 @@ import {
   processHeap,
   startHeapPacing,
   STUCK_CHECKS,
-} from "../src/ops/gc_pacing.ts";
-import { openMallocTrim } from "../src/ops/malloc_trim.ts";
+} from "../../src/ops/gc_pacing.ts";
+import { openMallocTrim } from "../../src/ops/malloc_trim.ts";
 
 Deno.test("a young collection is asked for once per pace of buffer bytes, and never without gc", () => {
   const asked: Array<unknown> = [];
