@@ -106,6 +106,8 @@ const walk = (xml: string, visitor: Visitor) => {
       if (m === null) return bail();
       at = TAG.lastIndex;
       const name = m[2];
+      // Every tag's attributes, read or not, must be XML an XML parser accepts.
+      if (m[3].includes("&") && UNKNOWN_ENTITY.test(m[3])) bail();
       if (m[1] === "/") {
         if (m[3] !== "" || m[4] !== "" || open.pop() !== name) bail();
         visitor.close(name);
