@@ -30,7 +30,7 @@ import { MetricsHttpLive, metricsLane, periodsLane, targetsLane } from "./metric
 import { MetricsService } from "./metrics/metrics_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
-import { statusOf } from "./api/contract_middleware.ts";
+import { statusOfError } from "./domain/errors.ts";
 import { ImportService } from "./imports/import_service.ts";
 import { ProfileService } from "./stores/profile_service.ts";
 import { QualityHttpLive } from "./quality/quality_http.ts";
@@ -162,12 +162,11 @@ export const makeHandler = <E>(
       ),
     );
     if (Exit.isSuccess(exit)) return { kind: "admitted", holder: `key ${exit.value.keyId}` };
-    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause)) as
-      | { readonly _tag?: string; readonly code: string; readonly message: string }
-      | undefined;
-    if (failure?._tag !== undefined && failure._tag in statusOf) {
-      const { _tag, code, message } = failure;
-      return { kind: "refused", response: errorResponse(statusOf[_tag], code, message) };
+    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause));
+    const status = statusOfError(failure);
+    if (status !== undefined) {
+      const { code, message } = failure as { readonly code: string; readonly message: string };
+      return { kind: "refused", response: errorResponse(status, code, message) };
     }
     log.error("the credential check failed", { cause: Cause.pretty(exit.cause).slice(0, 500) });
     return {

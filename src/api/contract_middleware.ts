@@ -4,6 +4,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import type * as HttpApp from "@effect/platform/HttpApp";
 import { Cause, Effect, Option } from "effect";
+import { statusOfError } from "../domain/errors.ts";
 import { RequestNote } from "../domain/request.ts";
 
 const errorBody = (status: number, code: string, message: string, requestId: string) =>
@@ -46,15 +47,6 @@ export const decodeMessage = (issues: ReadonlyArray<DecodeIssue>) =>
     : issues.slice(0, MAX_ISSUES).map(issueText).join("; ") +
       (issues.length > MAX_ISSUES ? `; and ${issues.length - MAX_ISSUES} more` : "");
 
-export const statusOf: Record<string, number> = {
-  BadRequest: 400,
-  Unauthorized: 401,
-  Forbidden: 403,
-  NotFound: 404,
-  Conflict: 409,
-  ServiceUnavailable: 503,
-};
-
 export const contractMiddleware = <E, R>(
   app: HttpApp.Default<E, R>,
 ): HttpApp.Default<never, R | HttpServerRequest.HttpServerRequest> =>
@@ -65,9 +57,10 @@ export const contractMiddleware = <E, R>(
       Effect.gen(function* () {
         const error = Cause.squash(cause) as { _tag?: string } | undefined;
         const tag = error?._tag ?? "";
-        if (tag in statusOf) {
+        const status = statusOfError(error);
+        if (status !== undefined) {
           const { code, message } = error as { code: string; message: string };
-          return errorBody(statusOf[tag], code, message, requestId);
+          return errorBody(status, code, message, requestId);
         }
         if (tag === "HttpApiDecodeError") {
           const decode = error as { issues?: ReadonlyArray<DecodeIssue> };

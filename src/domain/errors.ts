@@ -33,14 +33,49 @@ const wire = <E extends { code: string; message: string }>(
     encode: (error) => ({ error: { code: error.code, message: error.message } }),
   }).annotations({ ...HttpApiSchema.annotations({ status }), description });
 
-export const BadRequestWire = wire(BadRequest, 400, "Invalid date, parameter, scope, file or body");
-export const UnauthorizedWire = wire(Unauthorized, 401, "Credential invalid, expired or revoked");
-export const ForbiddenWire = wire(Forbidden, 403, "Store, operation or raw permission missing");
-export const NotFoundWire = wire(NotFound, 404, "Unknown object");
-export const ConflictWire = wire(Conflict, 409, "Version, commit or idempotency conflict");
+// Each error class's HTTP status: the one statement of it, for the contract, the HttpApi's error
+// mapping and the front door.
+export const STATUS_OF_ERROR: Readonly<Record<string, number>> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  ServiceUnavailable: 503,
+};
+
+// The status of a contract error, or undefined for anything else.
+export const statusOfError = (error: unknown): number | undefined => {
+  const tag = (error as { _tag?: unknown } | null | undefined)?._tag;
+  return typeof tag === "string" && Object.hasOwn(STATUS_OF_ERROR, tag)
+    ? STATUS_OF_ERROR[tag]
+    : undefined;
+};
+
+export const BadRequestWire = wire(
+  BadRequest,
+  STATUS_OF_ERROR.BadRequest,
+  "Invalid date, parameter, scope, file or body",
+);
+export const UnauthorizedWire = wire(
+  Unauthorized,
+  STATUS_OF_ERROR.Unauthorized,
+  "Credential invalid, expired or revoked",
+);
+export const ForbiddenWire = wire(
+  Forbidden,
+  STATUS_OF_ERROR.Forbidden,
+  "Store, operation or raw permission missing",
+);
+export const NotFoundWire = wire(NotFound, STATUS_OF_ERROR.NotFound, "Unknown object");
+export const ConflictWire = wire(
+  Conflict,
+  STATUS_OF_ERROR.Conflict,
+  "Version, commit or idempotency conflict",
+);
 export const ServiceUnavailableWire = wire(
   ServiceUnavailable,
-  503,
+  STATUS_OF_ERROR.ServiceUnavailable,
   "Database or service not ready",
 );
 
