@@ -142,7 +142,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   const bodies = new Budget(limits.bodyBytes, limits.bodyBytesPerKey);
   const heavy = new Budget(limits.heavy, limits.heavyPerKey);
   const heavyHoldMs = options.heavyHoldMs ?? 10 * 60_000;
-  const route = makeRouter(
+  const matchRoute = makeRouter(
     metrics === undefined ? options.routes : [...options.routes, METRICS_ROUTE],
   );
   const documents = new Map<string, Promise<Document>>();
@@ -151,7 +151,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   const target = (method: string, pathname: string): Target =>
     options.console !== undefined && isConsolePath(pathname)
       ? CONSOLE_TARGET
-      : route(method, pathname);
+      : matchRoute(method, pathname);
 
   // Each route's series are found by the route itself: no string is made per request.
   const statsOf = new Map<Route, RouteStats>();
@@ -253,18 +253,18 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     return new Response(body, { status: 200, headers });
   };
 
-  // The answer to one request, before X-Request-ID and logging.
-  const answer = async (
+  // Shares of the admission budgets a request holds: a body's until its answer is ready, a heavy
+  // task's until its answer has been sent.
+  type Held = { readonly body: Array<() => void>; readonly work: Array<() => void> };
+
+  // Step 1, what is not a route's to answer: the console, unknown paths, other methods, the
+  // documents and /metrics.
+  const answerOffRoute = (
     request: Incoming,
     url: URL,
     note: RequestNoteShape,
     match: Target,
-    controller: AbortController,
-    peer: string | undefined,
-    // Shares of the admission budgets this request holds: a body's when its answer is ready, a heavy
-    // task's when its answer has been sent.
-    held: { readonly body: Array<() => void>; readonly work: Array<() => void> },
-  ): Promise<Response> => {
+  ): Promise<Response> | Response | undefined => {
     if (match.kind === "console" && options.console !== undefined) {
       if (request.method !== "GET" && request.method !== "HEAD") {
         return errorResponse(405, "METHOD_NOT_ALLOWED", "This path answers GET, HEAD", {
@@ -293,10 +293,19 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     if (match.route === METRICS_ROUTE && metrics !== undefined) {
       return serveMetrics(request, metrics.registry);
     }
+    return undefined;
+  };
 
-    const contentType = request.headers.get("content-type");
-    const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
-    const policy = match.route.body;
+  // Step 2, from the headers alone: a body where none is taken, an announced length past the cap,
+  // then the credential and its permission, then the shares of the limits all clients have
+  // together. No body byte is read before all of them.
+  const admit = async (
+    request: Incoming,
+    route: Route,
+    peer: string | undefined,
+    held: Held,
+  ): Promise<Response | undefined> => {
+    const policy = route.body;
     if (policy.kind === "none" && announcesBody(request)) {
       return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
     }
@@ -304,12 +313,10 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     if (policy.kind === "json" && declared !== undefined && declared > policy.maxBytes) {
       return tooLarge(policy.maxBytes);
     }
-    // From the headers alone: the credential and its permission, then the shares of the limits
-    // all clients have together. No body byte is read before both.
     let holder = peer === undefined ? "anonymous" : `peer ${peer}`;
-    const admission = match.route.admission;
-    if (options.gate !== undefined && match.route.credential && admission !== undefined) {
-      const gated = await options.gate(request, match.route);
+    const admission = route.admission;
+    if (options.gate !== undefined && route.credential && admission !== undefined) {
+      const gated = await options.gate(request, route);
       if (gated.kind === "refused") return gated.response;
       holder = gated.holder;
     }
@@ -339,59 +346,76 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
         release();
       });
     }
-    let body: Uint8Array<ArrayBuffer> | undefined;
-    if (policy.kind === "json") {
-      if (FORM_TYPES.includes(media)) {
-        return errorResponse(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
-      }
-      const read = await readBody(request, policy.maxBytes, options.bodyMs);
-      switch (read.kind) {
-        case "too-large":
-          return tooLarge(policy.maxBytes);
-        case "timeout":
-          return errorResponse(
-            408,
-            "REQUEST_TIMEOUT",
-            `The request body did not arrive within ${options.bodyMs} ms`,
-            { connection: "close" },
-          );
-        case "failed":
-          return errorResponse(400, "INVALID_REQUEST", "The request body could not be read");
-      }
-      if (read.bytes.byteLength > 0 && !isJsonMediaType(contentType)) {
-        return errorResponse(
-          415,
-          "UNSUPPORTED_MEDIA_TYPE",
-          "Send the body as application/json (UTF-8)",
-        );
-      }
-      if (jsonDepthExceeds(read.bytes)) {
-        return errorResponse(
-          400,
-          "INVALID_JSON",
-          `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
-        );
-      }
-      body = read.bytes;
-    }
+    return undefined;
+  };
 
+  // Step 3, a JSON body read under its cap and the body time limit, checked for its media type
+  // and nesting.
+  const readJson = async (
+    request: Incoming,
+    maxBytes: number,
+  ): Promise<Uint8Array<ArrayBuffer> | Response> => {
+    const contentType = request.headers.get("content-type");
+    const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
+    if (FORM_TYPES.includes(media)) {
+      return errorResponse(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
+    }
+    const read = await readBody(request, maxBytes, options.bodyMs);
+    switch (read.kind) {
+      case "too-large":
+        return tooLarge(maxBytes);
+      case "timeout":
+        return errorResponse(
+          408,
+          "REQUEST_TIMEOUT",
+          `The request body did not arrive within ${options.bodyMs} ms`,
+          { connection: "close" },
+        );
+      case "failed":
+        return errorResponse(400, "INVALID_REQUEST", "The request body could not be read");
+    }
+    if (read.bytes.byteLength > 0 && !isJsonMediaType(contentType)) {
+      return errorResponse(
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "Send the body as application/json (UTF-8)",
+      );
+    }
+    if (jsonDepthExceeds(read.bytes)) {
+      return errorResponse(
+        400,
+        "INVALID_JSON",
+        `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+      );
+    }
+    return read.bytes;
+  };
+
+  // Step 4, the endpoint's answer within the request's time limit (503 TIMEOUT past it, the work
+  // interrupted).
+  const forward = async (
+    request: Incoming,
+    url: URL,
+    note: RequestNoteShape,
+    route: Route,
+    controller: AbortController,
+    body: Uint8Array<ArrayBuffer> | undefined,
+  ): Promise<Response> => {
     const signal = controller.signal;
-    const lane = request.method === "GET"
-      ? options.lanes?.get(`GET ${match.route.path}`)
-      : undefined;
+    const lane = request.method === "GET" ? options.lanes?.get(`GET ${route.path}`) : undefined;
     const work = async () => {
       if (lane !== undefined) {
         // A lane that gives up (or fails) leaves the request to the HttpApi.
         const answered = await lane({ request, url, note, signal }).catch(() => undefined);
         if (answered !== undefined) return answered;
       }
-      const forward = new Request(request.url, {
+      const forwarded = new Request(request.url, {
         method: request.method === "HEAD" ? "GET" : request.method,
         headers: webHeaders(request.headers),
         body,
         signal,
       });
-      return inner(forward, Context.make(RequestNote, note));
+      return inner(forwarded, Context.make(RequestNote, note));
     };
     let deadline: Deadline | undefined;
     const late = new Promise<Response>((resolve) => {
@@ -412,6 +436,32 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     } finally {
       deadline?.clear();
     }
+  };
+
+  // The answer to one request, before X-Request-ID and logging: the steps above in order.
+  const answer = async (
+    request: Incoming,
+    url: URL,
+    note: RequestNoteShape,
+    match: Target,
+    controller: AbortController,
+    peer: string | undefined,
+    held: Held,
+  ): Promise<Response> => {
+    const offRoute = answerOffRoute(request, url, note, match);
+    if (offRoute !== undefined || match.kind !== "route") {
+      return offRoute ?? errorResponse(404, "NOT_FOUND", "No endpoint at this path");
+    }
+    const route = match.route;
+    const refused = await admit(request, route, peer, held);
+    if (refused !== undefined) return refused;
+    let body: Uint8Array<ArrayBuffer> | undefined;
+    if (route.body.kind === "json") {
+      const read = await readJson(request, route.body.maxBytes);
+      if (read instanceof Response) return read;
+      body = read;
+    }
+    return forward(request, url, note, route, controller, body);
   };
 
   // `controller`: the server's for this request, aborted when the client goes away; the time limit
