@@ -9,17 +9,16 @@ import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
 
-// The embedded server's buffer cache: PostgreSQL's default 128 MB lives inside this process (WASM
-// memory) and took a started service from about 170 to 300 MB; the files stay in the OS's cache.
+// The embedded server's buffer cache lives inside this process (WASM memory, never given back):
+// kept small, the files stay in the operating system's cache.
 const EMBEDDED_CONF = ["shared_buffers = 16MB"];
 
 // Planner settings of the service's own connections. The service's statements look up a few
 // thousand keys at most (a commit's days, a read's months): costing a random page read as a
 // sequential one (1.1, the usual value where the data is cached or on SSD) plans those as index
-// lookups instead of hashing the whole table (a 10,000-day commit: 25 ms against 130 ms per join,
-// and growing with the table). JIT compilation suits long analytic queries, not these: planned
-// costs of a few million (a month's days looked up by key, month by month) made it compile for
-// 400 ms a statement that runs in 140.
+// lookups instead of hashing the whole table, a cost that grows with the table. JIT compilation
+// suits long analytic queries, not these: a statement planned at a few million (a month's days
+// looked up by key, month by month) would be compiled for longer than it runs.
 export const SESSION_SETTINGS = { jit: "off", random_page_cost: "1.1" } as const;
 
 // The connection string and startup options of the pool: the service's settings, then the URL's own
@@ -89,8 +88,8 @@ export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> 
 const APPLICATION = "energy-saving-service";
 
 // The lanes' statements are constants (lanes.ts), each prepared under a name of its own once per
-// connection: PostgreSQL then neither parses nor plans it again for every request (0.1-0.3 ms of
-// its time for a key's row beside a version). Past MAX_NAMED texts a statement runs unnamed, so no
+// connection: PostgreSQL then neither parses nor plans it again for every request. Past MAX_NAMED
+// texts a statement runs unnamed, so no
 // text made at run time can grow the map or the connections' prepared statements.
 const MAX_NAMED = 64;
 
@@ -115,10 +114,8 @@ const makePool = (options: PoolOptions) =>
           ...connectionOf(Redacted.value(options.url)),
           max: options.maxConnections,
           connectionTimeoutMillis: 5_000,
-          // The idle timeout (10 s, pg-pool's default) stays, although the pool sets its timer again
-          // on every release (2.6 of the 58 KB a kept catalog answer's request allocated): an open
-          // connection keeps its driver's read buffer as large as the largest answer it read. With
-          // connections kept open the reads' load peaked at 257-264 MiB, with the timeout 201-232.
+          // The idle timeout (10 s, pg-pool's default) stays: an open connection keeps its driver's
+          // read buffer as large as the largest answer it read, so idle ones are let go.
           statement_timeout: options.statementMs,
           lock_timeout: options.lockMs,
           // A transaction left open by a client that went away is ended by the server.

@@ -1,9 +1,9 @@
 // The pool's connections to PostgreSQL over Deno's own sockets, with one read buffer per
 // connection. Through node:net, every read of the runtime allocates a fresh 64 KB buffer before it
 // waits; a pooled connection waits between statements, so those buffers outlive young-generation
-// collections and pile up as old garbage until a full collection: about 64 KB for every statement,
-// 50 MB a second under load (docs/performance.md, Memory). Here each read lands in the
-// connection's own buffer, and only the bytes that arrived are copied out for the driver.
+// collections and pile up as old garbage until a full collection, 64 KB for every statement. Here
+// each read lands in the connection's own buffer, and only the bytes that arrived are copied out
+// for the driver.
 //
 // The socket offers what pg's Connection uses (the shape of its own Cloudflare socket):
 // connect(port, host) or connect(path) for a Unix socket, write, end, destroy, setNoDelay,

@@ -30,9 +30,8 @@ const SWEEP_MS = 1_000;
 
 // A connection's traffic as the sweep last saw it. node:http's own idle and keep-alive timeouts set
 // a new timer on the socket for every request and every answer; under load those timers (and the
-// runtime's bookkeeping of them) outlived young collections and reached the old generation
-// (docs/performance.md, Memory). One sweep over the open connections reads their byte counters
-// instead.
+// runtime's bookkeeping of them) outlived young collections and reached the old generation. One
+// sweep over the open connections reads their byte counters instead.
 interface Watched {
   readonly socket: Socket;
   read: number;

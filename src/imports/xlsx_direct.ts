@@ -1,8 +1,7 @@
 // The cells of a plain workbook read straight from its XML, as exceljs 4.4 reads them: shared,
 // inline and numeric cells, number formats that make a number a date, any number of worksheets. A
 // filled template, an export of the service and a workbook saved by a spreadsheet program without
-// formulas are read here in about half of exceljs's time and without loading it
-// (docs/performance.md, "Plain workbooks read from their XML").
+// formulas are read here faster than exceljs reads them, and without loading it.
 //
 // Only what is known to read exactly as exceljs reads it is read here; for anything else
 // (formulas, merged cells, hyperlinks, rich text, booleans, errors, 1904 dates, comments, CDATA or

@@ -19,8 +19,8 @@ const factsSql = (days: DaysOf) => `
 // Each BASELINE stage (valid_to exclusive) is read one summer at a time, June 1 to September 30 of
 // each of its years before the range's last year, within the stage's own dates: only the days it
 // keeps are read, not every day before the range's year (a year-to-date read of periods read about
-// 365 earlier days to keep at most 122). At 2,000 stores, whose days no longer fit in PostgreSQL's
-// buffers, periods' p50 went from 1.25x to 1.08x the 60-store one (docs/performance.md).
+// 365 earlier days to keep at most 122), so the cost does not grow with the store count once the
+// days no longer fit in PostgreSQL's buffers.
 const SUMMER_FROM = "greatest(h.valid_from, make_date(y.year, 6, 1))";
 const SUMMER_TO = "least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30))";
 const baselineDaysSql = (days: DaysOf) => `
