@@ -50,6 +50,20 @@ export const readAnswer = async (response: Response): Promise<Answer> => {
   return { status: response.status, headers: response.headers, body };
 };
 
+// Sends a GET of /health/live on a loopback connection and reads its whole answer (headers and a
+// JSON body), leaving the connection open.
+export const askLive = async (conn: Deno.Conn): Promise<string> => {
+  await conn.write(new TextEncoder().encode("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const buffer = new Uint8Array(4096);
+  let text = "";
+  while (!/\r\n\r\n[\s\S]*\}$/.test(text)) {
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error(`closed after ${JSON.stringify(text)}`);
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+  return text;
+};
+
 export const quietLog = makeLog({ level: "warn", format: "text" });
 
 export interface TestAppOptions extends HandlerOptions {

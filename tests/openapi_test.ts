@@ -6,6 +6,7 @@ import { Schema } from "effect";
 import { Api } from "../src/api/api.ts";
 import { IdFromString } from "../src/domain/common.ts";
 import { ERROR_CODES, errorCodesOf, errorCodesTable } from "../src/domain/error_codes.ts";
+import { STATUS_OF_ERROR } from "../src/domain/errors.ts";
 import { makeTestApp } from "./helpers.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -235,14 +236,7 @@ const SRC = new URL("../src", import.meta.url).pathname;
 Deno.test("the listed codes are exactly those src/ answers with, with their statuses", async () => {
   const files = await sourceFiles(SRC);
   const errorsTs = files.find((f) => f.path.endsWith("/domain/errors.ts"))!.text;
-  const classStatus: Record<string, number> = {
-    BadRequest: 400,
-    Unauthorized: 401,
-    Forbidden: 403,
-    NotFound: 404,
-    Conflict: 409,
-    ServiceUnavailable: 503,
-  };
+  const classStatus = STATUS_OF_ERROR;
   // Helpers such as `forbidden = (message: string, code = "FORBIDDEN") => new Forbidden(...)`.
   const helpers = new Map<string, { readonly fallback: string; readonly status: number }>();
   for (const m of errorsTs.matchAll(/const (\w+) = \([^)]*code = "(\w+)"\)\s*=>\s*new (\w+)\(/g)) {

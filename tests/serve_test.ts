@@ -5,7 +5,7 @@ import { Option } from "effect";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import { serve } from "../src/http/serve.ts";
 import { headerOf, laneJson, setHeader } from "../src/http/lanes.ts";
-import { makeTestApp } from "./helpers.ts";
+import { askLive, makeTestApp } from "./helpers.ts";
 
 // The service's own origin is the address it listens on (no PUBLIC_ORIGIN).
 const app = await makeTestApp(undefined, {
@@ -81,19 +81,6 @@ Deno.test("a connection that sends nothing is closed", async () => {
   const result = await readUntilClosed(conn, 10_000);
   assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
 });
-
-// Sends a GET of /health/live on `conn` and reads its whole answer (headers and body).
-const askLive = async (conn: Deno.Conn) => {
-  await conn.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"));
-  const buffer = new Uint8Array(4096);
-  let text = "";
-  while (!/\r\n\r\n[\s\S]*\}$/.test(text)) {
-    const n = await conn.read(buffer);
-    if (n === null) throw new Error(`closed after ${JSON.stringify(text)}`);
-    text += new TextDecoder().decode(buffer.subarray(0, n));
-  }
-  return text;
-};
 
 Deno.test("a kept-alive connection is closed once no request follows its answer in time", async () => {
   const conn = await connect();

@@ -3,6 +3,7 @@
 // both. Wall-clock windows: run on its own by `deno task test:timing`, not in the parallel suite.
 import assert from "node:assert/strict";
 import { serve } from "../../src/http/serve.ts";
+import { askLive } from "../helpers.ts";
 
 const server = await serve(
   () =>
@@ -18,25 +19,11 @@ const server = await serve(
     keepAliveMs: 800,
   },
 );
-const encoder = new TextEncoder();
 const connect = () => Deno.connect({ hostname: "127.0.0.1", port: server.port });
-
-// Sends a GET on `conn` and reads its whole answer.
-const ask = async (conn: Deno.Conn) => {
-  await conn.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"));
-  const buffer = new Uint8Array(4096);
-  let text = "";
-  while (!/\r\n\r\n[\s\S]*\}$/.test(text)) {
-    const n = await conn.read(buffer);
-    if (n === null) throw new Error(`closed after ${JSON.stringify(text)}`);
-    text += new TextDecoder().decode(buffer.subarray(0, n));
-  }
-  return text;
-};
 
 Deno.test("a kept-alive connection is closed after the keep-alive time, not the idle time", async () => {
   const conn = await connect();
-  assert.match(await ask(conn), /^HTTP\/1\.1 200/);
+  assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
   const started = performance.now();
   const buffer = new Uint8Array(1024);
   try {
@@ -57,7 +44,7 @@ Deno.test("a connection that keeps asking stays open past the keep-alive and idl
   try {
     // Every 500 ms for 2.5 s: each pause is under the keep-alive time, the whole over both.
     for (let i = 0; i < 6; i++) {
-      assert.match(await ask(conn), /^HTTP\/1\.1 200/);
+      assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
       await new Promise((r) => setTimeout(r, 500));
     }
   } finally {
