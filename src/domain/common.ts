@@ -19,7 +19,7 @@ export const isCalendarDay = (year: number, month: number, day: number) =>
 export const FIRST_DATE = "0001-01-01";
 
 // A date as the contract writes it: YYYY-MM-DD, a real day, computed without Date (whose
-// two-digit years are of the 1900s and which rolls 2026-02-29 over to March).
+// two-digit years are of the 1900s and which rolls February 29 of a common year over to March).
 export const isCalendarDate = (s: string) => {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
   return m !== null && isCalendarDay(Number(m[1]), Number(m[2]), Number(m[3]));

@@ -81,6 +81,8 @@ const DOCUMENTS = new Set(["/openapi.json", "/api-docs"]);
 
 const MAX_LOGGED_PATH = 200;
 
+const encoder = new TextEncoder();
+
 export const errorResponse = (
   status: number,
   code: string,
@@ -88,7 +90,7 @@ export const errorResponse = (
   extra?: HeadersInit,
 ) => {
   const headers = new Headers(extra);
-  const body = new TextEncoder().encode(JSON.stringify({ error: { code, message } }));
+  const body = encoder.encode(JSON.stringify({ error: { code, message } }));
   headers.set("content-type", "application/json");
   headers.set("content-length", String(body.byteLength));
   return new Response(body, { status, headers });
