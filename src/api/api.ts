@@ -9,6 +9,7 @@ import {
   ServiceUnavailableWire,
   UnauthorizedWire,
 } from "../domain/errors.ts";
+import { API_VERSION } from "../domain/version.ts";
 import { AuthApi } from "./auth_api.ts";
 import { ChangesApi } from "./changes_api.ts";
 import { EnergyApi } from "./energy_api.ts";
@@ -19,8 +20,6 @@ import { QualityApi } from "./quality_api.ts";
 import { finishDocument } from "./openapi.ts";
 import { StoresApi } from "./stores_api.ts";
 import { SystemApi } from "./system_api.ts";
-
-export const API_VERSION = "0.5.007-service.1";
 
 const DESCRIPTION = `Per-store daily air-conditioning energy (kWh per Beijing calendar day), \
 energy-saving targets and metrics, store reference data, and a controlled import path.

@@ -6,9 +6,9 @@ import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer";
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import { Effect, Layer, Option, Redacted, Tracer } from "effect";
-import { API_VERSION } from "../api/api.ts";
 import type { TracingSettings } from "../config.ts";
 import { RequestNote } from "../domain/request.ts";
+import { API_VERSION } from "../domain/version.ts";
 
 interface MutableSpan {
   sampled: boolean;
