@@ -3,7 +3,15 @@
 // The browser console: sign-in, the session's header, and the page of the current path.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, call, type Dataset, get, type SessionInfo, whenUnauthorized } from "./api.ts";
+import {
+  ApiError,
+  call,
+  type Dataset,
+  get,
+  type Permission,
+  type SessionInfo,
+  whenUnauthorized,
+} from "./api.ts";
 import { type Lang, language, setLanguage, t } from "./i18n.ts";
 import { html, Link, useLocation } from "./ui.ts";
 import { SignIn } from "./pages/signin.ts";
@@ -16,7 +24,7 @@ import { ChangesPage } from "./pages/changes.ts";
 export interface Session {
   readonly info: SessionInfo;
   readonly dataset: Dataset;
-  readonly may: (permission: "read" | "write" | "raw") => boolean;
+  readonly may: (permission: Permission) => boolean;
 }
 
 const sessionOf = (info: SessionInfo, dataset: Dataset): Session => ({

@@ -2,56 +2,17 @@
 // What changed (raw permission): energy revisions in commit order, followed page by page with the
 // feed's cursor, newest pages appended; and the import batches, each linking to its detail.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, get } from "../api.ts";
+import {
+  type Actor,
+  ApiError,
+  type BatchList,
+  type Change,
+  type ChangesPage as FeedPage,
+  get,
+} from "../api.ts";
 import { t } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import { Code, errorText, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
-
-interface Actor {
-  readonly login_name: string;
-  readonly display_name: string | null;
-}
-
-interface Change {
-  readonly commit_seq: number;
-  readonly committed_at: string;
-  readonly batch_id: number;
-  readonly batch_no: string;
-  readonly batch_kind: string;
-  readonly row_number: number;
-  readonly store_id: number;
-  readonly business_date: string;
-  readonly revision_no: number;
-  readonly operation: string;
-  readonly actor: Actor | null;
-  readonly energy_kwh: string | null;
-  readonly status: string | null;
-  readonly source_kind: string | null;
-  readonly before_energy_kwh: string | null;
-  readonly before_status: string | null;
-}
-
-interface ChangesPage {
-  readonly changes: ReadonlyArray<Change>;
-  readonly next_cursor: string;
-  readonly has_more: boolean;
-  readonly head_seq: number | null;
-  readonly head_cursor: string;
-}
-
-interface Batch {
-  readonly id: number;
-  readonly batch_no: string;
-  readonly batch_kind: string;
-  readonly status: string;
-  readonly filename: string | null;
-  readonly change_reason: string | null;
-  readonly uploaded_at: string;
-  readonly committed_at: string | null;
-  readonly commit_seq: number | null;
-  readonly uploaded_by: Actor | null;
-  readonly action_counts: Readonly<Record<string, number>>;
-}
 
 const actorName = (a: Actor | null) => a === null ? t("none") : a.display_name ?? a.login_name;
 
@@ -80,7 +41,7 @@ const Feed = () => {
       let found: Array<Change> = [];
       let hasMore = true;
       for (let i = 0; i < 3 && found.length === 0 && hasMore; i++) {
-        const page = await get<ChangesPage>(`/api/v1/changes?limit=200${query}`);
+        const page = await get<FeedPage>(`/api/v1/changes?limit=200${query}`);
         found = [...found, ...page.changes];
         after = page.next_cursor;
         query = `&after=${encodeURIComponent(after)}`;
@@ -101,7 +62,7 @@ const Feed = () => {
   const [head, setHead] = useState<number | null>(null);
   const startAt = async (seq?: number) => {
     try {
-      const first = await get<ChangesPage>("/api/v1/changes?limit=1");
+      const first = await get<FeedPage>("/api/v1/changes?limit=1");
       setHead(first.head_seq);
       const at = seq === undefined || first.head_seq === null
         ? `&after=${encodeURIComponent(first.head_cursor)}`
@@ -184,7 +145,7 @@ const Batches = () => {
   const [status, setStatus] = useState("");
   const { load, reload } = useLoad(
     (signal) =>
-      get<{ batches: ReadonlyArray<Batch>; next_after: number | null }>(
+      get<BatchList>(
         `/api/v1/imports?limit=200${status === "" ? "" : `&status=${status}`}`,
         signal,
       ),
@@ -203,9 +164,7 @@ const Batches = () => {
           )}
         </select>
       </label>
-      <${Loaded} load=${load} retry=${reload}>${(
-        value: { batches: ReadonlyArray<Batch>; next_after: number | null },
-      ) =>
+      <${Loaded} load=${load} retry=${reload}>${(value: BatchList) =>
         html`
           <${Table} caption=${t("batchesTitle")} head=${[
             t("batch"),

@@ -2,7 +2,7 @@
 // One store-day (raw permission): its current value, every version with who and which batch, its
 // revision history, and from a revision the import row's lineage back to the sealed source.
 import { useState } from "preact/hooks";
-import { type EnergyVersions, get, type Lineage, type Revision } from "../api.ts";
+import { type EnergyVersions, get, type HistoryResponse, type Lineage } from "../api.ts";
 import { t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import { Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
@@ -16,6 +16,11 @@ const cellOf = (reference: Record<string, unknown> | null) => {
     ? t("sheetRowCol", { sheet: reference.sheet, row, column })
     : t("csvRowCol", { row, column });
 };
+
+// The served value before or after a revision: a void day says so (its kWh is null then, as is
+// the value before a day's first revision).
+const served = (kwh: string | null, isVoid: 0 | 1 | null) =>
+  isVoid === 1 ? words("VOID") : show(kwh);
 
 const LineageView = (props: { importRowId: number }) => {
   const lineage = useLoad(
@@ -84,8 +89,8 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
   const history = useLoad(
     (signal) =>
       energyId === undefined
-        ? Promise.resolve({ revisions: [] as ReadonlyArray<Revision> })
-        : get<{ revisions: ReadonlyArray<Revision> }>(`/api/v1/energy/${energyId}/history`, signal),
+        ? Promise.resolve<HistoryResponse>({ revisions: [] })
+        : get<HistoryResponse>(`/api/v1/energy/${energyId}/history`, signal),
     [energyId],
   );
   return html`
@@ -101,7 +106,7 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
               </div>
               <div>
                 <dt>${t("source")}</dt>
-                <dd>${v.current.source_label}</dd>
+                <dd>${show(v.current.source_label)}</dd>
               </div>
               <div>
                 <dt>${t("quality")}</dt>
@@ -138,10 +143,8 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                             <td>
                               <${Code} code=${r.operation} />
                             </td>
-                            <td class="num">${show(r.before_kwh)}</td>
-                            <td class="num">${r.after_is_void === 1
-                              ? words("VOID")
-                              : show(r.after_kwh)}</td>
+                            <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
+                            <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
                             <td>${r.source_label}</td>
                             <td>${show(r.actor.label)}</td>
                             <td>${r.batch === null
@@ -160,9 +163,7 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
           `}<//>
         ${traced !== null && html`<${LineageView} key=${traced} importRowId=${traced} />`}
         <h2>${t("history")}</h2>
-        <${Loaded} load=${history.load} retry=${history.reload}>${(
-          h: { revisions: ReadonlyArray<Revision> },
-        ) =>
+        <${Loaded} load=${history.load} retry=${history.reload}>${(h: HistoryResponse) =>
           html`<${Table} caption=${t("history")} head=${[
             t("revision"),
             t("operation"),
@@ -180,8 +181,8 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                   <td>
                     <${Code} code=${r.operation} />
                   </td>
-                  <td class="num">${show(r.before_kwh)}</td>
-                  <td class="num">${show(r.after_kwh)}</td>
+                  <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
+                  <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
                   <td>${words(r.source_kind)}</td>
                   <td>${r.committed_at}</td>
                   <td>${r.change_reason}</td>

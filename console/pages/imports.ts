@@ -3,7 +3,17 @@
 // action (or every located problem of a refused file), the commit with an Idempotency-Key made
 // once per preview (a retry after a lost connection sends the same request), and batch details.
 import { useState } from "preact/hooks";
-import { ApiError, call, get, type ImportBatch, type ImportRow, type Template } from "../api.ts";
+import {
+  ApiError,
+  call,
+  type FailureCode,
+  get,
+  type ImportBatch,
+  type ImportRow,
+  type PreviewInput,
+  type StoresResponse,
+  type Template,
+} from "../api.ts";
 import { type Key, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import { Code, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
@@ -43,20 +53,23 @@ const download = (template: Template) => {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 };
 
-const conflictText = (error: ApiError) =>
-  error.status === 409 &&
-    error.code in
-      {
-        STALE_PREVIEW: 1,
-        BATCH_EXPIRED: 1,
-        ALREADY_COMMITTED: 1,
-        NOT_COMMITTABLE: 1,
-        IDEMPOTENCY_KEY_REUSED: 1,
-      }
-    ? t(error.code as Key)
+// The conflicts the page explains in its own words: each is a code of the service and a word here.
+const CONFLICTS = [
+  "STALE_PREVIEW",
+  "BATCH_EXPIRED",
+  "ALREADY_COMMITTED",
+  "NOT_COMMITTABLE",
+  "IDEMPOTENCY_KEY_REUSED",
+] as const satisfies ReadonlyArray<FailureCode & Key>;
+
+const conflictText = (error: ApiError) => {
+  const conflict = CONFLICTS.find((code) => code === error.code);
+  return error.status === 409 && conflict !== undefined
+    ? t(conflict)
     : error.code === "NETWORK"
     ? t("networkRetry")
     : error.message;
+};
 
 // The rows of a batch grouped by action, each group a table (blank cells folded away).
 export const RowsByAction = (props: {
@@ -106,8 +119,7 @@ const Counts = (props: { counts: Readonly<Record<string, number>> }) =>
 
 const useStoreNames = () => {
   const stores = useLoad(
-    (signal) =>
-      get<{ stores: ReadonlyArray<{ id: number; name: string }> }>("/api/v1/stores", signal),
+    (signal) => get<StoresResponse>("/api/v1/stores", signal),
     [],
   );
   return new Map(
@@ -166,9 +178,10 @@ export const ImportsPage = (props: { session: Session }) => {
       }`;
       const key = previewKey?.signature === signature ? previewKey.key : crypto.randomUUID();
       setPreviewKey({ signature, key });
+      const body: PreviewInput = { filename: file.name, content_base64: content, reason };
       const batch = await call<ImportBatch>("POST", "/api/v1/imports/preview", {
         headers: { "idempotency-key": key },
-        body: { filename: file.name, content_base64: content, reason },
+        body,
       });
       setPreview(batch);
       setCommitKey({ batch: batch.id, key: crypto.randomUUID() });
@@ -243,7 +256,7 @@ export const ImportsPage = (props: { session: Session }) => {
     preview &&
     html`<section aria-labelledby="preview-title" data-testid="preview">
       <h2 id="preview-title">${t("previewTitle", { batch: preview.batch_no })}</h2>
-      <p>${t("counts", { total: preview.total_rows })} · ${preview.filename}</p>
+      <p>${t("counts", { total: preview.total_rows })} · ${show(preview.filename)}</p>
       <${Counts} counts=${preview.action_counts} />
       ${
       committed === null

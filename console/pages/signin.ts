@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // Sign-in: the key goes once to POST /auth/session and is dropped; the cookie it buys is HttpOnly.
 import { useState } from "preact/hooks";
-import { ApiError, call } from "../api.ts";
+import { ApiError, call, type SessionRequest } from "../api.ts";
 import { t } from "../i18n.ts";
 import { html } from "../ui.ts";
 
@@ -18,7 +18,8 @@ export const SignIn = (props: { message: string | null; onSignedIn: () => void }
     setBusy(true);
     setError(null);
     try {
-      await call("POST", "/auth/session", { body: { access_key: key } });
+      const body: SessionRequest = { access_key: key };
+      await call("POST", "/auth/session", { body });
       input.value = "";
       props.onSignedIn();
     } catch (failure) {

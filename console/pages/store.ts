@@ -13,7 +13,10 @@ import {
   type MetricsResponse,
   type MetricSummary,
   type PeriodOverview,
+  type ProfileResult,
+  type ProfileUpdate,
   type StoreReference,
+  type StoresResponse,
 } from "../api.ts";
 import { EnergyChart } from "../chart.ts";
 import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
@@ -419,10 +422,11 @@ const ProfileEdit = (
     setBusy(true);
     setMessage(null);
     try {
-      const result = await call<{ status: string; profile: { version: number } }>(
+      const body: ProfileUpdate = { name, address, expected_version: version };
+      const result = await call<ProfileResult>(
         "PATCH",
         `/api/v1/stores/${props.storeId}/profile`,
-        { body: { name, address, expected_version: version } },
+        { body },
       );
       setVersion(result.profile.version);
       setMessage({
@@ -630,11 +634,7 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
     [props.storeId],
   );
   const stores = useLoad(
-    (signal) =>
-      get<{ stores: ReadonlyArray<{ id: number; scope_id: number; name: string }> }>(
-        "/api/v1/stores",
-        signal,
-      ),
+    (signal) => get<StoresResponse>("/api/v1/stores", signal),
     [],
   );
   const store = stores.load.state === "ready"

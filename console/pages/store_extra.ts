@@ -2,48 +2,10 @@
 // More of a store's page: the data-quality cross-check of the range (days whose energy disagrees
 // with the devices' reports, with the evidence), the range as a file in the import layout, and
 // the profile's audit log (raw permission).
-import { get } from "../api.ts";
+import { type AuditLog, get, type QualityFlag, type QualityResponse } from "../api.ts";
 import { t } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import { Code, html, Loaded, show, Table, useLoad } from "../ui.ts";
-
-interface Report {
-  readonly source: string;
-  readonly state: string;
-  readonly occurred_at: string;
-  readonly carried: boolean;
-}
-
-interface DeviceCase {
-  readonly device_id: number;
-  readonly device_name: string | null;
-  readonly device_code: string;
-  readonly state: string;
-  readonly report_count: number;
-  readonly reports: ReadonlyArray<Report>;
-}
-
-interface QualityFlag {
-  readonly business_date: string;
-  readonly kind: string;
-  readonly energy_kwh: string | null;
-  readonly message: string;
-  readonly device_count: number;
-  readonly devices: ReadonlyArray<DeviceCase>;
-}
-
-interface QualityAnswer {
-  readonly summary: {
-    readonly requested_days: number;
-    readonly checked_days: number;
-    readonly agreeing_days: number;
-    readonly flagged_days: number;
-    readonly no_evidence_days: number;
-    readonly void_days: number;
-  };
-  readonly flags: ReadonlyArray<QualityFlag>;
-  readonly notes: ReadonlyArray<string>;
-}
 
 const evidence = (f: QualityFlag) =>
   f.devices.map((d) =>
@@ -56,7 +18,7 @@ export const QualitySection = (
 ) => {
   const { load, reload } = useLoad(
     (signal) =>
-      get<QualityAnswer>(
+      get<QualityResponse>(
         `/api/v1/stores/${props.storeId}/quality?scope_id=${props.scopeId}&start=${props.start}&end=${props.end}`,
         signal,
       ),
@@ -65,7 +27,7 @@ export const QualitySection = (
   return html`
     <section aria-labelledby="quality-title" data-testid="quality">
       <h2 id="quality-title">${t("qualityCheckTitle")}</h2>
-      <${Loaded} load=${load} retry=${reload}>${(q: QualityAnswer) =>
+      <${Loaded} load=${load} retry=${reload}>${(q: QualityResponse) =>
         html`
           <p role="status" data-testid="quality-summary">${t("qualitySummary", {
             checked: q.summary.checked_days,
@@ -118,32 +80,19 @@ export const ExportLinks = (
   `;
 };
 
-interface AuditEntry {
-  readonly id: number;
-  readonly action: string;
-  readonly actor: { readonly login_name: string; readonly display_name: string | null } | null;
-  readonly before: Readonly<Record<string, unknown>> | null;
-  readonly after: Readonly<Record<string, unknown>> | null;
-  readonly created_at: string;
-}
-
 const fields = (o: Readonly<Record<string, unknown>> | null) =>
   o === null ? t("none") : Object.entries(o).map(([k, v]) => `${k}: ${v ?? "—"}`).join("; ");
 
 export const AuditSection = (props: { session: Session; storeId: number }) => {
   if (!props.session.may("raw")) return null;
   const { load, reload } = useLoad(
-    (signal) =>
-      get<{ entries: ReadonlyArray<AuditEntry> }>(
-        `/api/v1/stores/${props.storeId}/audit?limit=200`,
-        signal,
-      ),
+    (signal) => get<AuditLog>(`/api/v1/stores/${props.storeId}/audit?limit=200`, signal),
     [props.storeId],
   );
   return html`
     <section aria-labelledby="audit-title">
       <h2 id="audit-title">${t("auditTitle")}</h2>
-      <${Loaded} load=${load} retry=${reload}>${(value: { entries: ReadonlyArray<AuditEntry> }) =>
+      <${Loaded} load=${load} retry=${reload}>${(value: AuditLog) =>
         value.entries.length === 0 ? html`<p class="muted">${t("auditEmpty")}</p>` : html`
           <${Table} caption=${t("auditTitle")} head=${[
             t("when"),

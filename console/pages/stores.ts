@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 // The catalog: every store the key may see, searchable and filterable.
 import { useMemo, useState } from "preact/hooks";
-import { type CatalogStore, get } from "../api.ts";
+import { type CatalogResponse, type CatalogStore, get } from "../api.ts";
 import { t } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import { addDays, Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
@@ -122,13 +122,13 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
 export const StoresPage = (props: { session: Session }) => {
   const end = props.session.dataset.end;
   const { load, reload } = useLoad(
-    (signal) => get<{ stores: ReadonlyArray<CatalogStore> }>("/api/v1/catalog", signal),
+    (signal) => get<CatalogResponse>("/api/v1/catalog", signal),
     [],
   );
   return html`
     <h1 tabindex="-1">${t("storesTitle")}</h1>
     <${ExportLinks} start=${addDays(end, -29)} end=${end} />
-    <${Loaded} load=${load} retry=${reload}>${(value: { stores: ReadonlyArray<CatalogStore> }) =>
+    <${Loaded} load=${load} retry=${reload}>${(value: CatalogResponse) =>
       html`<${Catalog} stores=${value.stores} />`}<//>
   `;
 };
