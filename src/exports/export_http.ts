@@ -4,8 +4,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Effect, Layer } from "effect";
 import { Api } from "../api/api.ts";
 import { Caller } from "../domain/auth.ts";
+import { downloadHeaders } from "../files/layout.ts";
 import { type ExportFile, ExportService } from "./export_service.ts";
-import { downloadHeaders } from "./layout.ts";
 
 const fileResponse = (file: ExportFile) =>
   HttpServerResponse.stream(file.body, {

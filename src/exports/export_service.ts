@@ -1,19 +1,15 @@
 // Exports: the current served values of stores in the import file's own layout (XLSX wide table,
-// CSV long table), sent while they are read (paged_body.ts), and the import template for a chosen
-// range. A file exported and sent back untouched previews as UNCHANGED and SKIP_MISSING rows only
-// (layout.ts).
+// CSV long table, files/), sent while they are read (paged_body.ts). A file exported and sent back
+// untouched previews as UNCHANGED and SKIP_MISSING rows only (layout.ts).
 import { Cause, Effect, Option, Stream } from "effect";
 import { inScope, requirePermission } from "../auth/access.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { dbBoundary } from "../db/errors.ts";
-import { badRequest, forbidden, notFound, notReady, ServiceUnavailable } from "../domain/errors.ts";
+import { badRequest, forbidden, notFound, ServiceUnavailable } from "../domain/errors.ts";
 import { RequestNote } from "../domain/request.ts";
 import { AppConfig } from "../config.ts";
-import { addDays, checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
-import { ImportRepo } from "../imports/import_repo.ts";
-import type { CatalogStore } from "../imports/model.ts";
-import { compareNames, sheetNamesFor } from "../imports/sheet_names.ts";
-import { buildTemplate, type TemplateSheet } from "../imports/template.ts";
+import { CatalogRepo, type CatalogStore } from "../files/catalog_repo.ts";
+import { compareNames, sheetNamesFor } from "../files/sheet_names.ts";
 import { ExportRepo, type StoredDay } from "./export_repo.ts";
 import {
   CSV_BOM,
@@ -79,12 +75,6 @@ export interface ExportFile {
   readonly body: Stream.Stream<Uint8Array, ServiceUnavailable>;
 }
 
-export interface TemplateFile {
-  readonly filename: string;
-  readonly bytes: Uint8Array;
-  readonly sheets: ReadonlyArray<TemplateSheet>;
-}
-
 const encoder = new TextEncoder();
 
 const byName = (a: CatalogStore, b: CatalogStore) =>
@@ -103,31 +93,12 @@ const brandsOf = (stores: ReadonlyArray<CatalogStore>) => [
 
 export class ExportService extends Effect.Service<ExportService>()("Exports/ExportService", {
   effect: Effect.gen(function* () {
-    const imports = yield* ImportRepo;
+    const catalogRepo = yield* CatalogRepo;
     const repo = yield* ExportRepo;
     const config = yield* AppConfig;
 
     const catalog = (storeIds: ReadonlyArray<number> | null) =>
-      dbBoundary(imports.catalog(storeIds));
-
-    // A range of the dataset's days: a preview refuses any other date (rules.md §8), blank cells
-    // included, so neither an export nor a template lays one out.
-    const datasetRange = (start: string, end: string) =>
-      Effect.gen(function* () {
-        const days = yield* checkRange(start, end, ENERGY_MAX_DAYS);
-        const rows = yield* dbBoundary(imports.dataset);
-        if (rows.length !== 1) return yield* notReady("No snapshot is loaded");
-        const dataset = rows[0];
-        const last = dataset.end < dataset.today ? dataset.end : dataset.today;
-        if (start < dataset.start || end > last) {
-          return yield* badRequest(
-            `the range ${start}..${end} is not within the dataset's days ` +
-              `(${dataset.start}..${last}); an import accepts no other date`,
-            "INVALID_RANGE",
-          );
-        }
-        return Array.from({ length: days }, (_, i) => addDays(start, i));
-      });
+      dbBoundary(catalogRepo.catalog(storeIds));
 
     // The stores asked for: the listed ones (404 for an unknown store, 403 for one outside the
     // key's stores, as for a single store), else every store the key may see.
@@ -243,7 +214,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         // The time limit runs from the export's start to the body's last byte.
         const deadline = performance.now() + config.limits.exportMs;
         yield* requirePermission(caller, "read");
-        const days = yield* datasetRange(request.start, request.end);
+        const days = yield* catalogRepo.datasetDays(request.start, request.end);
         const selected = [...yield* selectStores(caller, request.storeIds)].sort(byName);
         if (selected.length === 0) return yield* notFound("This key sees no store to export");
         yield* checkExportSize(selected.length, days.length);
@@ -277,37 +248,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         } satisfies ExportFile;
       }).pipe(span("ExportService.exportFile"));
 
-    // The import template for a chosen range (the template of ImportService lays out the last
-    // days of the dataset): the same workbook, with one column per day of the range.
-    const template = (caller: CallerShape, start: string, end: string) =>
-      Effect.gen(function* () {
-        yield* requirePermission(caller, "write");
-        const days = yield* datasetRange(start, end);
-        const stores = yield* catalog(caller.storeIds);
-        const brands = new Map<string, Array<string>>();
-        for (const s of stores) {
-          const list = brands.get(s.brandName) ?? [];
-          list.push(s.storeName);
-          brands.set(s.brandName, list);
-        }
-        const naming = caller.storeIds === null ? [...brands.keys()] : brandsOf(
-          yield* catalog(null),
-        );
-        const built = yield* Effect.promise(() =>
-          buildTemplate({
-            brands: [...brands].map(([name, names]) => ({ name, stores: names })),
-            days,
-            namingBrands: naming,
-          })
-        );
-        return {
-          filename: `energy-import-template-${start}-${end}.xlsx`,
-          bytes: built.bytes,
-          sheets: built.sheets,
-        } satisfies TemplateFile;
-      }).pipe(span("ExportService.template"));
-
-    return { exportFile, template } as const;
+    return { exportFile } as const;
   }),
-  dependencies: [ImportRepo.Default, ExportRepo.Default],
+  dependencies: [CatalogRepo.Default, ExportRepo.Default],
 }) {}

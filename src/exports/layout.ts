@@ -1,8 +1,8 @@
 // The export file, cell by cell: each day of the energy read written in the import's own grammar
-// (cell_values.ts), so that an export sent back untouched previews as UNCHANGED and SKIP_MISSING
-// rows only (rules.md §8), and the CSV text of a row.
-import { energyFromXlsxNumber, parseEnergyText, protectText } from "../imports/cell_values.ts";
-import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../imports/csv_reader.ts";
+// (files/cell_text.ts), so that an export sent back untouched previews as UNCHANGED and
+// SKIP_MISSING rows only (rules.md §8), and the CSV text of a row.
+import { energyFromXlsxNumber, parseEnergyText, protectText } from "../files/cell_text.ts";
+import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../files/layout.ts";
 
 export const XLSX_MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 export const CSV_MEDIA_TYPE = "text/csv; charset=utf-8";
@@ -105,10 +105,3 @@ export const csvRow = (
 
 export const exportFilename = (start: string, end: string, format: ExportFormat) =>
   `energy-export-${start}-${end}.${format}`;
-
-// The headers of a download (the names made here are ASCII without quotes): private to the
-// caller's credential, never stored by a cache.
-export const downloadHeaders = (filename: string) => ({
-  "content-disposition": `attachment; filename="${filename}"`,
-  "cache-control": "private, no-store",
-});

@@ -1,14 +1,15 @@
 // The export workbook, written while it is sent: the parts of an XLSX file (SpreadsheetML) made
 // directly, each worksheet zipped run of rows by run of rows (zip_stream.ts), so that memory holds
-// one run whatever the workbook's size. The layout is the template's (template.ts): A1 门店名称, B1.. the days as
-// text, column A the store names in text format, row 1 and column A frozen. Cell text is written
-// as inline strings: a string cell is never a formula, whatever it begins with.
+// one run whatever the workbook's size. The layout is the template's (files/template.ts): A1
+// 门店名称, B1.. the days as text, column A the store names in text format, row 1 and column A
+// frozen. Cell text is written as inline strings: a string cell is never a formula, whatever it
+// begins with.
 import { Effect, Stream } from "effect";
 import {
   STORE_NAME_HEADER,
   storeColumnWidth,
   TEMPLATE_DAY_COLUMN_WIDTH,
-} from "../imports/template.ts";
+} from "../files/template.ts";
 import { cellText, type ExportCell, xlsxNumber } from "./layout.ts";
 import { ZipStream } from "./zip_stream.ts";
 

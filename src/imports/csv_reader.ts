@@ -3,18 +3,13 @@
 // @ts-types="./csv_parse_sync.d.ts"
 import { CsvError, parse } from "csv-parse/sync";
 import { Effect } from "effect";
+import { isProblem, parseEnergyText, unprotectText } from "../files/cell_text.ts";
+import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../files/layout.ts";
 import type { FileRejected, ReadContext, ReadFile } from "./model.ts";
-import {
-  Collector,
-  isProblem,
-  parseEnergyText,
-  problem,
-  resolveHeaderDate,
-  unprotectText,
-} from "./cell_values.ts";
+import { Collector, problem, resolveHeaderDate } from "./cell_values.ts";
 
-export const CSV_COLUMNS = ["品牌", "门店", "日期", "日能耗"] as const;
-export const CSV_NOTE_COLUMN = "备注";
+// The columns are the file layout's (files/layout.ts), which exports write too.
+export { CSV_COLUMNS, CSV_NOTE_COLUMN };
 
 const LAYOUT = `the header must be ${CSV_COLUMNS.join(", ")} and optionally ${CSV_NOTE_COLUMN}`;
 const RAW_ROW_CHARS = 200;

@@ -12,10 +12,10 @@ import { jsonResponse, jsonStream } from "../api/json_response.ts";
 import { JsonText } from "../domain/answers.ts";
 import { Caller } from "../domain/auth.ts";
 import { badRequest } from "../domain/errors.ts";
-import { ExportService } from "../exports/export_service.ts";
-import { downloadHeaders } from "../exports/layout.ts";
+import { downloadHeaders } from "../files/layout.ts";
+import { TEMPLATE_COLUMNS, templateLimits } from "../files/template.ts";
 import { type ImportAnswer, ImportService } from "./import_service.ts";
-import { TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
+import { TemplateService } from "./template_service.ts";
 
 // Whether an Accept header asks for the XLSX media type (and not with q=0).
 const acceptsXlsx = (accept: string | undefined) =>
@@ -57,7 +57,7 @@ export const ImportsHttpLive = HttpApiBuilder.group(
   (handlers) =>
     Effect.gen(function* () {
       const imports = yield* ImportService;
-      const ranged = yield* ExportService;
+      const templates = yield* TemplateService;
       return handlers
         .handle("template", ({ urlParams }) =>
           Effect.gen(function* () {
@@ -77,7 +77,7 @@ export const ImportsHttpLive = HttpApiBuilder.group(
                 "INVALID_REQUEST",
               );
             }
-            const built = yield* ranged.template(caller, start, end);
+            const built = yield* templates.ranged(caller, start, end);
             return file ? workbook(built.filename, built.bytes) : {
               filename: built.filename,
               content_base64: Buffer.from(built.bytes).toString("base64"),
@@ -125,4 +125,4 @@ export const ImportsHttpLive = HttpApiBuilder.group(
                 jsonResponse(body))),
         );
     }),
-).pipe(Layer.provide(ExportService.Default));
+).pipe(Layer.provide(TemplateService.Default));

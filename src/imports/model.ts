@@ -4,14 +4,12 @@
 // days) -> PlannedRow[] with the actions of rules.md §8. Committer: PlannedRow[] -> revisions.
 import { Data } from "effect";
 import type { ImportAction } from "../domain/imports.ts";
+import type { CellValue } from "../files/cell_text.ts";
+import type { CatalogStore } from "../files/catalog_repo.ts";
 
-// One cell of energy as the file gives it.
-export type CellValue =
-  | { readonly kind: "BLANK" }
-  // kwh: canonical decimal text without sign or exponent, at most 4 decimals ("12.5", "0", "3.1416").
-  | { readonly kind: "NUMBER"; readonly kwh: string }
-  // The cell says VOID or 作废.
-  | { readonly kind: "VOID" };
+// One cell of energy as the file gives it, and a store as files name it: the file layout's
+// (files/), which the pipeline's modules also find here.
+export type { CatalogStore, CellValue };
 
 // Where a value sits in the file, for messages and lineage.
 export interface CellLocation {
@@ -90,14 +88,6 @@ export class FileRejected extends Data.TaggedError("FileRejected")<{
 export interface ReadContext {
   // A month-day header (7月9日) means the most recent such date on or before this date.
   readonly datasetEnd: string;
-}
-
-// A store as the resolver matches it: brand + store name (trimmed, exact).
-export interface CatalogStore {
-  readonly storeId: number;
-  readonly scopeId: number;
-  readonly brandName: string;
-  readonly storeName: string;
 }
 
 export interface ResolveContext {
