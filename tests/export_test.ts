@@ -11,11 +11,11 @@ import { Chunk, Effect, Either, Exit, FastCheck as fc, Stream } from "effect";
 import { EnergyResponse } from "../src/domain/energy.ts";
 import { Import } from "../src/domain/imports.ts";
 import { addDays, dayIndex } from "../src/domain/range.ts";
-import { parseEnergyText, protectText, unprotectText } from "../src/imports/cell_values.ts";
+import { parseEnergyText, protectText, unprotectText } from "../src/files/cell_text.ts";
 import { readImportFile } from "../src/imports/readers.ts";
 import { readPlainWorkbook } from "../src/imports/xlsx_direct.ts";
 import { readXlsxWithExcel } from "../src/imports/xlsx_reader.ts";
-import { sheetNamesFor } from "../src/imports/sheet_names.ts";
+import { sheetNamesFor } from "../src/files/sheet_names.ts";
 import { checkExportSize, EXPORT_MAX_VALUES } from "../src/exports/export_service.ts";
 import {
   cellText,

@@ -5,7 +5,7 @@ import { Decimal } from "decimal.js";
 import ExcelJS from "exceljs";
 import { Cause, Effect, Either, Exit, FastCheck as fc } from "effect";
 import { MAX_IMPORT_ROWS } from "../src/domain/imports.ts";
-import { unprotectText } from "../src/imports/cell_values.ts";
+import { unprotectText } from "../src/files/cell_text.ts";
 import {
   type CellValue,
   type FileProblem,

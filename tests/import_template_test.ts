@@ -10,8 +10,8 @@ import {
   isValidSheetName,
   MAX_SHEET_NAME_CHARS,
   sheetNamesFor,
-} from "../src/imports/sheet_names.ts";
-import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "../src/imports/template.ts";
+} from "../src/files/sheet_names.ts";
+import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "../src/files/template.ts";
 
 const FORBIDDEN = /[:\\/?*[\]]/;
 

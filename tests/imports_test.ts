@@ -11,7 +11,7 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { IMPORT_PAGE_ROWS } from "../src/imports/import_service.ts";
 import { SAVE_PAGE_ROWS } from "../src/imports/import_repo.ts";
-import { buildTemplate } from "../src/imports/template.ts";
+import { buildTemplate } from "../src/files/template.ts";
 import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
 import { b64, countsOf, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
