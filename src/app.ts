@@ -1,5 +1,6 @@
 // The one place where every Layer is composed into the service's web handler.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
 import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, type Redacted } from "effect";
@@ -9,24 +10,21 @@ import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./a
 import { Auth } from "./auth/auth_service.ts";
 import { DataSeal } from "./auth/data_seal.ts";
 import { type AdmissionLimits, AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
+import { ReadCache } from "./reads/read_cache.ts";
 import { makeConsoleHandler } from "./console/assets.ts";
 import { loadDocsPage } from "./http/docs_page.ts";
 import { errorResponse, type Gate, makeFront } from "./http/front.ts";
-import { AnswerCache } from "./http/answer_cache.ts";
-import { makeLanes } from "./http/lanes.ts";
-import { DirectQuery } from "./db/database.ts";
 import { databaseProbeLayer } from "./ops/db_probe.ts";
 import { OpsMetrics } from "./ops/metrics.ts";
-import { trackPgPools } from "./ops/pg_pools.ts";
 import { TracingLive } from "./ops/tracing_layer.ts";
 import { apiRoutes } from "./http/routes.ts";
 import { effectLoggerLayer, type Log, processLog } from "./log.ts";
 import { ChangesHttpLive } from "./changes/changes_http.ts";
-import { EnergyHttpLive, energyLane } from "./energy/energy_http.ts";
+import { EnergyHttpLive } from "./energy/energy_http.ts";
 import { ExportHttpLive } from "./exports/export_http.ts";
 import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
-import { MetricsHttpLive, metricsLane, periodsLane, targetsLane } from "./metrics/metrics_http.ts";
+import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
@@ -37,7 +35,6 @@ import { QualityHttpLive } from "./quality/quality_http.ts";
 import { ReferenceRepo } from "./stores/reference_repo.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
-import { listLane } from "./stores/store_lists.ts";
 import { SystemHttpLive } from "./system/system_http.ts";
 
 const GroupsLive = Layer.mergeAll(
@@ -62,9 +59,9 @@ const ServicesLive = Layer.mergeAll(
   ReferenceRepo.Default,
   ProfileService.Default,
   ImportService.Default,
+  ReadCache.Default,
 );
 
-// The services come from outside (makeHandler builds them once for the HttpApi and the lanes).
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(GroupsLive),
   Layer.provide(AuthenticationLive),
@@ -99,22 +96,10 @@ export interface HandlerOptions {
   readonly log?: Log;
   // GET /metrics behind this bearer token; absent: no /metrics and no request is counted.
   readonly metricsToken?: Redacted.Redacted<string>;
-  // The read lanes (src/http/lanes.ts); on unless false. Off while tracing is on.
-  readonly lanes?: boolean;
   readonly admission?: AdmissionLimits;
 }
 
-// The reads that have a lane, by "GET <route path>".
-const LANES = [
-  ["GET /api/v1/stores/:store_id/energy", energyLane],
-  ["GET /api/v1/stores/:store_id/targets", targetsLane],
-  ["GET /api/v1/stores/:store_id/metrics", metricsLane],
-  ["GET /api/v1/stores/:store_id/periods", periodsLane],
-  ["GET /api/v1/stores", listLane("s")],
-  ["GET /api/v1/catalog", listLane("c")],
-] as const;
-
-// The service's web handler: the front door over the HttpApi.
+// The service's web handler: the front door over the HttpApi, both over one runtime.
 export const makeHandler = <E>(
   infrastructure: Layer.Layer<SqlClient.SqlClient | AppConfig, E>,
   options: HandlerOptions = {},
@@ -122,41 +107,36 @@ export const makeHandler = <E>(
   const log = options.log ?? processLog();
   const limits = options.limits ?? DEFAULT_LIMITS;
   const metrics = options.metricsToken === undefined ? undefined : new OpsMetrics();
-  if (metrics !== undefined) trackPgPools();
-  // The services are built once: the HttpApi's handlers and the lanes share their instances (and
-  // so their caches).
-  const services = ManagedRuntime.make(
-    Layer.merge(Layer.provideMerge(ServicesLive, infrastructure), effectLoggerLayer(log)),
+  const services = Layer.provideMerge(ServicesLive, infrastructure);
+  const runtime = ManagedRuntime.make(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        makeAppLayer(services, log, metrics),
+        HttpApiBuilder.Router.Live,
+        HttpApiBuilder.Middleware.layer,
+      ),
+      services,
+    ),
   );
-  const shared = Layer.effectContext(Effect.map(services.runtimeEffect, (r) => r.context));
-  const api = HttpApiBuilder.toWebHandler(makeAppLayer(shared, log, metrics));
-  // The lanes' kept answers, reported by /metrics when there is one.
-  const keptAnswers = (mb: number) => {
-    const answers = new AnswerCache(mb * 1024 * 1024);
-    metrics?.setSources({ answers: () => answers.facts() });
-    return answers;
+  // The HttpApi's handler, made on the first request (the runtime is built then).
+  let made: Promise<(request: Request, context?: Context.Context<never>) => Promise<Response>>;
+  const api = (request: Request, context?: Context.Context<never>) => {
+    made ??= runtime.runtime().then(async (r) => {
+      if (metrics !== undefined) {
+        const cache = Context.get(r.context, ReadCache);
+        metrics.setSources({ answers: () => cache.facts() });
+      }
+      return HttpApp.toWebHandlerRuntime(r)(await runtime.runPromise(HttpApiBuilder.httpApp));
+    });
+    return made.then((handle) => handle(request, context));
   };
-  const lanes = options.lanes === false ? undefined : makeLanes(
-    () =>
-      services.runtime().then((runtime) => {
-        const config = Context.get(runtime.context, AppConfig);
-        // A lane makes no server span: with tracing on, every request takes the HttpApi.
-        return Option.isSome(config.tracing) ? undefined : {
-          runtime,
-          origin: config,
-          direct: Context.getOption(runtime.context, DirectQuery),
-          answers: keptAnswers(config.answerCacheMb),
-        };
-      }),
-    LANES,
-  );
   // The credential and its permission, decided by Auth as the endpoint's middleware decides them,
   // before the front door reads a body or admits heavy work.
   const gate: Gate = async (request, route) => {
-    const runtime = await services.runtime();
-    const config = Context.get(runtime.context, AppConfig);
+    const r = await runtime.runtime();
+    const config = Context.get(r.context, AppConfig);
     const permission = route.admission?.permission ?? "read";
-    const exit = await services.runPromiseExit(
+    const exit = await runtime.runPromiseExit(
       Effect.flatMap(Auth, (auth) => auth.authenticate(webRequestFacts(request, config))).pipe(
         Effect.tap((caller) => requirePermission(caller, permission)),
       ),
@@ -174,7 +154,7 @@ export const makeHandler = <E>(
       response: errorResponse(503, "NOT_READY", "The credential could not be checked"),
     };
   };
-  const handler = makeFront(api.handler, {
+  const handler = makeFront(api, {
     routes: apiRoutes(),
     requestMs: limits.requestMs,
     bodyMs: limits.bodyMs,
@@ -184,14 +164,9 @@ export const makeHandler = <E>(
     metrics: metrics === undefined || options.metricsToken === undefined
       ? undefined
       : { registry: metrics, token: options.metricsToken },
-    lanes,
     gate,
     admission: options.admission,
     heavyHoldMs: limits.exportMs + limits.requestMs,
   });
-  const dispose = async () => {
-    await api.dispose();
-    await services.dispose();
-  };
-  return { handler, dispose };
+  return { handler, dispose: () => runtime.dispose() };
 };

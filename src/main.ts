@@ -6,8 +6,6 @@ import { buildConsole } from "./console/build.ts";
 import { AppConfig } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
 import { serve } from "./http/serve.ts";
-import { processHeap, startHeapPacing, v8Collect } from "./ops/gc_pacing.ts";
-import { openMallocTrim } from "./ops/malloc_trim.ts";
 import { effectLoggerLayer, processLog } from "./log.ts";
 
 const started = performance.now();
@@ -107,12 +105,6 @@ const server = await serve(handler, {
   log.error("start-up failed: cannot listen", { port: config.port, cause: String(error) });
   Deno.exit(1);
 });
-// Full collections paced by the heap's growth (src/ops/gc_pacing.ts; needs --expose-gc).
-const heapPacing = startHeapPacing({
-  collect: v8Collect,
-  heap: processHeap,
-  giveBack: openMallocTrim(),
-});
 log.info(
   `ready on http://${config.host}:${server.port} (${
     embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
@@ -126,7 +118,6 @@ const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   log.info(`${signal}: finishing requests in flight and stopping`);
-  heapPacing.stop();
   await server.shutdown();
   await dispose();
   await runtime.dispose();

@@ -45,7 +45,7 @@ const sql = sqlOf(app);
 // --- Awkward free text: names and notes a spreadsheet would evaluate.
 
 // Set in the database before the service reads a list, as a snapshot with such names would load
-// them: the lists' version (their ETag, and the answers the lanes keep) follows the service's own
+// them: the lists' version (their ETag, and the answers kept) follows the service's own
 // writes (profile edits, loads), not edits made beside it.
 const initial = await sql((s) => s<{ id: number }>`SELECT id FROM stores ORDER BY id`);
 const FORMULA_NAMES = ['=HYPERLINK("http://x","点我")', "+86 门店", "-1 店", "@SUM(1)", "'=引号店"];

@@ -1,8 +1,6 @@
 // Targets, metrics and periods once kept: a kept answer is sent only to a key that may read its
 // store now (live, the read permission, the store among the key's), and a change of the inputs
-// is never answered with the kept bytes. On PostgreSQL the lane decides these on one plain
-// statement (src/metrics/metrics_http.ts directKept), elsewhere through the Effect path: both must
-// decide as the HttpApi does.
+// is never answered with the kept bytes (src/reads/read_cache.ts).
 import assert from "node:assert/strict";
 import { Effect } from "effect";
 import { addDays } from "../src/domain/range.ts";

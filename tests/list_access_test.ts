@@ -1,8 +1,6 @@
 // The store list and the catalog once kept: a kept list is answered only to a key that may read it
 // now (live, with the read permission) and only the list of that key's stores; a matching
-// If-None-Match is 304 for such a key only. On PostgreSQL the lane decides these on one plain
-// statement (src/stores/store_lists.ts directList), elsewhere through the Effect path: both must
-// decide as the HttpApi does.
+// If-None-Match is 304 for such a key only (src/reads/read_cache.ts).
 import assert from "node:assert/strict";
 import { Effect } from "effect";
 import { generateSnapshot } from "../src/seed/generate.ts";

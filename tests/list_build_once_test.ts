@@ -26,7 +26,7 @@ Deno.test("callers who ask at once for a list not kept share one build and get t
       );
       const text = await response.text();
       assert.equal(response.status, 200);
-      // The series appears once the lanes have been used.
+      // The series appears once a current read has looked for a kept answer.
       return Number(text.match(/^answer_cache_served_total (\d+)/m)?.[1] ?? 0);
     };
     for (const path of ["/api/v1/catalog", "/api/v1/stores"]) {

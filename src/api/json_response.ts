@@ -4,7 +4,6 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Stream } from "effect";
 import type { JsonText } from "../domain/answers.ts";
-import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 const CACHE_CONTROL = "private, no-cache";
 
@@ -101,11 +100,8 @@ export const jsonStream = <E>(
 // JSON text given in parts, as one buffer of bytes: the parts joined, then encoded at once. Measured
 // under the energy load, this costs less than encoding each part on its own, or into one buffer
 // part by part (TextEncoder.encodeInto), and the joined text lives only until it is encoded.
-export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
-  const bytes = encoder.encode(parts.join("")) as Uint8Array<ArrayBuffer>;
-  noteBufferBytes(bytes.byteLength);
-  return bytes;
-};
+export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> =>
+  encoder.encode(parts.join("")) as Uint8Array<ArrayBuffer>;
 
 // The headers of a JSON answer of store data besides its type: its ETag (and so its cache rule)
 // and the headers that name its data.
@@ -117,16 +113,23 @@ export const jsonHeaders = (
   ...extra,
 });
 
+// A JSON answer of encoded bytes (encodeParts, or a kept answer's).
+export const jsonBytes = (
+  bytes: Uint8Array<ArrayBuffer>,
+  etag?: string,
+  extra?: Readonly<Record<string, string>>,
+) =>
+  HttpServerResponse.uint8Array(bytes, {
+    contentType: "application/json",
+    headers: jsonHeaders(etag, extra),
+  });
+
 // A JSON answer made of parts (encodeParts).
 export const jsonParts = (
   parts: ReadonlyArray<string>,
   etag?: string,
   extra?: Readonly<Record<string, string>>,
-) =>
-  HttpServerResponse.uint8Array(encodeParts(parts), {
-    contentType: "application/json",
-    headers: jsonHeaders(etag, extra),
-  });
+) => jsonBytes(encodeParts(parts), etag, extra);
 
 // JSON.stringify(value)'s text, made in parts: the array under `key` is written `size` items at a
 // time (encodeParts joins them; a 366-day metrics answer is 240 KB).

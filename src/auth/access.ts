@@ -62,15 +62,6 @@ export interface CredentialRow {
 export const liveCredential = (row: CredentialRow | undefined) =>
   row !== undefined && row.key_live && row.session_live ? row : undefined;
 
-// mayReadStoreSql on a row a statement returned: the live row when it may read the store.
-export const mayReadStore = (row: CredentialRow | undefined, storeId: number) => {
-  const live = liveCredential(row);
-  return live !== undefined && live.permissions.includes("read") &&
-      (live.store_ids === null || live.store_ids.includes(storeId))
-    ? live
-    : undefined;
-};
-
 // --- Permissions and store scope.
 
 // write and raw build on read: their answers show store data (a template's store names, a

@@ -8,7 +8,7 @@ import { Caller, canWrite } from "../domain/auth.ts";
 import { Api } from "../api/api.ts";
 import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/security.ts";
 import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
-import type { Incoming } from "../http/incoming.ts";
+import type { Incoming } from "../domain/request.ts";
 
 // Names that reach this machine only.
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -56,7 +56,7 @@ const requestFacts = (settings: OriginSettings) =>
     expectedOrigin: ownOrigin(request.originalUrl, request.headers["host"], settings),
   } satisfies RequestFacts));
 
-// The same facts read from a request as the front door has it (the read lanes, src/http/lanes.ts).
+// The same facts read from a request as the front door has it (its credential check).
 export const webRequestFacts = (
   request: Incoming,
   settings: OriginSettings,

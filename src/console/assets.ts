@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { CONSOLE_DIST, readStamp } from "./build.ts";
-import type { Incoming } from "../http/incoming.ts";
+import type { Incoming } from "../domain/request.ts";
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",

@@ -2,12 +2,13 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import * as PgClient from "@effect/sql-pg/PgClient";
 import { SqlError } from "@effect/sql/SqlError";
-import { Context, Data, Effect, Layer, Option, Redacted } from "effect";
+import { Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
 import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
+import { unwatchPool, watchPool } from "../ops/pg_pools.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
 // kept small, the files stay in the operating system's cache.
@@ -68,43 +69,14 @@ export interface PoolOptions {
   readonly lockMs: number;
 }
 
-// Plain queries on the PostgreSQL pool, as a promise without a fiber: for the read lanes
-// (src/http/lanes.ts), whose statements need no transaction. The embedded database has none (its one
-// connection is shared with transactions, which only the SqlClient knows of).
-export type DirectQueryShape = <Row>(
-  text: string,
-  params: ReadonlyArray<unknown>,
-) => Promise<ReadonlyArray<Row>>;
-
-export class DirectQuery extends Context.Tag("Db/DirectQuery")<DirectQuery, DirectQueryShape>() {}
-
 export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> =>
-  Layer.unwrapScoped(Effect.map(makePool(options), (pool) =>
-    Layer.merge(
+  Layer.unwrapScoped(Effect.map(
+    makePool(options),
+    (pool) =>
       PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: APPLICATION }),
-      Layer.succeed(DirectQuery, directQuery(pool)),
-    ))).pipe(Layer.orDie);
+  )).pipe(Layer.orDie);
 
 const APPLICATION = "energy-saving-service";
-
-// The lanes' statements are constants (lanes.ts), each prepared under a name of its own once per
-// connection: PostgreSQL then neither parses nor plans it again for every request. Past MAX_NAMED
-// texts a statement runs unnamed, so no
-// text made at run time can grow the map or the connections' prepared statements.
-const MAX_NAMED = 64;
-
-export const directQuery = (pool: pg.Pool): DirectQueryShape => {
-  const names = new Map<string, string>();
-  return async <Row>(text: string, params: ReadonlyArray<unknown>) => {
-    let name = names.get(text);
-    if (name === undefined && names.size < MAX_NAMED) {
-      name = `lane_${names.size + 1}`;
-      names.set(text, name);
-    }
-    const result = await pool.query({ name, text, values: params as Array<unknown> });
-    return result.rows as ReadonlyArray<Row>;
-  };
-};
 
 const makePool = (options: PoolOptions) =>
   Effect.acquireRelease(
@@ -125,13 +97,16 @@ const makePool = (options: PoolOptions) =>
           stream: pgStream,
         }).on("error", () => {}),
       catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
-    }).pipe(Effect.tap((pool) =>
-      Effect.tryPromise({
-        try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
-      })
-    )),
-    (pool) => Effect.promise(() => pool.end()),
+    }).pipe(
+      Effect.tap((pool) =>
+        Effect.tryPromise({
+          try: () => pool.query("SELECT 1"),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
+        })
+      ),
+      Effect.tap((pool) => watchPool(pool)),
+    ),
+    (pool) => Effect.promise(() => (unwatchPool(pool), pool.end())),
   );
 
 const databaseLayer = (statementMs: (config: AppConfigShape) => number) =>

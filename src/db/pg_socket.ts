@@ -12,7 +12,6 @@
 import { EventEmitter } from "node:events";
 import { Buffer } from "node:buffer";
 import net from "node:net";
-import { noteBufferBytes } from "../ops/gc_pacing.ts";
 
 // Bytes read at most at once: PostgreSQL sends at most 8 KB per write on a TCP socket by default;
 // larger reads serve a large row in fewer wake-ups.
@@ -108,10 +107,7 @@ export class PgSocket extends EventEmitter {
         const n = await conn.read(buffer);
         if (n === null) break;
         // A copy of what arrived: the driver may keep it while the next read fills the buffer.
-        if (n > 0) {
-          this.emit("data", Buffer.from(buffer.subarray(0, n)));
-          noteBufferBytes(n);
-        }
+        if (n > 0) this.emit("data", Buffer.from(buffer.subarray(0, n)));
       }
     } catch (error) {
       // A read cut by this side's own close is not a failure.

@@ -1,4 +1,6 @@
-// Facts about the request being served that the access log reports: its id and, once known, the member.
+// The request being served: what the front door and the features that read a request before the
+// HttpApi does (the credential check, the console) see of it, and the facts the access log reports:
+// its id and, once known, the member.
 import { Context } from "effect";
 
 export interface RequestNoteShape {
@@ -7,3 +9,20 @@ export interface RequestNoteShape {
 }
 
 export class RequestNote extends Context.Tag("Http/RequestNote")<RequestNote, RequestNoteShape>() {}
+
+export interface IncomingHeaders {
+  get(name: string): string | null;
+  has(name: string): boolean;
+}
+
+// A web Request (in-process callers, tests), or the server's lighter form of a request without a
+// body (src/http/incoming.ts).
+export interface Incoming {
+  readonly method: string;
+  // The absolute URL, as a web Request's `url`.
+  readonly url: string;
+  readonly headers: IncomingHeaders;
+  readonly body: ReadableStream<Uint8Array<ArrayBuffer>> | null;
+  // A web Request's signal (a call in process); the server gives the front door a controller.
+  readonly signal?: AbortSignal;
+}

@@ -9,7 +9,6 @@ import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
-import { headerOf, type Lane, setHeader } from "./lanes.ts";
 import { type Incoming, webHeaders } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import { Budget } from "./admission.ts";
@@ -40,8 +39,6 @@ export interface FrontOptions {
   readonly console?: ConsoleHandler;
   // Request metrics and GET /metrics (absent: that path is unknown and nothing is counted).
   readonly metrics?: FrontMetrics;
-  // Quicker ways to the same answers of some GET routes, by "GET <route path>" (lanes.ts).
-  readonly lanes?: ReadonlyMap<string, Lane>;
   // Checks a request's credential and permission from its headers alone (routes with an admission:
   // bodies and heavy work); absent, those requests go on unchecked to the HttpApi, which decides.
   readonly gate?: Gate;
@@ -397,20 +394,12 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   // interrupted).
   const forward = async (
     request: Incoming,
-    url: URL,
     note: RequestNoteShape,
-    route: Route,
     controller: AbortController,
     body: Uint8Array<ArrayBuffer> | undefined,
   ): Promise<Response> => {
     const signal = controller.signal;
-    const lane = request.method === "GET" ? options.lanes?.get(`GET ${route.path}`) : undefined;
-    const work = async () => {
-      if (lane !== undefined) {
-        // A lane that gives up (or fails) leaves the request to the HttpApi.
-        const answered = await lane({ request, url, note, signal }).catch(() => undefined);
-        if (answered !== undefined) return answered;
-      }
+    const work = () => {
       const forwarded = new Request(request.url, {
         method: request.method === "HEAD" ? "GET" : request.method,
         headers: webHeaders(request.headers),
@@ -463,7 +452,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       if (read instanceof Response) return read;
       body = read;
     }
-    return forward(request, url, note, route, controller, body);
+    return forward(request, note, controller, body);
   };
 
   // `controller`: the server's for this request, aborted when the client goes away; the time limit
@@ -506,13 +495,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     for (const release of held.body) release();
     if (follow !== undefined) request.signal?.removeEventListener("abort", follow);
     try {
-      setHeader(response, "x-request-id", note.requestId);
+      response.headers.set("x-request-id", note.requestId);
     } catch {
       // An immutable Response (none of ours is): answer with a copy.
       response = new Response(response.body, response);
       response.headers.set("x-request-id", note.requestId);
     }
-    const length = headerOf(response, "content-length");
+    const length = response.headers.get("content-length");
     const logLine = (bytes: number | null, cut = false) => {
       for (const release of held.work) release();
       const ms = performance.now() - started;

@@ -1,23 +1,8 @@
-// What the front door, the lanes and the console read of a request: a web Request (in-process
-// callers, tests), or the server's lighter form of a request without a body (serve.ts), whose
-// headers are read from node:http's raw ones and for which no web Request is built. Building one
-// for every request (its URL parsed, each header converted and appended) was about 3 KB of what a
-// kept answer's request allocated; the HttpApi, when a request reaches it, is given a Request of its
-// own anyway (front.ts).
-export interface IncomingHeaders {
-  get(name: string): string | null;
-  has(name: string): boolean;
-}
-
-export interface Incoming {
-  readonly method: string;
-  // The absolute URL, as a web Request's `url`.
-  readonly url: string;
-  readonly headers: IncomingHeaders;
-  readonly body: ReadableStream<Uint8Array<ArrayBuffer>> | null;
-  // A web Request's signal (a call in process); the server gives the front door a controller.
-  readonly signal?: AbortSignal;
-}
+// The server's lighter form of a request without a body (serve.ts; the shape is Incoming, in
+// src/domain/request.ts): its headers are read from node:http's raw ones and no web Request is
+// built for the front door's own checks; the HttpApi is given a Request of its own (front.ts).
+import type { Incoming, IncomingHeaders } from "../domain/request.ts";
+export type { Incoming, IncomingHeaders };
 
 // HTTP whitespace around a value, which a web Headers object drops.
 const EDGE_SPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;

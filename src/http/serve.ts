@@ -3,7 +3,6 @@
 import http from "node:http";
 import type { Socket } from "node:net";
 import { BodilessRequest, type Incoming } from "./incoming.ts";
-import { knownBody, ownedBody, plainHeaders, releaseBody } from "./lanes.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -209,17 +208,13 @@ const writeResponse = async (
   // The Keep-Alive header's value ("timeout=5").
   keepAlive: string,
 ) => {
-  // A lane answer's record as it is (no cookie among them), else its Headers object read.
-  const record = plainHeaders(response);
-  const headers: Record<string, string | Array<string>> = { ...record };
-  if (record === undefined) {
-    for (const [name, value] of response.headers) {
-      if (name === "set-cookie") continue;
-      headers[name] = value;
-    }
-    const cookies = response.headers.getSetCookie();
-    if (cookies.length > 0) headers["set-cookie"] = cookies;
+  const headers: Record<string, string | Array<string>> = {};
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie") continue;
+    headers[name] = value;
   }
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
   // An answer given before the body was read: the connection is closed after it without a reset
   // (closeAfterRefusal). One that says `Connection: close` itself (408, a client too slow to wait
   // for) is closed at once.
@@ -237,17 +232,6 @@ const writeResponse = async (
   }
   if (response.body === null) {
     res.end();
-    return;
-  }
-  // A body already in memory (a lane's answer) is written in one call. Its stream, unread, is
-  // cancelled: left with the buffer in its queue, it kept the buffer past every young-generation
-  // collection, and each answer's 150 KB then waited for a full one.
-  const known = knownBody(response);
-  if (known !== undefined) {
-    // Bytes of this answer alone are freed once written to the socket.
-    if (ownedBody(response)) res.once("finish", () => releaseBody(known));
-    res.end(known);
-    response.body.cancel().catch(() => {});
     return;
   }
   const reader = response.body.getReader();

@@ -1,9 +1,9 @@
 // The process's metrics in the Prometheus text format: requests by route template, method and status
-// with their latency, imports by operation and outcome, the read lanes' kept answers, the database
-// pool and table sizes, memory and CPU. A request costs a map lookup and a few additions; everything else is done per scrape.
+// with their latency, imports by operation and outcome, the kept answers of current reads, the
+// database pool and table sizes, memory and CPU. A request costs a map lookup and a few additions;
+// everything else is done per scrape.
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { AnswerCacheFacts } from "../http/answer_cache.ts";
-import { pacedCollections } from "./gc_pacing.ts";
+import type { ReadCacheFacts } from "../reads/read_cache.ts";
 import process from "node:process";
 import { getHeapStatistics } from "node:v8";
 import { Redacted } from "effect";
@@ -90,7 +90,7 @@ export interface PoolFacts {
 export interface OpsSources {
   readonly database?: () => Promise<DatabaseFacts>;
   readonly pool?: () => PoolFacts | undefined;
-  readonly answers?: () => AnswerCacheFacts;
+  readonly answers?: () => ReadCacheFacts;
 }
 
 const outcomeOf = (status: number) =>
@@ -229,22 +229,12 @@ export class OpsMetrics {
     head(
       "deno_heap_allocated_bytes_total",
       "counter",
-      "Bytes V8 allocated in its heap since the start (the allocation rate, per request a lane's).",
+      "Bytes V8 allocated in its heap since the start (the allocation rate).",
     );
     // Deno's V8 gives total_allocated_bytes; node's typings of getHeapStatistics do not name it.
     const allocated = (getHeapStatistics() as { total_allocated_bytes?: number })
       .total_allocated_bytes;
     sample("deno_heap_allocated_bytes_total", "", allocated ?? 0);
-    const paced = pacedCollections();
-    head(
-      "deno_gc_paced_total",
-      "counter",
-      "Garbage collections the service asked V8 for (needs --expose-gc), by generation " +
-        "(full_idle: the collections of an idle service).",
-    );
-    sample("deno_gc_paced_total", 'generation="young"', paced.young);
-    sample("deno_gc_paced_total", 'generation="full"', paced.full);
-    sample("deno_gc_paced_total", 'generation="full_idle"', paced.idle);
     head("process_cpu_seconds_total", "counter", "User and system CPU time of the process.");
     sample("process_cpu_seconds_total", "", (cpu.user + cpu.system) / 1e6);
     head("process_start_time_seconds", "gauge", "Start of the process, in Unix seconds.");
@@ -266,7 +256,7 @@ export class OpsMetrics {
       sample("answer_cache_bytes", "", answers.bytes);
       head("answer_cache_entries", "gauge", "Answers kept.");
       sample("answer_cache_entries", "", answers.entries);
-      head("answer_cache_lookups_total", "counter", "Lane requests that looked for a kept answer.");
+      head("answer_cache_lookups_total", "counter", "Current reads that looked for a kept answer.");
       sample("answer_cache_lookups_total", "", answers.lookups);
       head("answer_cache_found_total", "counter", "Lookups that found a kept answer.");
       sample("answer_cache_found_total", "", answers.found);

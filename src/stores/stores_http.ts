@@ -7,7 +7,7 @@ import { Api } from "../api/api.ts";
 import {
   etagMatches,
   etagOf,
-  jsonParts,
+  jsonBytes,
   jsonResponse,
   jsonStream,
   notModified,
@@ -40,19 +40,14 @@ export const StoresHttpLive = HttpApiBuilder.group(
       // A list of the stores a key sees (store_lists.ts).
       const list = (kind: ListKind) =>
         Effect.gen(function* () {
-          const caller = yield* Caller;
-          const reply = yield* listReply(kind, caller, yield* ifNoneMatch, { streams: true });
+          const reply = yield* listReply(kind, yield* Caller, yield* ifNoneMatch);
           switch (reply.form) {
             case "not-modified":
               return notModified(reply.etag);
             case "stream":
               return jsonStream(LIST_OPEN, reply.rows, LIST_CLOSE, reply.etag, LIST_SEPARATOR);
             case "whole":
-              return jsonParts(reply.parts, reply.etag);
-            // Neither is asked for here (no kept answer is given, and long lists stream).
-            case "kept":
-            case "long":
-              return yield* Effect.die(`a list reply of form ${reply.form} in the HttpApi`);
+              return jsonBytes(reply.bytes, reply.etag);
           }
         });
 

@@ -1,13 +1,13 @@
-// Read lanes: a read answered by its lane is the HttpApi's answer byte for byte (status, headers,
-// body), and every request a lane does not take in its plain form, or would refuse, is answered
-// by the HttpApi exactly as without lanes.
+// Kept answers (src/reads/read_cache.ts): a read answered from a kept answer is byte for byte the
+// answer made anew (status, headers, body), it is given only while its data is unchanged and only
+// to who may read it, and every other request is answered exactly as with nothing kept.
 import assert from "node:assert/strict";
-import { Chunk, Effect, Layer, Stream } from "effect";
+import { Chunk, Effect, Layer, Redacted, Stream } from "effect";
 import { makeHandler } from "../src/app.ts";
 import { AppConfig } from "../src/config.ts";
 import { addDays } from "../src/domain/range.ts";
 import { Auth } from "../src/auth/auth_service.ts";
-import { knownBody } from "../src/http/lanes.ts";
+import { AnswerStore, ENTRY_OVERHEAD, ReadCache } from "../src/reads/read_cache.ts";
 import { LIST_CLOSE, LIST_OPEN, LIST_SEPARATOR, listReply } from "../src/stores/store_lists.ts";
 import { StoreRepo } from "../src/stores/store_repo.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
@@ -16,19 +16,20 @@ import { BASE, makeTestApp, quietLog, setKeyExpiry } from "./helpers.ts";
 import { commitDay, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 3 });
-const app = await makeTestApp((db) =>
-  db.run(Effect.asVoid(loadSnapshot(snapshot, { reset: false })))
+const TOKEN = "read-cache-metrics-token-0123456789";
+const app = await makeTestApp(
+  (db) => db.run(Effect.asVoid(loadSnapshot(snapshot, { reset: false }))),
+  { metricsToken: Redacted.make(TOKEN) },
 );
-// The same database without lanes: every request through the HttpApi.
-const plain = makeHandler(Layer.merge(app.db.layer, AppConfig.make({})), {
+// The same database with nothing kept: every answer made anew.
+const plain = makeHandler(Layer.merge(app.db.layer, AppConfig.make({ answerCacheMb: 0 })), {
   log: quietLog,
-  lanes: false,
 });
-const reader = await app.key(["read"], { member: "lane-reader" });
+const reader = await app.key(["read"], { member: "kept-reader" });
 const stores = await storesOf(app, reader.key);
 const [a, b] = stores;
-const scoped = await app.key(["read"], { stores: [a.id], member: "lane-scoped" });
-const expired = await app.key(["read"], { member: "lane-expired" });
+const scoped = await app.key(["read"], { stores: [a.id], member: "kept-scoped" });
+const expired = await app.key(["read"], { member: "kept-expired" });
 await app.db.run(setKeyExpiry(expired.id, -60));
 const end = snapshot.dataset.end;
 const origin = new URL(BASE).origin;
@@ -50,23 +51,35 @@ interface Seen {
   readonly status: number;
   readonly headers: ReadonlyArray<readonly [string, string]>;
   readonly body: string;
-  readonly byLane: boolean;
+  // Whether the answer was a kept one (the app's count of kept answers sent grew by one).
+  readonly kept: boolean;
 }
+
+// Kept answers sent so far by `app` (its /metrics).
+const keptSent = async () => {
+  const response = await app.handler(
+    new Request(`${BASE}/metrics`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    }),
+  );
+  const text = await response.text();
+  return Number(text.match(/^answer_cache_served_total (\d+)/m)?.[1] ?? 0);
+};
 
 const see = async (
   handler: (r: Request) => Promise<Response>,
   path: string,
   headers: Record<string, string>,
 ): Promise<Seen> => {
+  const before = handler === app.handler ? await keptSent() : 0;
   const response = await handler(new Request(BASE + path, { headers }));
-  const byLane = knownBody(response) !== undefined;
-  return {
+  const seen = {
     status: response.status,
     // The request id differs by construction.
     headers: [...response.headers].filter(([name]) => name !== "x-request-id"),
     body: await response.text(),
-    byLane,
   };
+  return { ...seen, kept: handler === app.handler && (await keptSent()) > before };
 };
 
 const energy = (store: { id: number | string; scope_id: number | string }, query: string) =>
@@ -83,18 +96,17 @@ const twoYears = `start=${addDays(end, -730)}&end=${end}`;
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 const compare = async (path: string, headers: Record<string, string>) => {
-  const lane = await see(app.handler, path, headers);
-  const full = await see(plain.handler, path, headers);
+  const kept = await see(app.handler, path, headers);
+  const made = await see(plain.handler, path, headers);
   assert.deepEqual(
-    { ...lane, byLane: undefined },
-    { ...full, byLane: undefined },
-    `${path} with ${Object.keys(headers).join(",")}: the same answer with and without lanes`,
+    { ...kept, kept: undefined },
+    { ...made, kept: undefined },
+    `${path} with ${Object.keys(headers).join(",")}: the same answer kept or made anew`,
   );
-  assert.equal(full.byLane, false);
-  return lane;
+  return kept;
 };
 
-Deno.test("a plain energy read is answered by its lane, byte for byte the HttpApi's answer", async () => {
+Deno.test("an energy read asked again is the kept answer, byte for byte the answer made anew", async () => {
   const cases: Array<[string, Record<string, string>]> = [
     [energy(a, year), bearer(reader.key)],
     [energy(b, `start=${end}&end=${end}`), bearer(reader.key)],
@@ -104,14 +116,16 @@ Deno.test("a plain energy read is answered by its lane, byte for byte the HttpAp
     [energy(a, `start=${addDays(end, -5)}&end=${addDays(end, 20)}`), bearer(reader.key)],
   ];
   for (const [path, headers] of cases) {
-    const seen = await compare(path, headers);
-    assert.equal(seen.status, 200, path);
-    assert.ok(seen.byLane, `${path}: answered by the lane`);
-    JSON.parse(seen.body);
+    const first = await compare(path, headers);
+    assert.equal(first.status, 200, path);
+    const again = await compare(path, headers);
+    assert.ok(again.kept, `${path}: the kept answer`);
+    assert.equal(again.body, first.body);
+    JSON.parse(again.body);
   }
 });
 
-Deno.test("plain targets, metrics and periods reads are answered by their lanes, byte for byte", async () => {
+Deno.test("targets, metrics and periods reads asked again are kept answers, byte for byte", async () => {
   const cases: Array<[string, Record<string, string>]> = [];
   for (const kind of ["targets", "metrics"] as const) {
     cases.push(
@@ -127,14 +141,16 @@ Deno.test("plain targets, metrics and periods reads are answered by their lanes,
     [periods(a, `as_of=${addDays(end, -1)}`), bearer(scoped.key)],
   );
   for (const [path, headers] of cases) {
-    const seen = await compare(path, headers);
-    assert.equal(seen.status, 200, path);
-    assert.ok(seen.byLane, `${path}: answered by the lane`);
-    JSON.parse(seen.body);
+    const first = await compare(path, headers);
+    assert.equal(first.status, 200, path);
+    const again = await compare(path, headers);
+    assert.ok(again.kept, `${path}: the kept answer`);
+    assert.equal(again.body, first.body);
+    JSON.parse(again.body);
   }
 });
 
-Deno.test("conditional energy reads answer the same 304s and 200s with and without lanes", async () => {
+Deno.test("conditional energy reads answer the same 304s and 200s kept or not", async () => {
   const path = energy(a, year);
   const etag = (await see(plain.handler, path, bearer(reader.key))).headers
     .find(([name]) => name === "etag")![1];
@@ -146,7 +162,7 @@ Deno.test("conditional energy reads answer the same 304s and 200s with and witho
   assert.equal(notModified.body, "");
 });
 
-Deno.test("every energy request a lane does not take, or would refuse, is answered as without lanes", async () => {
+Deno.test("energy refusals and reads as of an instant are never kept answers, and answer as with nothing kept", async () => {
   const cases: Array<[string, Record<string, string>]> = [
     // Credentials: none, unknown, expired, empty, a store outside the key's scope, a bad cookie.
     [energy(a, year), {}],
@@ -175,11 +191,12 @@ Deno.test("every energy request a lane does not take, or would refuse, is answer
   ];
   for (const [path, headers] of cases) {
     const seen = await compare(path, headers);
-    assert.equal(seen.byLane, false, `${path}: left to the HttpApi`);
+    const asOf = path.includes("known_at=") || path.includes("data_token=");
+    if (seen.status >= 400 || asOf) assert.equal(seen.kept, false, `${path}: not a kept answer`);
   }
 });
 
-Deno.test("conditional targets, metrics and periods reads answer as without lanes", async () => {
+Deno.test("conditional targets, metrics and periods reads answer as with nothing kept", async () => {
   for (
     const path of [read("targets", a, year), read("metrics", b, year), periods(a, `as_of=${end}`)]
   ) {
@@ -195,7 +212,7 @@ Deno.test("conditional targets, metrics and periods reads answer as without lane
   }
 });
 
-Deno.test("targets, metrics and periods requests a lane does not take, or would refuse, are answered as without lanes", async () => {
+Deno.test("targets, metrics and periods refusals and reads as of an instant are never kept answers", async () => {
   const cases: Array<[string, Record<string, string>]> = [];
   for (const kind of ["targets", "metrics"] as const) {
     cases.push(
@@ -222,7 +239,8 @@ Deno.test("targets, metrics and periods requests a lane does not take, or would 
   );
   for (const [path, headers] of cases) {
     const seen = await compare(path, headers);
-    assert.equal(seen.byLane, false, `${path}: left to the HttpApi`);
+    const asOf = path.includes("known_at=") || path.includes("data_token=");
+    if (seen.status >= 400 || asOf) assert.equal(seen.kept, false, `${path}: not a kept answer`);
   }
 });
 
@@ -235,22 +253,23 @@ Deno.test("a kept answer is given again only while its data is unchanged, and on
   ];
   // Asked twice: the second is the kept answer, the same bytes and headers.
   for (const path of paths) {
-    for (let i = 0; i < 2; i++) assert.ok((await compare(path, bearer(reader.key))).byLane, path);
+    await compare(path, bearer(reader.key));
+    assert.ok((await compare(path, bearer(reader.key))).kept, path);
   }
-  // A key that may not read the store, or no longer may: refused as without lanes.
-  const outsider = await app.key(["read"], { stores: [b.id], member: "lane-outsider" });
-  const leaving = await app.key(["read"], { member: "lane-leaving" });
-  for (const path of paths) assert.ok((await compare(path, bearer(leaving.key))).byLane);
+  // A key that may not read the store, or no longer may: refused as with nothing kept.
+  const outsider = await app.key(["read"], { stores: [b.id], member: "kept-outsider" });
+  const leaving = await app.key(["read"], { member: "kept-leaving" });
+  for (const path of paths) assert.ok((await compare(path, bearer(leaving.key))).kept);
   await app.db.run(setKeyExpiry(leaving.id, -60));
   for (const path of paths) {
     for (const key of [outsider.key, leaving.key, expired.key]) {
       const seen = await compare(path, bearer(key));
-      assert.equal(seen.byLane, false, path);
+      assert.equal(seen.kept, false, path);
       assert.ok([401, 403, 404].includes(seen.status), `${path}: ${seen.status}`);
     }
   }
   // A commit that changes a day of the ranges: the next answers are the new data at once.
-  const writer = await app.key(["read", "write", "raw"], { member: "lane-writer" });
+  const writer = await app.key(["read", "write", "raw"], { member: "kept-writer" });
   const before = await Promise.all(paths.map((path) => see(app.handler, path, bearer(reader.key))));
   const day = addDays(end, -2);
   await commitDay(app, writer.key, a, day, "1234.5678");
@@ -270,7 +289,7 @@ Deno.test("a kept answer is given again only while its data is unchanged, and on
   assert.equal(changed.energy_kwh, "1234.5678");
 });
 
-Deno.test("store list and catalog: answered by their lanes byte for byte, kept per key scope until a profile edit", async () => {
+Deno.test("store list and catalog: kept per key scope until a profile edit, byte for byte", async () => {
   const lists = ["/api/v1/stores", "/api/v1/catalog"];
   const outsider = await app.key(["read"], { stores: [b.id], member: "list-outsider" });
   for (const path of lists) {
@@ -284,7 +303,7 @@ Deno.test("store list and catalog: answered by their lanes byte for byte, kept p
       for (let i = 0; i < 2; i++) {
         const seen = await compare(path, bearer(key));
         assert.equal(seen.status, 200, path);
-        assert.ok(seen.byLane, `${path}: answered by the lane`);
+        if (i === 1) assert.ok(seen.kept, `${path}: the kept answer`);
         assert.deepEqual(
           JSON.parse(seen.body).stores.map((s: { id: number }) => s.id),
           [...new Set(ids)].sort((x, y) => x - y),
@@ -292,12 +311,12 @@ Deno.test("store list and catalog: answered by their lanes byte for byte, kept p
         );
       }
     }
-    assert.ok((await compare(path, { cookie })).byLane, path);
+    assert.ok((await compare(path, { cookie })).kept, path);
     const etag = (await see(app.handler, path, bearer(reader.key))).headers
       .find(([name]) => name === "etag")![1];
     const notModified = await compare(path, { ...bearer(reader.key), "if-none-match": etag });
     assert.equal(notModified.status, 304);
-    // Refusals and other forms are the HttpApi's.
+    // Refusals are never kept answers.
     for (
       const [other, headers] of [
         [path, {}],
@@ -306,7 +325,7 @@ Deno.test("store list and catalog: answered by their lanes byte for byte, kept p
       ] as const
     ) {
       const seen = await compare(other, headers);
-      assert.equal(seen.byLane, false, other);
+      if (seen.status >= 400) assert.equal(seen.kept, false, other);
     }
   }
   // A profile edit renames a store: the next lists show the new name, and are kept from there.
@@ -318,7 +337,7 @@ Deno.test("store list and catalog: answered by their lanes byte for byte, kept p
     new Request(`${BASE}/api/v1/stores/${a.id}/profile`, {
       method: "PATCH",
       headers: { ...bearer(editor.key), "content-type": "application/json" },
-      body: JSON.stringify({ name: "Lane Renamed", address, expected_version: version }),
+      body: JSON.stringify({ name: "Kept Renamed", address, expected_version: version }),
     }),
   );
   assert.equal(edited.status, 200, await edited.text());
@@ -326,15 +345,15 @@ Deno.test("store list and catalog: answered by their lanes byte for byte, kept p
     for (const key of [reader.key, scoped.key]) {
       for (let i = 0; i < 2; i++) {
         const seen = await compare(path, bearer(key));
-        assert.ok(seen.byLane, path);
+        if (i === 1) assert.ok(seen.kept, path);
         const store = JSON.parse(seen.body).stores.find((s: { id: number }) => s.id === a.id);
-        assert.equal(store.name, "Lane Renamed", path);
+        assert.equal(store.name, "Kept Renamed", path);
       }
     }
   }
 });
 
-Deno.test("a list longer than the buffered size streams, to the same answer; a lane leaves it to the HttpApi", async () => {
+Deno.test("a list longer than the buffered size streams, to the same answer", async () => {
   const caller = await app.db.run(
     Effect.flatMap(Auth, (auth) =>
       auth.authenticate({
@@ -347,20 +366,45 @@ Deno.test("a list longer than the buffered size streams, to the same answer; a l
   );
   for (const [kind, path] of [["s", "/api/v1/stores"], ["c", "/api/v1/catalog"]] as const) {
     const whole = (await see(plain.handler, path, bearer(reader.key))).body;
-    const reply = (options: { streams: boolean }) =>
-      app.db.run(
-        listReply(kind, caller, undefined, { ...options, bufferStores: stores.length - 1 }).pipe(
-          Effect.provide(StoreRepo.Default),
-        ),
-      );
-    assert.equal((await reply({ streams: false })).form, "long");
-    const streamed = await reply({ streams: true });
+    const streamed = await app.db.run(
+      listReply(kind, caller, undefined, stores.length - 1).pipe(
+        Effect.provide(Layer.merge(StoreRepo.Default, ReadCache.Default)),
+        Effect.provide(AppConfig.make({})),
+      ),
+    );
     assert.equal(streamed.form, "stream");
     const rows = streamed.form === "stream"
       ? await app.db.run(Stream.runCollect(streamed.rows).pipe(Effect.map(Chunk.toReadonlyArray)))
       : [];
     assert.equal(LIST_OPEN + rows.join(LIST_SEPARATOR) + LIST_CLOSE, whole, path);
   }
+});
+
+Deno.test("the store keeps answers within its budget, least recently used out first", () => {
+  const bytes = (n: number) => new Uint8Array(n);
+  const cost = (key: string, n: number) => n + key.length * 2 + ENTRY_OVERHEAD;
+  const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+  const store = new AnswerStore(cost("k0", 100) * 10);
+  for (const key of keys) store.set(key, "1", bytes(100));
+  assert.equal(store.facts().entries, 10);
+  // k0 is used: k1 is the least recently used and leaves for the next one.
+  assert.equal(store.get("k0")?.version, "1");
+  store.set("kx", "2", bytes(100));
+  assert.equal(store.get("k1"), undefined);
+  assert.equal(store.get("k0")?.version, "1");
+  assert.equal(store.get("kx")?.version, "2");
+  assert.equal(store.facts().entries, 10);
+  assert.ok(store.facts().bytes <= store.maxBytes);
+  // Replacing an entry counts its cost once.
+  store.set("kx", "3", bytes(50));
+  assert.equal(store.facts().bytes, cost("k0", 100) * 9 + cost("kx", 50));
+  // An answer over an eighth of the budget is not kept; a budget of 0 keeps nothing.
+  store.set("big", "1", bytes(store.maxBytes / 8 + 1));
+  assert.equal(store.get("big"), undefined);
+  const none = new AnswerStore(0);
+  none.set("a", "1", bytes(1));
+  assert.equal(none.get("a"), undefined);
+  assert.equal(none.facts().entries, 0);
 });
 
 Deno.test("close the test apps", async () => {

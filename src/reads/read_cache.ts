@@ -1,0 +1,134 @@
+// Kept answers of current reads: the encoded bytes of recent answers, each with the version of the
+// data it was made from, under a byte budget (ANSWER_CACHE_MB), least recently used out first.
+// An entry is only a guess: the handler asks the database whether the data is still at that
+// version (in the statement that checks the credential) and sends the bytes only when it is, the
+// way a client's If-None-Match is answered. So the cache never decides what a caller may read nor
+// which version is current; it spares building and encoding the same answer again. Keys name the
+// read and, where the answer depends on it, the key's store scope. Kept bytes are shared by every
+// answer that sends them and never written into.
+import { Effect } from "effect";
+import { AppConfig } from "../config.ts";
+import { span } from "../ops/span.ts";
+
+export interface KeptAnswer {
+  readonly version: string;
+  readonly bytes: Uint8Array<ArrayBuffer>;
+}
+
+// What /metrics reports of the kept answers.
+export interface ReadCacheFacts {
+  readonly budget: number;
+  readonly bytes: number;
+  readonly entries: number;
+  // Lookups, those that found an answer, and those the kept bytes answered (the data unchanged).
+  readonly lookups: number;
+  readonly found: number;
+  readonly served: number;
+}
+
+// What an entry costs besides its bytes (its key's UTF-16 text is counted too): the map's and the
+// entry's objects, so that many small answers cannot hold more memory than the budget says.
+export const ENTRY_OVERHEAD = 128;
+
+// The bounded store itself, without effects (tested on its own).
+export class AnswerStore {
+  readonly #entries = new Map<string, KeptAnswer>();
+  #bytes = 0;
+  #lookups = 0;
+  #found = 0;
+  #served = 0;
+
+  // maxBytes 0: nothing is kept. An answer that costs more than an eighth of the budget is not
+  // kept either (one would push out many).
+  constructor(readonly maxBytes: number) {}
+
+  get(key: string): KeptAnswer | undefined {
+    this.#lookups++;
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    this.#found++;
+    // Most recently used last: eviction takes the first.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, version: string, bytes: Uint8Array<ArrayBuffer>): void {
+    this.delete(key);
+    const cost = costOf(key, bytes);
+    if (this.maxBytes === 0 || cost > this.maxBytes / 8) return;
+    this.#entries.set(key, { version, bytes });
+    this.#bytes += cost;
+    for (const [oldest] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.delete(oldest);
+    }
+  }
+
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= costOf(key, entry.bytes);
+  }
+
+  // Counts a kept answer sent as the answer.
+  served(): void {
+    this.#served++;
+  }
+
+  facts(): ReadCacheFacts {
+    return {
+      budget: this.maxBytes,
+      bytes: this.#bytes,
+      entries: this.#entries.size,
+      lookups: this.#lookups,
+      found: this.#found,
+      served: this.#served,
+    };
+  }
+}
+
+const costOf = (key: string, bytes: Uint8Array) =>
+  bytes.byteLength + key.length * 2 + ENTRY_OVERHEAD;
+
+export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
+  effect: Effect.gen(function* () {
+    const config = yield* AppConfig;
+    const store = new AnswerStore(config.answerCacheMb * 1024 * 1024);
+    // Builds of an answer under way, by key: callers that ask meanwhile wait for the one build
+    // instead of making their own (after a start, every client at once asks for the same lists).
+    const building = new Map<string, Promise<void>>();
+
+    // The answer kept under `key`, if any.
+    const get = (key: string) => Effect.sync(() => store.get(key)).pipe(span("ReadCache.get"));
+
+    const set = (key: string, version: string, bytes: Uint8Array<ArrayBuffer>) =>
+      Effect.sync(() => store.set(key, version, bytes)).pipe(span("ReadCache.set"));
+
+    // Counts a kept answer that was the answer.
+    const served = Effect.sync(() => store.served());
+
+    // Runs `effect` once for concurrent callers of the same key: a caller that finds a build under
+    // way waits for it to end (whatever its outcome) and then runs `effect` itself, which by then
+    // finds the answer kept.
+    const once = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) =>
+      Effect.suspend(() => {
+        const pending = building.get(key);
+        if (pending !== undefined) {
+          return Effect.zipRight(Effect.promise(() => pending), effect);
+        }
+        const done = Promise.withResolvers<void>();
+        building.set(key, done.promise);
+        return Effect.ensuring(
+          effect,
+          Effect.sync(() => {
+            building.delete(key);
+            done.resolve();
+          }),
+        );
+      });
+
+    return { get, set, served, once, facts: () => store.facts() } as const;
+  }),
+}) {}
