@@ -1,41 +1,102 @@
-// Benchmark orchestrator: seed bench_energy, load the service and a baseline with wrk, time
-// 10,000-value XLSX/CSV imports (import_bench.ts), check goals.
+// Benchmark orchestrator: the service's reads against reference servers run on the same machine in
+// the same run (a minimal server, a server with the service's own SQL, a floor app of the
+// framework), 10,000-value XLSX/CSV imports (import_bench.ts), the scale run (scale.ts), the
+// service's peak RSS over all of it; then a PASS/FAIL line per goal.
 import { parseArgs } from "node:util";
-import pg from "pg";
+import { flagsGcTable, flagsRun, flagsTable } from "./flags.ts";
+import {
+  failures,
+  freePort,
+  type Goal,
+  loadAverage,
+  log,
+  machine,
+  machineText,
+  type Measurement,
+  mib,
+  OUT_DIR,
+  pathFor,
+  type Probe,
+  probe,
+  ROOT,
+  runWrk,
+  type Server,
+  SetupError,
+  startServer,
+  stopAll,
+  stopChildrenOnSignal,
+  type Target,
+  wasInterrupted,
+} from "./harness.ts";
 import { type ImportBenchResult, importTable, runImportBench } from "./import_bench.ts";
-import { median } from "./stats.ts";
+import { scaleRun, scaleTable } from "./scale.ts";
+import {
+  dataWindows,
+  ensureWrk,
+  FIXED_WINDOW,
+  FLAGS_FROM_TASK,
+  issueKey,
+  NO_V8_FLAGS_MODE,
+  prepareDatabase,
+  preparePlainTable,
+  safeUrl,
+  SERVICE_ARGS,
+  SERVICE_READS,
+  serviceEnv,
+  START_ENV,
+  startSettingsText,
+  V8_FLAGS,
+  WINDOW_DAYS,
+  writeLines,
+  writeTargets,
+  wrkVersion,
+} from "./setup.ts";
 import { textTable } from "./text_table.ts";
 
 const USAGE = `Usage: deno task bench [--reseed]
 
   --reseed   reload the benchmark database (seed --reset --stores 500) even if it holds stores
 
+Reads, each at c=32 for BENCH_SECONDS after a warm-up, in two modes:
+  repeated  the fixed window (${FIXED_WINDOW.replace(" ", " to ")}) of the first
+            BENCH_REPEATED_PAIRS stores, one drawn at random per request: every answer can be kept
+  random    a random store and a random ${WINDOW_DAYS}-day window within the stored days per request
+  energy    service vs the minimal server (and the same-SQL server, for reference)
+  metrics   service vs the same-SQL server
+  periods   service vs the same-SQL server (as_of: the window's end)
+  floor     a one-endpoint Effect HttpApi app with a fixed body (floor_app.ts), against the
+            service's CPU time a request on a kept energy answer
+The service's RSS is sampled every 50 ms from its start to its end (reads and imports).
+
 Environment:
-  BENCH_SECONDS         seconds of load per endpoint and concurrency (default 10)
-  BENCH_WARMUP_SECONDS  unrecorded load per endpoint before measuring (default 2, 0 disables)
+  BENCH_SECONDS         seconds of load per read, mode and server (default 10)
+  BENCH_WARMUP_SECONDS  unrecorded load before each measured one (default 2, 0 disables)
+  BENCH_CONCURRENCY     the concurrencies measured, separated by commas (default 32; the goals
+                        are taken at 32), e.g. 1,32
+  BENCH_REPEATED_PAIRS  stores in the repeated mode (default 16)
+  FLOOR_BODY_BYTES      the floor app's body (default 131072)
   BENCH_DATABASE_URL    local PostgreSQL database to use
                         (default postgres://postgres@127.0.0.1:5432/bench_energy)
-  DB_POOL_MAX           connection pool size of both servers (default 10)
+  DB_POOL_MAX           connection pool size of the service and the baselines (default 10)
   BENCH_SCALE_SECONDS   turns of one second per size, endpoint and concurrency in the scale run,
                         the sizes' services loaded in rotation (default 5)
-  BENCH_FLAGS_ROUNDS    rounds per read in the flags' cost run (default 8)
-  BENCH_FLAGS_LOAD      how the flags' cost run loads its three processes: alone (default: one
-                        after another in each round) or together (all three in the same seconds)
   BENCH_V8_FLAGS        the service's --v8-flags (default: the start task's in deno.json; empty:
-                        none, as on Deno Deploy, which takes no runtime flags)
+                        none). The RSS goal is 256 MiB as the start task runs the service,
+                        400 MiB with BENCH_V8_FLAGS="" (no V8 flag at all).
   BENCH_ENV             the environment the service is started with besides the benchmark's own,
                         as NAME=value words (default: what the start task sets before
                         \`deno run\`; empty: nothing)
-  BENCH_ONLY            reads: only the read endpoints (wrk against the service and the baselines);
-                        imports: only the import benchmark (no wrk, no baseline server), e.g.
-                        BENCH_ONLY=imports deno task bench   (about 1 min);
+  BENCH_FLAGS_ROUNDS    rounds per read in the flags' cost run (default 8)
+  BENCH_FLAGS_LOAD      how the flags' cost run loads its three processes: alone (default: one
+                        after another in each round) or together (all three in the same seconds)
+  BENCH_ONLY            reads: only the reads (and the RSS over them);
+                        imports: only the import benchmark (no wrk, no baseline server);
                         scale: only the scale run (60, 500 and 2,000 stores);
                         flags: only the flags' cost: the service's reads at c=32 with
                         BENCH_V8_FLAGS and BENCH_ENV and in two processes with neither (the
                         second a control of the method), all three also with --trace-gc
-                        (BENCH_SECONDS=2: about 10 min alone, 6 min together)
-                        unset: reads, imports and scale, the imports after the read endpoints on
-                        the same service
+                        unset: reads, imports and scale (about 9 minutes once the databases are
+                        seeded), the imports after the reads on the same service
 
 Imports: 3 XLSX then 3 CSV files of 100 stores x 100 days (10,000 values each) are previewed
 and committed over HTTP; each commit writes, so each file uses store-days without cleaned
@@ -46,114 +107,12 @@ Exit codes: 0 every goal passed and no request failed; 1 a goal failed or the lo
 non-2xx answers or socket errors, or an import preview or commit failed; 2 the benchmark could
 not be set up (or the import benchmark could not run; the results file is still written).`;
 
-const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
-const OUT_DIR = `${ROOT}/.data/bench`;
-const LUA = `${ROOT}/scripts/bench/random_store.lua`;
-const DENO = Deno.execPath();
 const STORES = 500;
-const CONCURRENCY = [1, 32] as const;
-const RANGE = "start=2025-11-20&end=2026-11-20";
-// The service as the start task runs it (deno.json): its V8 flags and the environment the task sets
-// before the command (the allocator's settings), unless BENCH_V8_FLAGS or BENCH_ENV say otherwise.
-const START_TASK: string = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks.start;
-const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ?? START_TASK.match(/--v8-flags=(\S+)/)?.[1] ?? "";
-// "NAME=value" words, as the task writes them before `deno`.
-const envWords = (text: string): Record<string, string> =>
-  Object.fromEntries(
-    text.split(/\s+/).filter((word) => word !== "").map((word) => {
-      const at = word.indexOf("=");
-      if (at <= 0) throw new Error(`not NAME=value: ${word}`);
-      return [word.slice(0, at), word.slice(at + 1)];
-    }),
-  );
-const START_ENV = envWords(
-  Deno.env.get("BENCH_ENV") ?? START_TASK.slice(0, Math.max(0, START_TASK.indexOf("deno run"))),
-);
-const startEnvText = () =>
-  Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`).join(" ") || "none";
-const startSettingsText = () =>
-  `V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}`;
-const serviceArgs = (flags: string) => [
-  "run",
-  "-A",
-  "--unstable-no-legacy-abort",
-  ...(flags.trim() === "" ? [] : [`--v8-flags=${flags.trim()}`]),
-  "src/main.ts",
-];
-const SERVICE_ARGS = serviceArgs(V8_FLAGS);
-// The service's environment: the start task's (unless `plain`), the benchmark's database and pool,
-// loopback, no demo seed.
-const serviceEnv = (databaseUrl: URL, pool: number, port: number, plain = false) => ({
-  ...(plain ? {} : START_ENV),
-  DATABASE_URL: databaseUrl.toString(),
-  DB_POOL_MAX: String(pool),
-  HOST: "127.0.0.1",
-  PORT: String(port),
-  SEED_DEMO: "false",
-});
-const AS_OF = "2026-11-20";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+// The concurrency the goals are taken at.
+const GOAL_C = 32;
 
-class SetupError extends Error {}
-
-const decoder = new TextDecoder();
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const log = (line: string) => console.log(line);
-
-const children = new Set<Deno.ChildProcess>();
-
-const spawn = (command: string, args: Array<string>, options: Deno.CommandOptions = {}) => {
-  const child = new Deno.Command(command, { args, cwd: ROOT, stdin: "null", ...options }).spawn();
-  children.add(child);
-  child.status.then(() => children.delete(child));
-  return child;
-};
-
-const capture = async (command: string, args: Array<string>, env?: Record<string, string>) => {
-  const child = spawn(command, args, { env, stdout: "piped", stderr: "piped" });
-  const out = await child.output();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-};
-
-const stopChild = async (child: Deno.ChildProcess) => {
-  try {
-    child.kill("SIGTERM");
-  } catch {
-    return; // already gone
-  }
-  const stopped = await Promise.race([
-    child.status.then(() => true),
-    delay(10_000).then(() => false),
-  ]);
-  if (!stopped) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone meanwhile */ }
-    await child.status;
-  }
-};
-
-let cleaning: Promise<void> | undefined;
-const stopAll = () => cleaning ??= Promise.all([...children].map(stopChild)).then(() => {});
-
-let interrupted = false;
-// deno task forwards the signal it got, so one Ctrl-C can arrive twice.
-const onSignal = (signal: Deno.Signal) => () => {
-  if (interrupted) return;
-  interrupted = true;
-  console.error(`\n${signal}: stopping the servers`);
-  stopAll().finally(() => Deno.exit(130));
-};
-Deno.addSignalListener("SIGINT", onSignal("SIGINT"));
-Deno.addSignalListener("SIGTERM", onSignal("SIGTERM"));
-// Last resort when something calls Deno.exit before the async stop ran: no child may outlive us.
-globalThis.addEventListener("unload", () => {
-  for (const child of children) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-  }
-});
+// --- Settings.
 
 const wholeNumber = (name: string, fallback: number, min: number, unit = "seconds") => {
   const raw = Deno.env.get(name);
@@ -175,8 +134,17 @@ const benchOnly = () => {
 const flagsLoad = () => {
   const raw = Deno.env.get("BENCH_FLAGS_LOAD")?.trim() ?? "";
   if (raw === "" || raw === "alone") return "alone" as const;
-  if (raw === "together") return raw;
+  if (raw === "together") return "together" as const;
   throw new SetupError(`BENCH_FLAGS_LOAD must be alone or together, got "${raw}"`);
+};
+
+const concurrencies = () => {
+  const raw = Deno.env.get("BENCH_CONCURRENCY")?.trim() || String(GOAL_C);
+  const list = [...new Set(raw.split(",").map((part) => Number(part.trim())))];
+  if (list.some((c) => !Number.isInteger(c) || c < 1 || c > 1024)) {
+    throw new SetupError(`BENCH_CONCURRENCY must list whole numbers from 1 to 1024, got "${raw}"`);
+  }
+  return list.sort((a, b) => a - b);
 };
 
 const readSettings = () => {
@@ -215,6 +183,8 @@ const readSettings = () => {
     reseed: args.reseed ?? false,
     seconds: wholeNumber("BENCH_SECONDS", 10, 1),
     warmup: wholeNumber("BENCH_WARMUP_SECONDS", 2, 0),
+    concurrency: concurrencies(),
+    repeatedPairs: wholeNumber("BENCH_REPEATED_PAIRS", 16, 1, "stores"),
     scaleSeconds: wholeNumber("BENCH_SCALE_SECONDS", 5, 1),
     rounds: wholeNumber("BENCH_FLAGS_ROUNDS", 8, 1, "rounds"),
     flagsLoad: flagsLoad(),
@@ -226,1135 +196,443 @@ const readSettings = () => {
 };
 type Settings = ReturnType<typeof readSettings>;
 
-const safeUrl = (url: URL) => {
-  const copy = new URL(url);
-  if (copy.password !== "") copy.password = "***";
-  return copy.toString();
-};
+// --- The reads and what they are compared with.
 
-const wrkVersion = () => {
-  try {
-    const out = new Deno.Command("wrk", { args: ["-v"], stdout: "piped", stderr: "piped" })
-      .outputSync();
-    return (decoder.decode(out.stdout) + decoder.decode(out.stderr)).split("\n")[0].trim();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
+const MODES = ["repeated", "random"] as const;
+type Mode = typeof MODES[number];
+
+// The reads the goals compare with a baseline: `reference` is the server the goals name; every
+// baseline listed is measured, right before the service, in each mode.
+const COMPARED = [
+  {
+    read: "energy",
+    reference: "minimal",
+    baselines: [
+      { server: "minimal", path: "/energy?scope_id={scope}&start={start}&end={end}" },
+      { server: "same-SQL", path: "/energy?scope_id={scope}&start={start}&end={end}" },
+    ],
+  },
+  {
+    read: "metrics",
+    reference: "same-SQL",
+    baselines: [{ server: "same-SQL", path: "/metrics?scope_id={scope}&start={start}&end={end}" }],
+  },
+  {
+    read: "periods",
+    reference: "same-SQL",
+    baselines: [{ server: "same-SQL", path: "/periods?scope_id={scope}&as_of={end}" }],
+  },
+] as const;
+
+// The service's requests a second against its reference, at least, per mode; its p99 against the
+// reference's, at most; its CPU time a request on a kept answer against the floor app's, at most.
+const MIN_RATE: Record<Mode, number> = { repeated: 1.5, random: 0.6 };
+const MAX_P99 = 2.0;
+const MAX_FLOOR = 3.0;
+// The service's peak RSS as the start task runs it, and in the mode without V8 flags.
+const RSS_LIMIT_FLAGGED = 256 * 1024 * 1024;
+const RSS_LIMIT_PLAIN = 400 * 1024 * 1024;
+
+const servicePath = (read: string) => SERVICE_READS.find((r) => r.read === read)!.path;
+
+// A measured load, with what it loaded: read, mode and server.
+interface Row extends Measurement {
+  readonly read: string;
+  readonly mode: Mode;
+  readonly server: string;
+}
+
+const keyOf = (read: string, mode: Mode, server: string) => `${read}.${mode}.${server}`;
+
+const findRow = (rows: ReadonlyArray<Row>, key: string, c = GOAL_C) =>
+  rows.find((r) => r.target === key && r.connections === c);
+
+const ratioText = (ratio: number, a: string, b: string, unit: string) =>
+  `${ratio.toFixed(2)}x (${a} vs ${b} ${unit})`;
+
+// A goal on two rows of the same run; a row with failed requests makes it invalid (an error answer
+// is much cheaper than the real work).
+const compareGoal = (
+  goal: string,
+  row: Row | undefined,
+  base: Row | undefined,
+  measure: (r: Row) => number,
+  digits: number,
+  unit: string,
+  pass: (ratio: number) => boolean,
+): Goal => {
+  if (row === undefined || base === undefined) {
+    return { goal, measured: "not measured", pass: false };
   }
-};
-
-const ensureWrk = async () => {
-  const found = wrkVersion();
-  if (found !== undefined) return found;
-  log("wrk is not installed: installing it with apt-get");
-  const sudo = Deno.uid() === 0 ? [] : ["sudo"];
-  const env = { DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["apt-get", "update"], ["apt-get", "install", "-y", "wrk"]]) {
-    const [command, ...rest] = [...sudo, ...args];
-    const out = await capture(command, rest, env);
-    if (out.code !== 0) {
-      throw new SetupError(`${args.join(" ")} failed:\n${(out.stdout + out.stderr).slice(-2000)}`);
-    }
-  }
-  return wrkVersion() ?? (() => {
-    throw new SetupError("wrk is still missing after apt-get install");
-  })();
-};
-
-const connect = async (url: URL) => {
-  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
-  await client.connect();
-  return client;
-};
-
-const startLocalPostgres = async () => {
-  let versions: Array<string> = [];
-  try {
-    versions = [...Deno.readDirSync("/etc/postgresql")].map((entry) => entry.name);
-  } catch {
-    return false;
-  }
-  let started = false;
-  for (const version of versions) {
-    const out = await capture("pg_ctlcluster", [
-      "--skip-systemctl-redirect",
-      version,
-      "main",
-      "start",
-    ]).catch(() => undefined);
-    started ||= out?.code === 0;
-  }
-  return started;
-};
-
-const openAdmin = async (settings: Settings) => {
-  const admin = new URL(settings.databaseUrl);
-  admin.pathname = "/postgres";
-  try {
-    return await connect(admin);
-  } catch (error) {
-    const refused = (error as { code?: string }).code === "ECONNREFUSED";
-    if (refused && await startLocalPostgres()) {
-      log("PostgreSQL was not running: started the local cluster");
-      await delay(1000);
-      return await connect(admin);
-    }
-    throw new SetupError(
-      `PostgreSQL at ${safeUrl(admin)} is not reachable: ${(error as Error).message}\n` +
-        "Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
-    );
-  }
-};
-
-// Creates the database if missing and seeds it with `storeCount` stores when it holds none (or on
-// --reseed); returns the seed's wall time when it seeded.
-const prepareDatabase = async (settings: Settings, storeCount: number) => {
-  const admin = await openAdmin(settings);
-  let postgresVersion: string;
-  try {
-    postgresVersion = (await admin.query("SHOW server_version")).rows[0].server_version;
-    const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [
-      settings.database,
-    ]);
-    if (exists.rowCount === 0) {
-      log(`creating database ${settings.database}`);
-      await admin.query(`CREATE DATABASE "${settings.database.replaceAll('"', '""')}"`);
-    }
-  } finally {
-    await admin.end();
-  }
-
-  const countStores = async () => {
-    const client = await connect(settings.databaseUrl);
-    try {
-      const table = await client.query("SELECT to_regclass('public.stores') IS NOT NULL AS t");
-      if (!table.rows[0].t) return { migrated: false, stores: 0 };
-      const count = await client.query("SELECT count(*)::int AS n FROM stores");
-      return { migrated: true, stores: count.rows[0].n as number };
-    } finally {
-      await client.end();
-    }
+  const ratio = measure(row) / measure(base);
+  const bad = failures(row) + failures(base);
+  return {
+    goal,
+    measured: ratioText(ratio, measure(row).toFixed(digits), measure(base).toFixed(digits), unit),
+    pass: bad === 0 && pass(ratio),
+    note: bad > 0 ? "invalid: failed requests during the load" : undefined,
   };
-
-  const before = await countStores();
-  let seededSeconds: number | undefined;
-  if (settings.reseed || before.stores === 0) {
-    const args = ["run", "-A", "scripts/seed.ts", "--stores", String(storeCount)];
-    // An emptied but migrated database may still hold a dataset row; --reset clears it.
-    if (before.migrated) args.push("--reset");
-    log(
-      `seeding ${settings.database} with ${storeCount} stores (deno task seed ${
-        args.slice(3).join(" ")
-      })`,
-    );
-    const started = performance.now();
-    const out = await capture(DENO, args, { DATABASE_URL: settings.databaseUrl.toString() });
-    if (out.code !== 0) {
-      throw new SetupError(`seed failed:\n${(out.stdout + out.stderr).slice(-3000)}`);
-    }
-    seededSeconds = (performance.now() - started) / 1000;
-    log(`  seeded in ${seededSeconds.toFixed(1)} s`);
-  }
-  // A fresh load has no planner statistics until autovacuum runs; without them the energy query
-  // seq-scans energy_revisions (~100 ms instead of ~5 ms), so every run starts from fresh ones.
-  const client = await connect(settings.databaseUrl);
-  try {
-    await client.query("ANALYZE");
-  } finally {
-    await client.end();
-  }
-  const after = await countStores();
-  if (after.stores === 0) {
-    throw new SetupError(`${settings.database} holds no stores after seeding`);
-  }
-  log(
-    `database ${
-      safeUrl(settings.databaseUrl)
-    }: ${after.stores} stores (PostgreSQL ${postgresVersion})`,
-  );
-  return { postgresVersion, stores: after.stores, seededSeconds };
 };
 
-const issueKey = async (
-  settings: Settings,
-  member = "bench",
-  name = "Benchmark",
-  permissions = "read",
-) => {
-  const out = await capture(DENO, [
-    "run",
-    "-A",
-    "scripts/keys.ts",
-    "issue",
-    "--member",
-    member,
-    "--name",
-    name,
-    "--permissions",
-    permissions,
-    "--expires-in",
-    "2h",
-  ], { DATABASE_URL: settings.databaseUrl.toString() });
-  const key = out.stdout.trim().split("\n").at(-1)?.trim() ?? "";
-  if (out.code !== 0 || key === "" || /\s/.test(key)) {
-    throw new SetupError(`keys issue failed:\n${(out.stdout + out.stderr).slice(-2000)}`);
-  }
-  return key;
-};
-
-interface Server {
-  readonly name: string;
-  readonly child: Deno.ChildProcess;
-  readonly pid: number;
-  readonly port: number;
-  readonly logFile: string;
-}
-
-const freePort = (preferred: number, taken: ReadonlyArray<number> = []) => {
-  for (const port of [preferred, 0]) {
-    if (taken.includes(port)) continue;
-    try {
-      const listener = Deno.listen({ hostname: "127.0.0.1", port });
-      const chosen = (listener.addr as Deno.NetAddr).port;
-      listener.close();
-      if (!taken.includes(chosen)) return chosen;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AddrInUse)) throw error;
-    }
-  }
-  throw new SetupError(`no free port near ${preferred}`);
-};
-
-// The PID whose memory counts is the deno binary itself, not a shell or npm shim around it.
-const denoPid = (pid: number) => {
-  const binary = Deno.realPathSync(DENO);
-  const queue = [pid];
-  while (queue.length > 0) {
-    const current = queue.shift()!;
-    try {
-      if (Deno.readLinkSync(`/proc/${current}/exe`) === binary) return current;
-      for (const task of Deno.readDirSync(`/proc/${current}/task`)) {
-        const kids = Deno.readTextFileSync(`/proc/${current}/task/${task.name}/children`);
-        queue.push(...kids.split(" ").filter((s) => s !== "").map(Number));
-      }
-    } catch { /* the process left meanwhile */ }
-  }
-  throw new SetupError(`no deno process found under PID ${pid}`);
-};
-
-const rssBytes = (pid: number) => {
-  try {
-    const match = Deno.readTextFileSync(`/proc/${pid}/status`).match(/^VmRSS:\s+(\d+)\s+kB/m);
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-};
-
-// The fields of /proc/PID/stat after the command name (field 3 first), or undefined once the
-// process is gone. Times in it are in clock ticks of 10 ms.
-const statFields = (pid: number) => {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
-};
-
-// CPU time the process has used, all its threads (user and system), in milliseconds: fields 14
-// and 15.
-const cpuMs = (pid: number) => {
-  const fields = statFields(pid);
-  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) * 10;
-};
-
-// CPU time of the process's V8 worker threads (named "V8 DefaultWorker"; V8's parallel and
-// concurrent collector work, and background compiling, run there), in milliseconds. Not in the
-// collector's main-thread time that --trace-gc reports.
-const v8WorkersCpuMs = (pid: number) => {
-  let total = 0;
-  try {
-    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-      try {
-        const stat = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/stat`);
-        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-        if (!name.startsWith("V8 ")) continue;
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        total += (Number(fields[11]) + Number(fields[12])) * 10;
-      } catch {
-        // the thread ended meanwhile
-      }
-    }
-  } catch {
-    return 0;
-  }
-  return total;
-};
-
-// How long the process has run, in milliseconds: now (/proc/uptime) less its start (field 22, in
-// ticks after boot). V8's trace stamps its lines with the time since its isolate started, a few
-// tens of milliseconds after the process.
-const uptimeMs = (pid: number) => {
-  const fields = statFields(pid);
-  if (fields === undefined) return 0;
-  const uptime = Number(Deno.readTextFileSync("/proc/uptime").split(" ")[0]);
-  return uptime * 1000 - Number(fields[19]) * 10;
-};
-
-// One collection as V8's --trace-gc reports it: when (ms since the isolate started), whether it
-// was a young-generation one (Scavenge) or a full one, and the main thread's time in it: the
-// pause, plus for an incremental full collection the marking steps taken before it.
-interface GcEvent {
-  readonly at: number;
-  readonly young: boolean;
-  readonly mainMs: number;
-}
-
-const GC_LINE =
-  /\]\s+([\d.]+) ms: ([A-Za-z() -]+?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms(?: \(\+ ([\d.]+) ms in)?/;
-
-const gcEvents = (log: string): Array<GcEvent> =>
-  log.split("\n").flatMap((line) => {
-    const m = GC_LINE.exec(line);
-    return m === null ? [] : [{
-      at: Number(m[1]),
-      young: m[2].includes("Scavenge"),
-      mainMs: Number(m[3]) + Number(m[4] ?? 0),
-    }];
-  });
-
-const tail = (file: string, lines = 30) => {
-  try {
-    return Deno.readTextFileSync(file).trimEnd().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no log)";
-  }
-};
-
-const startServer = async (
-  name: string,
-  args: Array<string>,
-  env: Record<string, string>,
-  port: number,
-  readyPath: string,
-  stamp: string,
-): Promise<Server> => {
-  const logFile = `${OUT_DIR}/${stamp}-${name}.log`;
-  const child = spawn(DENO, args, { env, stdout: "piped", stderr: "piped" });
-  for (const stream of [child.stdout, child.stderr]) {
-    const file = await Deno.open(logFile, { create: true, append: true });
-    stream.pipeTo(file.writable).catch(() => {});
-  }
-  let exited: Deno.CommandStatus | undefined;
-  child.status.then((status) => exited = status);
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (exited !== undefined) {
-      throw new SetupError(
-        `${name} exited with code ${exited.code} before it was ready; its log:\n${tail(logFile)}`,
+// `same`: per read, whether the same-SQL server answered it as the service does.
+const readGoals = (
+  rows: ReadonlyArray<Row>,
+  same: Readonly<Record<string, boolean>>,
+): Array<Goal> => {
+  const goals: Array<Goal> = [];
+  for (const { read, reference } of COMPARED) {
+    const unlike = reference === "same-SQL" && same[read] === false;
+    for (const mode of MODES) {
+      const service = findRow(rows, keyOf(read, mode, "service"));
+      const base = findRow(rows, keyOf(read, mode, reference));
+      const what = `${read} ${mode} at c=${GOAL_C}`;
+      const compared = [
+        compareGoal(
+          `${what}: req/s >= ${MIN_RATE[mode].toFixed(1)}x ${reference}`,
+          service,
+          base,
+          (r) => r.requests_per_second,
+          0,
+          "req/s",
+          (ratio) => ratio >= MIN_RATE[mode],
+        ),
+        compareGoal(
+          `${what}: p99 <= ${MAX_P99.toFixed(1)}x ${reference}`,
+          service,
+          base,
+          (r) => r.p99_ms,
+          1,
+          "ms",
+          (ratio) => ratio <= MAX_P99,
+        ),
+      ];
+      goals.push(
+        ...compared.map((g) =>
+          unlike ? { ...g, pass: false, note: "invalid: the same-SQL server answers otherwise" } : g
+        ),
       );
     }
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}${readyPath}`, {
-        signal: AbortSignal.timeout(2000),
-      });
-      await response.body?.cancel();
-      if (response.status === 200) {
-        return { name, child, pid: denoPid(child.pid), port, logFile };
-      }
-    } catch { /* not listening yet */ }
-    await delay(200);
   }
-  throw new SetupError(`${name} was not ready within 120 s; its log:\n${tail(logFile)}`);
-};
-
-interface Target {
-  readonly key: string;
-  readonly label: string;
-  readonly server: Server;
-  readonly path: string;
-  readonly auth: boolean;
-}
-
-interface Measurement {
-  readonly target: string;
-  readonly label: string;
-  readonly connections: number;
-  readonly threads: number;
-  readonly seconds: number;
-  readonly requests: number;
-  readonly requests_per_second: number;
-  readonly p50_ms: number;
-  readonly p90_ms: number;
-  readonly p99_ms: number;
-  readonly max_ms: number;
-  readonly non_2xx: number;
-  readonly socket_errors: { connect: number; read: number; write: number; timeout: number };
-  readonly peak_rss_bytes: number;
-  readonly bytes_per_response: number;
-  // The server's CPU time during the load (from wrk's start to its end), per request.
-  readonly cpu_ms_per_request: number;
-}
-
-interface Probe {
-  readonly status: number;
-  readonly code?: string;
-  readonly message?: string;
-}
-
-// A target's path for one "store scope" pair of the targets file.
-const pathFor = (path: string, pair: string) => {
-  const [store, scope] = pair.split(" ");
-  return path.replaceAll("{store}", store).replaceAll("{scope}", scope);
-};
-
-const probe = async (target: Target, pair: string, key: string): Promise<Probe> => {
-  const path = pathFor(target.path, pair);
-  const response = await fetch(`http://127.0.0.1:${target.server.port}${path}`, {
-    headers: target.auth ? { authorization: `Bearer ${key}` } : {},
-  });
-  const text = await response.text();
-  if (response.ok) return { status: response.status };
-  try {
-    const error = JSON.parse(text).error;
-    return { status: response.status, code: error?.code, message: error?.message };
-  } catch {
-    return { status: response.status, message: text.slice(0, 200) };
-  }
-};
-
-const runWrk = async (
-  target: Target,
-  connections: number,
-  seconds: number,
-  targetsFile: string,
-  key: string,
-): Promise<Measurement> => {
-  const threads = connections === 1 ? 1 : 2;
-  const child = spawn("wrk", [
-    "-t",
-    String(threads),
-    "-c",
-    String(connections),
-    "-d",
-    `${seconds}s`,
-    "--timeout",
-    "10s",
-    "-s",
-    LUA,
-    `http://127.0.0.1:${target.server.port}`,
-    "--",
-    targetsFile,
-    target.path,
-    target.auth ? key : "",
-  ], { stdout: "piped", stderr: "piped" });
-  let peak = rssBytes(target.server.pid);
-  const cpuBefore = cpuMs(target.server.pid);
-  const sampler = setInterval(() => peak = Math.max(peak, rssBytes(target.server.pid)), 100);
-  const killer = setTimeout(() => child.kill("SIGKILL"), (seconds + 30) * 1000);
-  let out: Deno.CommandOutput;
-  try {
-    out = await child.output();
-  } finally {
-    clearInterval(sampler);
-    clearTimeout(killer);
-  }
-  peak = Math.max(peak, rssBytes(target.server.pid));
-  const cpuDuring = cpuMs(target.server.pid) - cpuBefore;
-  // wrk drops its connections with requests in flight; let the server finish or cancel them so
-  // that their tail (and any query cancel still on its way) does not land in the next run.
-  await delay(1000);
-  const stdout = decoder.decode(out.stdout);
-  const line = stdout.split("\n").find((l) => l.startsWith("BENCH_RESULT "));
-  if (out.code !== 0 || line === undefined) {
-    throw new Error(
-      `wrk failed on ${target.label} (code ${out.code}):\n${stdout}${decoder.decode(out.stderr)}`,
-    );
-  }
-  const v = Object.fromEntries(
-    line.split(" ").slice(1).map((pair) => pair.split("=")).map(([k, n]) => [k, Number(n)]),
+  goals.push(
+    compareGoal(
+      `service CPU time a kept energy answer (repeated, c=${GOAL_C}) <= ${
+        MAX_FLOOR.toFixed(1)
+      }x the floor app's`,
+      findRow(rows, keyOf("energy", "repeated", "service")),
+      findRow(rows, keyOf("energy", "repeated", "floor")),
+      (r) => r.cpu_ms_per_request,
+      3,
+      "ms",
+      (ratio) => ratio <= MAX_FLOOR,
+    ),
   );
-  const measuredSeconds = v.duration_us / 1e6;
+  return goals;
+};
+
+interface RssFacts {
+  readonly peak: number;
+  readonly hwm: number;
+  readonly samples: number;
+}
+
+// The service's peak RSS over its whole run: the higher of the sampled peak and the kernel's
+// high-water mark (which also sees a peak shorter than the sampling interval). The limit is the
+// start task's settings' unless the run is the mode without V8 flags.
+const rssGoal = (rss: RssFacts, importPeak: number, failed: boolean): Goal => {
+  const limit = NO_V8_FLAGS_MODE ? RSS_LIMIT_PLAIN : RSS_LIMIT_FLAGGED;
+  const peak = Math.max(rss.peak, rss.hwm, importPeak);
   return {
-    target: target.key,
-    label: target.label,
-    connections,
-    threads,
-    seconds: measuredSeconds,
-    requests: v.requests,
-    requests_per_second: v.requests / measuredSeconds,
-    p50_ms: v.p50_us / 1000,
-    p90_ms: v.p90_us / 1000,
-    p99_ms: v.p99_us / 1000,
-    max_ms: v.max_us / 1000,
-    non_2xx: v.non2xx,
-    socket_errors: { connect: v.connect, read: v.read, write: v.write, timeout: v.timeout },
-    peak_rss_bytes: peak,
-    bytes_per_response: v.requests > 0 ? Math.round(v.bytes / v.requests) : 0,
-    cpu_ms_per_request: v.requests > 0 ? cpuDuring / v.requests : 0,
+    goal: `service peak RSS over the whole benchmark <= ${mib(limit)} (${
+      NO_V8_FLAGS_MODE
+        ? `BENCH_V8_FLAGS="": no V8 flags`
+        : FLAGS_FROM_TASK
+        ? `the start task's settings: V8 flags ${V8_FLAGS || "none"}`
+        : `BENCH_V8_FLAGS=${V8_FLAGS}`
+    })`,
+    measured: `${mib(peak)} (sampled every 50 ms: ${mib(rss.peak)} over ${rss.samples} samples; ` +
+      `kernel high-water mark ${mib(rss.hwm)})`,
+    pass: !failed && peak <= limit,
+    note: failed ? "invalid: failed requests during the load (error answers are cheap)" : undefined,
   };
 };
 
-const failures = (m: Measurement) =>
-  m.non_2xx + m.socket_errors.connect + m.socket_errors.read + m.socket_errors.write +
-  m.socket_errors.timeout;
-
-interface Goal {
-  readonly goal: string;
-  readonly measured: string;
-  readonly pass: boolean;
-  readonly note?: string;
-}
-
-const HANDWRITTEN = "handwritten.energy";
-const MINIMAL = "minimal.energy";
-const BASELINES = new Set([HANDWRITTEN, MINIMAL]);
-const RSS_LIMIT_BYTES = 256 * 1024 * 1024;
-
-// Goals at c=32: the service against the hand-written server running the same SQL, and against the
-// minimal server over a plain table; the service's peak RSS over the whole benchmark.
-const evaluate = (rows: ReadonlyArray<Measurement>, importPeak: number): Array<Goal> => {
-  const find = (target: string, c: number) =>
-    rows.find((r) => r.target === target && r.connections === c);
-  const ratioGoal = (
-    target: string,
-    label: string,
-    base: string,
-    baseLabel: string,
-    min: number,
-  ) => {
-    const row = find(target, 32);
-    const baseRow = find(base, 32);
-    const goal = `${label} req/s >= ${min.toFixed(1)}x ${baseLabel} at c=32`;
-    if (!row || !baseRow) return { goal, measured: "not measured", pass: false };
-    const ratio = row.requests_per_second / baseRow.requests_per_second;
-    const bad = failures(row) + failures(baseRow);
-    return {
-      goal,
-      measured: `${ratio.toFixed(2)}x (${row.requests_per_second.toFixed(0)} vs ${
-        baseRow.requests_per_second.toFixed(0)
-      } req/s)`,
-      pass: bad === 0 && ratio >= min,
-      note: bad > 0 ? "invalid: failed requests during the load" : undefined,
-    };
+const readsTable = (rows: ReadonlyArray<Row>) => {
+  const reference = (r: Row) => {
+    const ref = COMPARED.find((c) => c.read === r.read)?.reference;
+    return ref === undefined ? undefined : findRow(rows, keyOf(r.read, r.mode, ref), r.connections);
   };
-  const energy = find("service.energy", 32);
-  const hw = find(HANDWRITTEN, 32);
-  const p99: Goal = !energy || !hw
-    ? { goal: "energy p99 <= 1.5x same-SQL at c=32", measured: "not measured", pass: false }
-    : (() => {
-      const ratio = energy.p99_ms / hw.p99_ms;
-      const bad = failures(energy) + failures(hw);
-      return {
-        goal: "energy p99 <= 1.5x same-SQL at c=32",
-        measured: `${ratio.toFixed(2)}x (${energy.p99_ms.toFixed(1)} vs ${
-          hw.p99_ms.toFixed(1)
-        } ms)`,
-        pass: bad === 0 && ratio <= 1.5,
-        note: bad > 0 ? "invalid: failed requests during the load" : undefined,
-      };
-    })();
-  const servicePeak = Math.max(
-    importPeak,
-    ...rows.filter((r) => !BASELINES.has(r.target)).map((r) => r.peak_rss_bytes),
-  );
-  const serviceFailed = rows.some((r) => !BASELINES.has(r.target) && failures(r) > 0);
-  return [
-    ratioGoal("service.energy", "energy", HANDWRITTEN, "same-SQL", 1.0),
-    ratioGoal("service.energy", "energy", MINIMAL, "minimal (plain table, date and kWh)", 0.5),
-    p99,
-    ratioGoal("service.metrics", "metrics", HANDWRITTEN, "same-SQL energy", 0.8),
-    ratioGoal("service.periods", "periods", HANDWRITTEN, "same-SQL energy", 0.8),
-    {
-      goal: "service peak RSS over the whole benchmark <= 256 MiB",
-      measured: `${mib(servicePeak)}`,
-      pass: !serviceFailed && servicePeak <= RSS_LIMIT_BYTES,
-      note: serviceFailed
-        ? "invalid: failed requests during the load (error answers are cheap)"
-        : undefined,
-    },
-  ];
-};
-
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-
-const table = (rows: ReadonlyArray<Measurement>) => {
-  const hw = (c: number) => rows.find((r) => r.target === HANDWRITTEN && r.connections === c);
   const header = [
-    "endpoint",
+    "read",
+    "mode",
+    "server",
     "c",
     "req/s",
     "p50 ms",
     "p99 ms",
-    "x hw req/s",
-    "x hw p99",
+    "x ref req/s",
+    "x ref p99",
+    "CPU ms/req",
+    "KB/answer",
     "peak RSS",
     "failed",
   ];
   const body = rows.map((r) => {
-    const base = hw(r.connections);
+    const ref = reference(r);
     return [
-      r.label,
+      r.read,
+      r.mode,
+      r.server,
       String(r.connections),
       r.requests_per_second.toFixed(1),
       r.p50_ms.toFixed(2),
       r.p99_ms.toFixed(2),
-      base ? (r.requests_per_second / base.requests_per_second).toFixed(2) : "-",
-      base ? (r.p99_ms / base.p99_ms).toFixed(2) : "-",
+      ref ? (r.requests_per_second / ref.requests_per_second).toFixed(2) : "-",
+      ref ? (r.p99_ms / ref.p99_ms).toFixed(2) : "-",
+      r.cpu_ms_per_request.toFixed(3),
+      (r.bytes_per_response / 1000).toFixed(1),
       mib(r.peak_rss_bytes),
       failures(r) > 0 ? `${failures(r)} !` : "0",
     ];
   });
-  return textTable(header, body);
+  return [
+    `x ref: against the read's reference server (energy: minimal; metrics, periods: same-SQL) in ` +
+    `the same mode; CPU ms/req: the server's CPU time (all its threads) over the load, per request`,
+    textTable(header, body, [0, 1, 2]),
+  ].join("\n");
 };
 
-// 1, 5 and 15 minute load averages: other work on this shared machine skews the figures.
-const loadAverage = () => {
-  try {
-    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).map(Number);
-  } catch {
-    return [];
-  }
-};
-
-const machine = () => {
-  const read = (file: string) => {
-    try {
-      return Deno.readTextFileSync(file);
-    } catch {
-      return "";
-    }
-  };
-  const memKb = Number(read("/proc/meminfo").match(/^MemTotal:\s+(\d+)/m)?.[1] ?? 0);
-  return {
-    cpus: navigator.hardwareConcurrency,
-    cpu_model: read("/proc/cpuinfo").match(/^model name\s*:\s*(.+)$/m)?.[1] ?? "unknown",
-    memory_gib: Math.round((memKb / 1024 / 1024) * 10) / 10,
-    kernel: Deno.osRelease(),
-  };
-};
-
-// The plain table of the minimal server: the served value of each stored day, refreshed per run.
-const preparePlainTable = async (url: URL) => {
-  const client = await connect(url);
-  try {
-    await client.query(`CREATE TABLE IF NOT EXISTS bench_plain_days (
-      scope_id int NOT NULL, business_date date NOT NULL, kwh numeric NOT NULL,
-      PRIMARY KEY (scope_id, business_date))`);
-    await client.query("TRUNCATE bench_plain_days");
-    await client.query(`INSERT INTO bench_plain_days
-      SELECT scope_id, business_date, served_kwh FROM energy_days WHERE served_kwh IS NOT NULL
-      ORDER BY scope_id, business_date`);
-    await client.query("ANALYZE bench_plain_days");
-  } finally {
-    await client.end();
-  }
-};
-
-// --- The scale run: the same reads over 60, 500 and 2,000 stores.
-
-const SCALE_SIZES = [60, 500, 2000] as const;
-const SEED_TIMES = `${OUT_DIR}/seed-times.json`;
-const SEED_GOAL_SECONDS = 60;
-const FLAT_RATIO = 1.2;
-
-interface ScaleRow {
-  readonly stores: number;
-  readonly endpoint: string;
-  readonly p50_c1_ms: number;
-  readonly rps_c32: number;
-  readonly failed: number;
+// The servers of the reads: the service, and for the comparison the baselines and the floor app.
+interface ReadServers {
+  readonly service: Server;
+  readonly others: Readonly<Record<string, Server>>;
 }
 
-const readSeedTimes = (): Record<string, { seconds: number; at: string }> => {
-  try {
-    return JSON.parse(Deno.readTextFileSync(SEED_TIMES));
-  } catch {
-    return {};
-  }
-};
-
-// The sizes' services run side by side and are measured in turns: one second of each size in
-// rotation, BENCH_SCALE_SECONDS turns at each concurrency, so that the machine's drift over the
-// run falls on every size alike (measured one size after another, minutes apart, the same code's
-// ratios moved between 0.73x and 1.31x). A size's p50 is the median of its turns' p50s; its
-// requests a second, all its turns' requests over their seconds.
-const scaleRun = async (settings: Settings, stamp: string) => {
-  const seedTimes = readSeedTimes();
-  const rows: Array<ScaleRow> = [];
-  const services: Array<{ size: number; server: Server; key: string; targets: string }> = [];
+const startReadServers = async (
+  settings: Settings,
+  stamp: string,
+  withBaselines: boolean,
+): Promise<ReadServers> => {
   const ports: Array<number> = [];
-  try {
-    for (const size of SCALE_SIZES) {
-      const url = new URL(settings.databaseUrl);
-      url.pathname = `/bench_scale_${size}`;
-      const scaleSettings = { ...settings, databaseUrl: url, database: `bench_scale_${size}` };
-      const before = performance.now();
-      const prepared = await prepareDatabase({ ...scaleSettings, reseed: false }, size);
-      if (prepared.seededSeconds !== undefined) {
-        seedTimes[String(size)] = { seconds: prepared.seededSeconds, at: new Date().toISOString() };
-        await Deno.writeTextFile(SEED_TIMES, JSON.stringify(seedTimes, null, 2) + "\n");
-      }
-      log(`scale ${size}: database ready in ${((performance.now() - before) / 1000).toFixed(1)} s`);
-      const key = await issueKey(scaleSettings, `bench-scale-${size}`, "Scale benchmark");
-      const port = freePort(18083 + ports.length, ports);
-      ports.push(port);
-      const server = await startServer(
-        `service-${size}`,
-        SERVICE_ARGS,
-        {
-          ...serviceEnv(url, settings.pool, port),
-          // The statement path's cost per request at each size: with answers kept, every year of
-          // the 60 stores would be served from memory and only the larger sizes from PostgreSQL.
-          ANSWER_CACHE_MB: "0",
-        },
-        port,
-        "/health/ready",
-        stamp,
-      );
-      const targets = `${OUT_DIR}/${stamp}-targets-${size}.txt`;
-      await writeTargets(port, key, targets);
-      services.push({ size, server, key, targets });
-    }
-    for (const [endpoint, path] of SCALE_ENDPOINTS) {
-      const turns = new Map(
-        services.map((s) => [s.size, { c1: [] as Measurement[], c32: [] as Measurement[] }]),
-      );
-      const measure = (s: (typeof services)[number], connections: 1 | 32, seconds: number) =>
-        runWrk(
-          { key: endpoint, label: endpoint, server: s.server, path, auth: true },
-          connections,
-          seconds,
-          s.targets,
-          s.key,
-        );
-      for (const s of services) await measure(s, 32, 1);
-      for (const connections of [1, 32] as const) {
-        for (let turn = 0; turn < settings.scaleSeconds; turn++) {
-          // Each turn starts with the next size, so that no size always follows the same one.
-          for (let i = 0; i < services.length; i++) {
-            const s = services[(turn + i) % services.length];
-            const m = await measure(s, connections, 1);
-            turns.get(s.size)![connections === 1 ? "c1" : "c32"].push(m);
-          }
-        }
-      }
-      for (const s of services) {
-        const { c1, c32 } = turns.get(s.size)!;
-        const row = {
-          stores: s.size,
-          endpoint,
-          p50_c1_ms: median(c1.map((m) => m.p50_ms)),
-          rps_c32: c32.reduce((n, m) => n + m.requests, 0) /
-            c32.reduce((n, m) => n + m.seconds, 0),
-          failed: [...c1, ...c32].reduce((n, m) => n + failures(m), 0),
-        };
-        rows.push(row);
-        log(
-          `  ${String(s.size).padStart(4)} stores ${endpoint.padEnd(8)} p50 c=1 ${
-            row.p50_c1_ms.toFixed(2)
-          } ms (turns ${c1.map((m) => m.p50_ms.toFixed(2)).join(" ")}), c=32 ${
-            row.rps_c32.toFixed(1)
-          } req/s${row.failed > 0 ? `  ! ${row.failed} failed` : ""}`,
-        );
-      }
-    }
-  } finally {
-    for (const s of services) await stopChild(s.server.child);
-  }
-  const goals: Array<Goal> = [];
-  for (const [endpoint] of SCALE_ENDPOINTS) {
-    const small = rows.find((r) => r.stores === SCALE_SIZES[0] && r.endpoint === endpoint);
-    const large = rows.find((r) => r.stores === SCALE_SIZES.at(-1) && r.endpoint === endpoint);
-    const goal = `${endpoint} p50 at c=1, ${SCALE_SIZES.at(-1)} stores <= ${FLAT_RATIO}x ${
-      SCALE_SIZES[0]
-    } stores`;
-    if (!small || !large) {
-      goals.push({ goal, measured: "not measured", pass: false });
-      continue;
-    }
-    const ratio = large.p50_c1_ms / small.p50_c1_ms;
-    goals.push({
-      goal,
-      measured: `${ratio.toFixed(2)}x (${large.p50_c1_ms.toFixed(2)} vs ${
-        small.p50_c1_ms.toFixed(2)
-      } ms)`,
-      pass: small.failed + large.failed === 0 && ratio <= FLAT_RATIO,
-      note: small.failed + large.failed > 0 ? "invalid: failed requests" : undefined,
-    });
-  }
-  const seed = seedTimes[String(SCALE_SIZES.at(-1))];
-  goals.push({
-    goal: `seed of ${SCALE_SIZES.at(-1)} stores <= ${SEED_GOAL_SECONDS} s`,
-    measured: seed === undefined ? "not measured" : `${seed.seconds.toFixed(1)} s (${seed.at})`,
-    pass: seed !== undefined && seed.seconds <= SEED_GOAL_SECONDS,
-  });
-  return { rows, goals, seedTimes };
-};
-
-const SCALE_ENDPOINTS = [
-  ["energy", `/api/v1/stores/{store}/energy?scope_id={scope}&${RANGE}`],
-  ["metrics", `/api/v1/stores/{store}/metrics?scope_id={scope}&${RANGE}`],
-  ["periods", `/api/v1/stores/{store}/periods?scope_id={scope}&as_of=${AS_OF}`],
-] as const;
-
-const scaleTable = (rows: ReadonlyArray<ScaleRow>) => {
-  const lines = [
-    "stores  endpoint  p50 c=1 ms  req/s c=32  failed",
-    "------  --------  ----------  ----------  ------",
-  ];
-  for (const r of rows) {
-    lines.push(
-      `${String(r.stores).padStart(6)}  ${r.endpoint.padEnd(8)}  ${
-        r.p50_c1_ms.toFixed(2).padStart(10)
-      }  ${r.rps_c32.toFixed(1).padStart(10)}  ${String(r.failed).padStart(6)}`,
-    );
-  }
-  return lines.join("\n");
-};
-
-const targetsFileOf = (stamp: string) => `${OUT_DIR}/${stamp}-targets.txt`;
-
-// The store/scope pairs the key may read, as the service lists them, written to `file` for wrk's
-// script.
-const writeTargets = async (port: number, key: string, file: string) => {
-  const list = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
-  if (list.status !== 200) {
-    throw new SetupError(`GET /api/v1/stores answered ${list.status}: ${await list.text()}`);
-  }
-  const { stores: storeRows } = await list.json() as {
-    stores: Array<{ id: number; scope_id: number }>;
+  const port = (preferred: number) => {
+    const chosen = freePort(preferred, ports);
+    ports.push(chosen);
+    return chosen;
   };
-  const pairs = [...new Set(storeRows.map((s) => `${s.id} ${s.scope_id}`))];
-  if (pairs.length === 0) throw new SetupError("GET /api/v1/stores listed no stores");
-  await Deno.writeTextFile(file, pairs.join("\n") + "\n");
-  return pairs;
-};
-
-interface FlagsRow {
-  readonly target: string;
-  readonly label: string;
-  // Requests a second at c=32 and the server's CPU milliseconds per request, one per round, for
-  // each process.
-  readonly rate: Readonly<Record<FlagsSetting, ReadonlyArray<number>>>;
-  readonly cpu: Readonly<Record<FlagsSetting, ReadonlyArray<number>>>;
-  // Over the read's whole window (its rounds and the pauses in them, where the idle collections
-  // run), for each process: the server's CPU time, the requests, and its collections as V8 traces
-  // them.
-  readonly window: Readonly<Record<FlagsSetting, WindowGc>>;
-  // Failed requests (non-2xx answers and socket errors) over its rounds.
-  readonly failed: number;
-}
-
-interface Mark {
-  readonly uptime: number;
-  readonly cpu: number;
-  readonly workers: number;
-}
-
-interface WindowMark {
-  readonly start: Mark;
-  readonly end: Mark;
-  readonly requests: number;
-}
-
-interface WindowGc {
-  readonly cpuMs: number;
-  // Of it, V8's worker threads' (parallel and concurrent collection, background compiling).
-  readonly workersMs: number;
-  readonly requests: number;
-  readonly gcMs: number;
-  readonly young: number;
-  readonly full: number;
-  // Of gcMs, the young collections'.
-  readonly youngMs: number;
-}
-
-const FLAGS_COST_LIMIT = 0.05;
-
-// One request of each read for every store/scope pair, four at a time, so that the measured load
-// finds every answer kept (a fresh process computes each on its first request: a year of metrics
-// takes tens of milliseconds), as a service that has been running does.
-const primeAnswers = async (port: number, key: string, pairs: ReadonlyArray<string>) => {
-  const paths = SERVICE_TARGETS.flatMap((t) =>
-    t.path.includes("{store}") ? pairs.map((pair) => pathFor(t.path, pair)) : [t.path]
+  const servicePort = port(18080);
+  const service = await startServer(
+    "service",
+    SERVICE_ARGS,
+    serviceEnv(settings.databaseUrl, settings.pool, servicePort),
+    servicePort,
+    "/health/ready",
+    stamp,
   );
-  let next = 0;
-  const worker = async () => {
-    while (next < paths.length) {
-      const path = paths[next++];
-      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
-      await response.body?.cancel();
-      if (response.status !== 200) {
-        throw new SetupError(`priming: GET ${path} answered ${response.status}`);
-      }
-    }
+  log(`  service on :${servicePort}, PID ${service.pid} (${startSettingsText()})`);
+  if (!withBaselines) return { service, others: {} };
+  const common = {
+    DATABASE_URL: settings.databaseUrl.toString(),
+    DB_POOL_MAX: String(settings.pool),
+    HOST: "127.0.0.1",
   };
-  await Promise.all([worker(), worker(), worker(), worker()]);
-};
-
-// The flags' cost: three processes of the service, one with V8_FLAGS ("flagged") and two with none
-// ("plain" and "control"), the control the measure of the method itself: two processes that differ
-// in nothing differ by what the run cannot resolve. A read is measured in rounds; each round loads
-// every process at c=32 for BENCH_SECONDS, and the costs are medians over the rounds of each round's
-// ratio, flagged to plain and control to plain. Two ways to load (BENCH_FLAGS_LOAD):
-// - "alone" (default): one process after another, in an order rotated each round, so that no
-//   process always follows the same one; each has the machine to itself while it is measured, and
-//   the machine's drift over minutes falls on all three alike.
-// - "together": the three by their own wrk in the same seconds. On two cores the scheduler's share
-//   of each process moves from one turn to the next (2026-11-28: two processes without flags
-//   differed by 9-12 % in requests a second and CPU time a request, and by 4 points in the
-//   collector's share of CPU).
-// A third measure does not depend on the machine's speed: the collector's share of each process's
-// own CPU time, from V8's trace of its collections (main-thread time), over each read's window
-// (its rounds and the pauses in them, where the idle collections run). After every second round
-// all three sit idle for 8 s more (V8 reduces its heap after 8 s idle).
-const flagsRun = async (settings: Settings, stamp: string, key: string) => {
-  const ports: Array<number> = [];
-  const start = async (setting: FlagsSetting, flags: string) => {
-    const port = freePort(18080 + 3 * ports.length, ports);
-    ports.push(port);
-    return await startServer(
-      `service-${setting}`,
-      // All three trace their collections (--trace-gc: a line a collection on the process's
-      // output, read back once it has stopped).
-      serviceArgs([flags.trim(), "--trace-gc"].filter((f) => f !== "").join(",")),
-      serviceEnv(settings.databaseUrl, settings.pool, port, setting !== "flagged"),
-      port,
-      "/health/ready",
+  const others: Record<string, Server> = {};
+  const [start, end] = FIXED_WINDOW.split(" ");
+  for (
+    const [name, file, preferred, ready] of [
+      ["same-SQL", "handwritten_server.ts", 18081, "/health"],
+      ["minimal", "minimal_server.ts", 18082, "/health"],
+      [
+        "floor",
+        "floor_app.ts",
+        18084,
+        `/api/v1/stores/1/energy?scope_id=1&start=${start}&end=${end}`,
+      ],
+    ] as const
+  ) {
+    const chosen = port(preferred);
+    others[name] = await startServer(
+      name === "same-SQL" ? "handwritten" : name,
+      ["run", "-A", `scripts/bench/${file}`],
+      { ...common, PORT: String(chosen) },
+      chosen,
+      ready,
       stamp,
     );
-  };
-  const servers: Record<FlagsSetting, Server> = {
-    flagged: await start("flagged", V8_FLAGS),
-    plain: await start("plain", ""),
-    control: await start("control", ""),
-  };
-  const pairs = await writeTargets(servers.flagged.port, key, targetsFileOf(stamp));
-  for (const setting of FLAGS_SETTINGS) await primeAnswers(servers[setting].port, key, pairs);
-  const mark = (setting: FlagsSetting): Mark => ({
-    uptime: uptimeMs(servers[setting].pid),
-    cpu: cpuMs(servers[setting].pid),
-    workers: v8WorkersCpuMs(servers[setting].pid),
-  });
-  const peaks = { flagged: 0, plain: 0, control: 0 };
-  const load = (target: Target, seconds: number) =>
-    runWrk(target, 32, seconds, targetsFileOf(stamp), key);
-  const measured: Array<Omit<FlagsRow, "window"> & { marks: Record<FlagsSetting, WindowMark> }> =
-    [];
-  for (const t of SERVICE_TARGETS) {
-    const targets = Object.fromEntries(
-      FLAGS_SETTINGS.map((s) => [s, { ...t, server: servers[s], auth: true }]),
-    ) as Record<FlagsSetting, Target>;
-    // Each process of `order` loaded for `seconds`: at once, or one after another.
-    const loadAll = async (order: ReadonlyArray<FlagsSetting>, seconds: number) => {
-      if (settings.flagsLoad === "together") {
-        return await Promise.all(order.map((s) => load(targets[s], seconds)));
-      }
-      const results: Array<Measurement> = [];
-      for (const s of order) results.push(await load(targets[s], seconds));
-      return results;
-    };
-    if (settings.warmup > 0) {
-      await loadAll(FLAGS_SETTINGS, Math.min(settings.warmup, settings.seconds));
-    }
-    const turns = { flagged: [], plain: [], control: [] } as Record<FlagsSetting, Measurement[]>;
-    const begin = Object.fromEntries(FLAGS_SETTINGS.map((s) => [s, mark(s)])) as Record<
-      FlagsSetting,
-      Mark
-    >;
-    for (let round = 1; round <= settings.rounds; round++) {
-      const order = FLAGS_SETTINGS.map((_, i) => FLAGS_SETTINGS[(round + i) % 3]);
-      const results = await loadAll(order, settings.seconds);
-      order.forEach((s, i) => {
-        turns[s].push(results[i]);
-        peaks[s] = Math.max(peaks[s], results[i].peak_rss_bytes);
-      });
-      if (round % 2 === 0) await delay(8_000);
-    }
-    const requests = (s: FlagsSetting) => turns[s].reduce((n, m) => n + m.requests, 0);
-    const marks = Object.fromEntries(FLAGS_SETTINGS.map((s) => {
-      const end = mark(s);
-      return [s, { start: begin[s], end, requests: requests(s) }];
-    })) as Record<FlagsSetting, WindowMark>;
-    const row = {
-      target: t.key,
-      label: t.label,
-      rate: mapSettings((s) => turns[s].map((m) => m.requests_per_second)),
-      cpu: mapSettings((s) => turns[s].map((m) => m.cpu_ms_per_request)),
-      failed: FLAGS_SETTINGS.reduce((n, s) => n + turns[s].reduce((k, m) => k + failures(m), 0), 0),
-      marks,
-    };
-    measured.push(row);
-    log(
-      `  ${t.label}: req/s ${
-        FLAGS_SETTINGS.map((s) => row.rate[s].map((v) => v.toFixed(0)).join(" ")).join(" / ")
-      }; CPU ms a request ${
-        FLAGS_SETTINGS.map((s) => row.cpu[s].map((v) => v.toFixed(3)).join(" ")).join(" / ")
-      } (flagged / plain / control); peak RSS so far ${
-        FLAGS_SETTINGS.map((s) => mib(peaks[s])).join(" / ")
-      }`,
-    );
+    log(`  ${name} server on :${chosen}, PID ${others[name].pid}`);
   }
-  for (const setting of FLAGS_SETTINGS) await stopChild(servers[setting].child);
-  // V8 writes its trace through a buffer that the process's exit flushes: read it now.
-  const events = Object.fromEntries(
-    await Promise.all(
-      FLAGS_SETTINGS.map(async (s) => [s, gcEvents(await Deno.readTextFile(servers[s].logFile))]),
-    ),
-  ) as Record<FlagsSetting, Array<GcEvent>>;
-  const windowGc = (setting: FlagsSetting, w: WindowMark): WindowGc => {
-    const inside = events[setting].filter((e) => e.at >= w.start.uptime && e.at < w.end.uptime);
-    return {
-      cpuMs: w.end.cpu - w.start.cpu,
-      workersMs: w.end.workers - w.start.workers,
-      requests: w.requests,
-      gcMs: inside.reduce((sum, e) => sum + e.mainMs, 0),
-      young: inside.filter((e) => e.young).length,
-      full: inside.filter((e) => !e.young).length,
-      youngMs: inside.reduce((sum, e) => sum + (e.young ? e.mainMs : 0), 0),
-    };
-  };
-  const rows: Array<FlagsRow> = measured.map(({ marks, ...row }) => ({
-    ...row,
-    window: mapSettings((s) => windowGc(s, marks[s])),
-  }));
-  const traced = rows.reduce((n, r) => n + r.window.flagged.young + r.window.plain.young, 0);
-  if (traced === 0) throw new SetupError("the services' logs hold no --trace-gc line");
-  const failed = rows.reduce((sum, r) => sum + r.failed, 0);
-  const costs = rows.map((r) => flagsCost(r, "flagged"));
-  const controls = rows.map((r) => flagsCost(r, "control"));
-  const worst = Math.max(...costs.map((c) => Math.max(c.rate, c.cpu, c.gc)));
-  const resolution = Math.max(
-    ...controls.map((c) => Math.max(Math.abs(c.rate), Math.abs(c.cpu), Math.abs(c.gc))),
+  return { service, others };
+};
+
+// The reads' loads in order: for each compared read and mode its baselines, then the service (the
+// ratios are taken between loads minutes apart at most); the floor app right after the service's
+// repeated energy; the lists last.
+const readTargets = (servers: ReadServers, files: Record<Mode | "fixed" | "all", string>) => {
+  const targets: Array<{ target: Target; read: string; mode: Mode; server: string }> = [];
+  const add = (read: string, mode: Mode, server: string, path: string, auth: boolean) =>
+    targets.push({
+      read,
+      mode,
+      server,
+      target: {
+        key: keyOf(read, mode, server),
+        label: `${read} ${mode} ${server}`,
+        server: server === "service" ? servers.service : servers.others[server],
+        path,
+        auth,
+        pairs: mode === "repeated" ? files.repeated : files.all,
+        windows: path.includes("{start}") || path.includes("{end}")
+          ? (mode === "repeated" ? files.fixed : files.random)
+          : undefined,
+      },
+    });
+  for (const { read, baselines } of COMPARED) {
+    for (const mode of MODES) {
+      for (const b of baselines) add(read, mode, b.server, b.path, false);
+      add(read, mode, "service", servicePath(read), true);
+      // The same request as the service's (the floor reads no credential).
+      if (read === "energy" && mode === "repeated") {
+        add(read, mode, "floor", servicePath(read), true);
+      }
+    }
+  }
+  for (const read of ["stores", "catalog"]) {
+    add(read, "repeated", "service", servicePath(read), true);
+  }
+  return targets;
+};
+
+const measureReads = async (
+  settings: Settings,
+  servers: ReadServers,
+  files: Record<Mode | "fixed" | "all", string>,
+  key: string,
+) => {
+  const rows: Array<Row> = [];
+  const probes: Record<string, Probe> = {};
+  const targets = readTargets(servers, files);
+  const loadSeconds = settings.seconds * settings.concurrency.length + settings.warmup;
+  log(
+    `reads: ${targets.length} loads of ${settings.seconds} s at c=${
+      settings.concurrency.join(",")
+    } (+${settings.warmup} s warm-up each), pool ${settings.pool}, about ${
+      Math.ceil((targets.length * (loadSeconds + 2)) / 60)
+    } min`,
   );
-  const figures = (list: ReadonlyArray<ReturnType<typeof flagsCost>>) =>
-    rows.map((r, i) =>
-      `${r.target.replace("service.", "")} ${(list[i].rate * 100).toFixed(1)} % / ${
-        (list[i].cpu * 100).toFixed(1)
-      } % / ${(list[i].gc * 100).toFixed(1)} pt`
-    ).join(", ");
-  const goals: Array<Goal> = [{
-    goal: `the start task's settings (${startSettingsText()}) cost <= ${
-      FLAGS_COST_LIMIT * 100
-    } % on every read at c=32, in requests a second and in CPU time a request (medians of ${settings.rounds} rounds' ratios, loaded ${settings.flagsLoad}), and in the collector's share of CPU time (points, over the read's window)`,
-    measured: figures(costs),
-    pass: failed === 0 && worst <= FLAGS_COST_LIMIT,
-    note: failed > 0
-      ? "invalid: failed requests during the load"
-      : `the control, a second process without flags: ${figures(controls)}${
-        resolution > FLAGS_COST_LIMIT
-          ? `; it differs by up to ${(resolution * 100).toFixed(1)}: this run does not resolve ${
-            FLAGS_COST_LIMIT * 100
-          } %`
-          : ""
-      }`,
-  }, {
-    goal: "service peak RSS with the flags <= 256 MiB",
-    measured: `${mib(peaks.flagged)} (${mib(peaks.plain)} and ${mib(peaks.control)} without)`,
-    pass: failed === 0 && peaks.flagged <= RSS_LIMIT_BYTES,
-    note: failed > 0 ? "invalid: failed requests during the load" : undefined,
-  }];
-  return { rows, peaks, goals };
+  for (const { target, read, mode, server } of targets) {
+    const answer = await probe(target, key);
+    probes[target.key] = answer;
+    log(
+      `${target.label}: probe answered ${answer.status}` +
+        (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
+    );
+    if (settings.warmup > 0) {
+      await runWrk(target, GOAL_C, Math.min(settings.warmup, settings.seconds), key);
+    }
+    for (const c of settings.concurrency) {
+      const m = await runWrk(target, c, settings.seconds, key);
+      rows.push({ ...m, read, mode, server });
+      log(
+        `  c=${String(c).padEnd(2)} ${m.requests_per_second.toFixed(1).padStart(9)} req/s  ` +
+          `p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
+          `CPU ${m.cpu_ms_per_request.toFixed(3)} ms/req  RSS ${mib(m.peak_rss_bytes)}` +
+          (failures(m) > 0
+            ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
+            : ""),
+      );
+    }
+  }
+  return { rows, probes };
 };
 
-const FLAGS_SETTINGS = ["flagged", "plain", "control"] as const;
-type FlagsSetting = (typeof FLAGS_SETTINGS)[number];
+// JSON text with every object's keys in order: two answers are the same when these are equal.
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(",")}]`
+    : value !== null && typeof value === "object"
+    ? `{${
+      Object.keys(value).sort().map((k) =>
+        `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`
+      ).join(",")
+    }}`
+    : JSON.stringify(value);
 
-const mapSettings = <A>(f: (setting: FlagsSetting) => A): Record<FlagsSetting, A> => ({
-  flagged: f("flagged"),
-  plain: f("plain"),
-  control: f("control"),
-});
-
-// The cost of `setting` against the plain process on one read: requests a second lost, and CPU
-// time a request added (the server's, all its threads), each the median over the rounds of that
-// round's ratio; over the whole window (idle collections included) the CPU time a request, and
-// the collector's share of the process's CPU time (its main thread's part, as V8 counts it) less
-// the plain process's.
-const flagsCost = (r: FlagsRow, setting: "flagged" | "control") => ({
-  rate: 1 - median(r.rate[setting].map((v, i) => v / r.rate.plain[i])),
-  cpu: median(r.cpu[setting].map((v, i) => v / r.cpu.plain[i])) - 1,
-  windowCpu: perRequest(r.window[setting]) / perRequest(r.window.plain) - 1,
-  gc: gcShare(r.window[setting]) - gcShare(r.window.plain),
-});
-
-const perRequest = (w: WindowGc) => w.requests > 0 ? w.cpuMs / w.requests : 0;
-const gcShare = (w: WindowGc) => w.cpuMs > 0 ? w.gcMs / w.cpuMs : 0;
-
-// Each read's whole window (rounds and pauses): CPU time a request, and the collections V8 traced
-// (main-thread milliseconds, young and full collections), flagged / plain / control.
-const flagsGcTable = (rows: ReadonlyArray<FlagsRow>) => {
-  const header = [
-    "endpoint (c=32)",
-    "CPU ms a request",
-    "cost",
-    "GC ms / 1,000 requests (young + full)",
-    "GC share of CPU",
-    "cost",
-    "V8 workers ms / 1,000 requests",
-    "young GCs",
-    "full GCs",
-  ];
-  const all = (r: FlagsRow, f: (w: WindowGc) => string) =>
-    FLAGS_SETTINGS.map((s) => f(r.window[s])).join(" / ");
-  const both = (r: FlagsRow, f: (c: ReturnType<typeof flagsCost>) => number, unit: string) =>
-    `${(f(flagsCost(r, "flagged")) * 100).toFixed(1)} ${unit} (${
-      (f(flagsCost(r, "control")) * 100).toFixed(1)
-    })`;
-  const body = rows.map((r) => [
-    r.label,
-    all(r, (w) => perRequest(w).toFixed(3)),
-    both(r, (c) => c.windowCpu, "%"),
-    all(r, (w) => {
-      const per = (ms: number) => (w.requests > 0 ? (ms / w.requests) * 1000 : 0).toFixed(0);
-      return `${per(w.gcMs)} (${per(w.youngMs)} + ${per(w.gcMs - w.youngMs)})`;
-    }),
-    all(r, (w) => `${(gcShare(w) * 100).toFixed(1)} %`),
-    both(r, (c) => c.gc, "pt"),
-    all(r, (w) => (w.requests > 0 ? (w.workersMs / w.requests) * 1000 : 0).toFixed(0)),
-    all(r, (w) => String(w.young)),
-    all(r, (w) => String(w.full)),
-  ]);
-  return [
-    "over each read's window (rounds and pauses), flagged / plain / control; costs against the " +
-    "plain process, the control's in parentheses:",
-    textTable(header, body),
-  ].join("\n");
+// Whether the same-SQL server answers each compared read as the service does, for the first pair
+// and two windows (the fixed one and one of the random ones): its figures are those of the same
+// answers only if so.
+const checkSameAnswers = async (
+  servers: ReadServers,
+  files: Record<Mode | "fixed" | "all", string>,
+  key: string,
+) => {
+  const pair = Deno.readTextFileSync(files.all).split("\n")[0];
+  const random = Deno.readTextFileSync(files.random).trim().split("\n");
+  const windows = [FIXED_WINDOW, random[Math.floor(random.length / 2)]];
+  const body = async (port: number, path: string, auth: boolean) => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      headers: auth ? { authorization: `Bearer ${key}` } : {},
+    });
+    return `${response.status} ${canonical(await response.json())}`;
+  };
+  const same: Record<string, boolean> = {};
+  for (const { read, baselines } of COMPARED) {
+    const baseline = baselines.find((b) => b.server === "same-SQL");
+    if (baseline === undefined) continue;
+    same[read] = true;
+    for (const window of windows) {
+      const [service, own] = await Promise.all([
+        body(servers.service.port, pathFor(servicePath(read), pair, window), true),
+        body(servers.others["same-SQL"].port, pathFor(baseline.path, pair, window), false),
+      ]);
+      if (service !== own || !service.startsWith("200 ")) same[read] = false;
+    }
+  }
+  const differ = Object.keys(same).filter((read) => !same[read]);
+  log(
+    differ.length === 0
+      ? `  the same-SQL server answers ${Object.keys(same).join(", ")} as the service does ` +
+        `(store/scope ${pair}, windows ${windows.join(" and ")})`
+      : `  ! the same-SQL server's ${differ.join(", ")} answers differ from the service's ` +
+        `(store/scope ${pair}, windows ${windows.join(" and ")}): those comparisons are not like ` +
+        `for like`,
+  );
+  return same;
 };
 
-const flagsTable = (rows: ReadonlyArray<FlagsRow>) => {
-  const header = [
-    "endpoint (c=32)",
-    "req/s (flagged / plain / control)",
-    "cost (control)",
-    "CPU ms a request",
-    "cost (control)",
-    "failed",
-  ];
-  const medians = (values: Readonly<Record<FlagsSetting, ReadonlyArray<number>>>, digits: number) =>
-    FLAGS_SETTINGS.map((s) => median(values[s]).toFixed(digits)).join(" / ");
-  const cost = (r: FlagsRow, f: (c: ReturnType<typeof flagsCost>) => number) =>
-    `${(f(flagsCost(r, "flagged")) * 100).toFixed(1)} % (${
-      (f(flagsCost(r, "control")) * 100).toFixed(1)
-    } %)`;
-  const body = rows.map((r) => [
-    r.label,
-    medians(r.rate, 0),
-    cost(r, (c) => c.rate),
-    medians(r.cpu, 3),
-    cost(r, (c) => c.cpu),
-    r.failed > 0 ? `${r.failed} !` : "0",
-  ]);
-  return [
-    "medians of the rounds; a cost is the median of the rounds' ratios to the plain process:",
-    textTable(header, body),
-  ].join("\n");
+// The files the loads draw from: every store/scope pair the key may read, the first
+// BENCH_REPEATED_PAIRS of them, the fixed window and every window of the stored days.
+const writeLoadFiles = async (settings: Settings, stamp: string, port: number, key: string) => {
+  const all = `${OUT_DIR}/${stamp}-pairs-all.txt`;
+  const pairs = await writeTargets(port, key, all);
+  const windows = await dataWindows(settings.databaseUrl);
+  if (!windows.includes(FIXED_WINDOW)) {
+    throw new SetupError(`the database's days do not cover the fixed window ${FIXED_WINDOW}`);
+  }
+  const repeated = pairs.slice(0, settings.repeatedPairs);
+  return {
+    pairs: pairs.length,
+    repeatedPairs: repeated.length,
+    windows: windows.length,
+    files: {
+      all,
+      repeated: await writeLines(`${OUT_DIR}/${stamp}-pairs-repeated.txt`, repeated),
+      fixed: await writeLines(`${OUT_DIR}/${stamp}-windows-fixed.txt`, [FIXED_WINDOW]),
+      random: await writeLines(`${OUT_DIR}/${stamp}-windows-random.txt`, windows),
+    },
+  };
+};
+
+const floorText = (rows: ReadonlyArray<Row>) => {
+  const floor = findRow(rows, keyOf("energy", "repeated", "floor"));
+  const kept = findRow(rows, keyOf("energy", "repeated", "service"));
+  if (floor === undefined || kept === undefined) return undefined;
+  return `floor app (Effect HttpApi over the node:http bridge, fixed ${
+    (floor.bytes_per_response / 1000).toFixed(1)
+  } KB answers): ${floor.requests_per_second.toFixed(0)} req/s, ${
+    floor.cpu_ms_per_request.toFixed(3)
+  } ms CPU a request; the service on a kept energy answer (${
+    (kept.bytes_per_response / 1000).toFixed(1)
+  } KB): ${kept.requests_per_second.toFixed(0)} req/s, ${
+    kept.cpu_ms_per_request.toFixed(3)
+  } ms CPU a request, ${(kept.cpu_ms_per_request / floor.cpu_ms_per_request).toFixed(2)}x`;
 };
 
 const main = async (): Promise<number> => {
@@ -1367,16 +645,19 @@ const main = async (): Promise<number> => {
   const doImports = settings.only === undefined || settings.only === "imports";
   const doScale = settings.only === undefined || settings.only === "scale";
   const doFlags = settings.only === "flags";
+  log(`machine: ${machineText()}; load average ${loadAtStart.join(" ")}`);
 
   const wrk = doReads || doScale || doFlags ? await ensureWrk() : wrkVersion() ?? "not used";
   const { postgresVersion, stores } = doReads || doImports || doFlags
     ? await prepareDatabase(settings, STORES)
     : { postgresVersion: "", stores: 0 };
-  const rows: Array<Measurement> = [];
-  const probes: Record<string, Probe> = {};
+  let rows: Array<Row> = [];
+  let probes: Record<string, Probe> = {};
   let imports: ImportBenchResult | undefined;
   let importError: string | undefined;
-  let pairsCount = 0;
+  let loads: Awaited<ReturnType<typeof writeLoadFiles>> | undefined;
+  let rss: RssFacts | undefined;
+  let sameAnswers: Record<string, boolean> | undefined;
 
   if (doReads || doImports) {
     // A write key's member is a WRITER; raw lets it read batches and lineage.
@@ -1385,126 +666,38 @@ const main = async (): Promise<number> => {
       : "";
     const key = doReads ? await issueKey(settings) : importKey;
     if (doReads) await preparePlainTable(settings.databaseUrl);
-
-    const servicePort = freePort(18080);
-    const handwrittenPort = freePort(18081, [servicePort]);
-    const minimalPort = freePort(18082, [servicePort, handwrittenPort]);
-    const common = {
-      DATABASE_URL: settings.databaseUrl.toString(),
-      DB_POOL_MAX: String(settings.pool),
-      HOST: "127.0.0.1",
-    };
-    log(
-      `starting the service on :${servicePort}` +
-        (doReads
-          ? `, the hand-written server on :${handwrittenPort}, the minimal server on :${minimalPort}`
-          : ""),
-    );
-    const service = await startServer(
-      "service",
-      SERVICE_ARGS,
-      serviceEnv(settings.databaseUrl, settings.pool, servicePort),
-      servicePort,
-      "/health/ready",
-      stamp,
-    );
-    const handwritten = doReads
-      ? await startServer(
-        "handwritten",
-        ["run", "-A", "scripts/bench/handwritten_server.ts"],
-        { ...common, PORT: String(handwrittenPort) },
-        handwrittenPort,
-        "/health",
-        stamp,
-      )
-      : undefined;
-    const minimal = doReads
-      ? await startServer(
-        "minimal",
-        ["run", "-A", "scripts/bench/minimal_server.ts"],
-        { ...common, PORT: String(minimalPort) },
-        minimalPort,
-        "/health",
-        stamp,
-      )
-      : undefined;
-    log(
-      `  service PID ${service.pid} (${startSettingsText()}); logs in ${OUT_DIR}`,
-    );
-
-    const pairs = await writeTargets(servicePort, key, targetsFileOf(stamp));
-    pairsCount = pairs.length;
-    const targetsFile = targetsFileOf(stamp);
-
-    const targets: Array<Target> = handwritten === undefined || minimal === undefined ? [] : [
-      {
-        key: MINIMAL,
-        label: "minimal energy 366d",
-        server: minimal,
-        path: `/energy?scope_id={scope}&${RANGE}`,
-        auth: false,
-      },
-      {
-        key: HANDWRITTEN,
-        label: "same-SQL energy 366d",
-        server: handwritten,
-        path: `/energy?scope_id={scope}&${RANGE}`,
-        auth: false,
-      },
-      ...SERVICE_TARGETS.map((t) => ({ ...t, server: service, auth: true })),
-    ];
-
-    const runs = targets.length * CONCURRENCY.length;
+    log("starting the servers");
+    const servers = await startReadServers(settings, stamp, doReads);
     if (doReads) {
+      loads = await writeLoadFiles(settings, stamp, servers.service.port, key);
       log(
-        `load: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up per endpoint), ` +
-          `${pairs.length} store/scope pairs, pool ${settings.pool}, about ` +
-          `${Math.ceil((runs * settings.seconds + targets.length * settings.warmup) / 60)} min`,
+        `  ${loads.pairs} store/scope pairs (repeated: the first ${loads.repeatedPairs}), ` +
+          `${loads.windows} windows of ${WINDOW_DAYS} days (repeated: ${FIXED_WINDOW}); ` +
+          `logs and lists in ${OUT_DIR}`,
       );
+      sameAnswers = await checkSameAnswers(servers, loads.files, key);
+      ({ rows, probes } = await measureReads(settings, servers, loads.files, key));
     }
-    for (const target of targets) {
-      const answer = await probe(target, pairs[0], key);
-      probes[target.key] = answer;
-      log(
-        `${target.label}: probe answered ${answer.status}` +
-          (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
-      );
-      if (settings.warmup > 0) {
-        await runWrk(target, 32, Math.min(settings.warmup, settings.seconds), targetsFile, key);
-      }
-      for (const c of CONCURRENCY) {
-        const m = await runWrk(target, c, settings.seconds, targetsFile, key);
-        rows.push(m);
-        log(
-          `  c=${String(c).padEnd(2)} ${m.requests_per_second.toFixed(1).padStart(9)} req/s  ` +
-            `p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
-            `RSS ${mib(m.peak_rss_bytes)}` +
-            (failures(m) > 0
-              ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
-              : ""),
-        );
-      }
-    }
-
     if (doImports) {
       log(
         `imports: 3 XLSX then 3 CSV files of 100 stores x 100 days, preview and commit each ` +
-          `(service PID ${service.pid}, RSS sampled every 20 ms during the preview)`,
+          `(service PID ${servers.service.pid}, RSS sampled every 20 ms during the preview)`,
       );
       try {
         imports = await runImportBench({
-          baseUrl: `http://127.0.0.1:${servicePort}`,
-          pid: service.pid,
+          baseUrl: `http://127.0.0.1:${servers.service.port}`,
+          pid: servers.service.pid,
           key: importKey,
           databaseUrl: settings.databaseUrl,
           log,
         });
       } catch (error) {
-        if (interrupted) throw error;
+        if (wasInterrupted()) throw error;
         importError = (error as Error).stack ?? String(error);
         log(`! the import benchmark could not run: ${importError}`);
       }
     }
+    rss = servers.service.rss.facts();
     await stopAll();
   }
 
@@ -1523,8 +716,11 @@ const main = async (): Promise<number> => {
 
   // The highest RSS sampled during any import (a format's summary names its largest growth).
   const importPeak = Math.max(0, ...(imports?.runs ?? []).map((r) => r.rss_peak_bytes));
+  const failed = rows.filter((r) => failures(r) > 0);
+  const serviceFailed = failed.some((r) => r.server === "service");
   const goals: Array<Goal> = [
-    ...(doReads ? evaluate(rows, importPeak) : []),
+    ...(doReads ? readGoals(rows, sameAnswers ?? {}) : []),
+    ...(rss === undefined ? [] : [rssGoal(rss, importPeak, serviceFailed)]),
     ...(imports?.goals ?? []),
     ...(importError === undefined ? [] : [{
       goal: "import benchmark",
@@ -1535,10 +731,11 @@ const main = async (): Promise<number> => {
     ...(scale?.goals ?? []),
     ...(flags?.goals ?? []),
   ];
-  const failed = rows.filter((r) => failures(r) > 0);
   if (doReads) {
     log("");
-    log(table(rows));
+    log(readsTable(rows));
+    const floor = floorText(rows);
+    if (floor !== undefined) log(floor);
   }
   if (imports !== undefined) {
     log("");
@@ -1555,10 +752,15 @@ const main = async (): Promise<number> => {
     log(flagsGcTable(flags.rows));
   }
   const loadAtEnd = loadAverage();
+  const finishedAt = new Date();
   log("");
+  log(`machine: ${machineText()}`);
   log(
-    `load average (1/5/15 min, ${machine().cpus} CPUs): ${loadAtStart.join(" ")} before the run, ` +
-      `${loadAtEnd.join(" ")} at its end (counting the benchmark's own processes)`,
+    `load average (1/5/15 min): ${loadAtStart.join(" ")} before the run, ${
+      loadAtEnd.join(" ")
+    } at its end (counting the benchmark's own processes); ${
+      ((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)
+    } min`,
   );
   log("");
   log("Goals:");
@@ -1585,7 +787,7 @@ const main = async (): Promise<number> => {
   const resultsFile = `${OUT_DIR}/results-${stamp}.json`;
   const results = {
     started_at: startedAt.toISOString(),
-    finished_at: new Date().toISOString(),
+    finished_at: finishedAt.toISOString(),
     machine: machine(),
     load_average: { start: loadAtStart, end: loadAtEnd },
     deno: Deno.version.deno,
@@ -1594,23 +796,27 @@ const main = async (): Promise<number> => {
     settings: {
       seconds: settings.seconds,
       warmup_seconds: settings.warmup,
+      concurrency: settings.concurrency,
       scale_seconds: settings.scaleSeconds,
       pool: settings.pool,
       database: safeUrl(settings.databaseUrl),
       stores,
-      store_scope_pairs: pairsCount,
-      range: RANGE,
-      as_of: AS_OF,
+      store_scope_pairs: loads?.pairs ?? 0,
+      repeated_pairs: loads?.repeatedPairs ?? 0,
+      random_windows: loads?.windows ?? 0,
+      fixed_window: FIXED_WINDOW,
+      v8_flags: V8_FLAGS,
+      env: START_ENV,
       only: settings.only ?? null,
       rounds: settings.rounds,
     },
+    same_sql_answers: sameAnswers ?? null,
     probes,
     rows,
+    service_rss: rss ?? null,
     imports: imports ?? (importError === undefined ? null : { error: importError }),
     scale: scale ?? null,
-    flags: flags === undefined
-      ? null
-      : { v8_flags: V8_FLAGS.trim(), env: START_ENV, ...flags, goals: undefined },
+    flags: flags === undefined ? null : { ...flags, goals: undefined },
     goals,
     flagged: failed.length > 0 || imports?.failed === true || importError !== undefined,
     passed: failed.length === 0 && imports?.failed !== true && importError === undefined &&
@@ -1622,31 +828,12 @@ const main = async (): Promise<number> => {
   return importError !== undefined ? 2 : results.passed ? 0 : 1;
 };
 
-const SERVICE_TARGETS: ReadonlyArray<Omit<Target, "server" | "auth">> = [
-  {
-    key: "service.energy",
-    label: "service energy 366d",
-    path: `/api/v1/stores/{store}/energy?scope_id={scope}&${RANGE}`,
-  },
-  {
-    key: "service.metrics",
-    label: "service metrics 366d",
-    path: `/api/v1/stores/{store}/metrics?scope_id={scope}&${RANGE}`,
-  },
-  {
-    key: "service.periods",
-    label: "service periods YTD",
-    path: `/api/v1/stores/{store}/periods?scope_id={scope}&as_of=${AS_OF}`,
-  },
-  { key: "service.stores", label: "service stores", path: "/api/v1/stores" },
-  { key: "service.catalog", label: "service catalog", path: "/api/v1/catalog" },
-];
-
+stopChildrenOnSignal();
 let code: number;
 try {
   code = await main();
 } catch (error) {
-  if (!interrupted) {
+  if (!wasInterrupted()) {
     console.error(
       error instanceof SetupError
         ? `bench: ${error.message}`
@@ -1657,4 +844,4 @@ try {
 } finally {
   await stopAll();
 }
-Deno.exit(interrupted ? 130 : code);
+Deno.exit(wasInterrupted() ? 130 : code);

@@ -4,6 +4,7 @@ import ExcelJS from "exceljs";
 import { Buffer } from "node:buffer";
 import pg from "pg";
 import { sheetNamesFor } from "../../src/imports/sheet_names.ts";
+import { addDays, delay, mib, rssBytes } from "./harness.ts";
 import { textTable } from "./text_table.ts";
 import { median as medianOf } from "./stats.ts";
 
@@ -21,21 +22,6 @@ const REQUEST_TIMEOUT_MS = 120_000;
 const CHANGING = new Set(["INSERT", "UPDATE", "RELINK", "RESTORE", "VOID"]);
 const FORMATS = ["XLSX", "CSV"] as const;
 export type ImportFormat = typeof FORMATS[number];
-
-const DAY_MS = 86_400_000;
-const addDays = (date: string, days: number) =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-
-const rssBytes = (pid: number) => {
-  try {
-    const match = Deno.readTextFileSync(`/proc/${pid}/status`).match(/^VmRSS:\s+(\d+)\s+kB/m);
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-};
 
 export interface ImportBenchOptions {
   // http://127.0.0.1:PORT of the running service.

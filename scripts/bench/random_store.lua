@@ -1,5 +1,7 @@
--- wrk script: a random store per request from a "store_id scope_id" list; prints BENCH_RESULT.
--- Arguments after "--": targets file, path template with {store} and {scope}, bearer key.
+-- wrk script: per request a random store from a "store_id scope_id" list and a random window from
+-- a "start end" list; prints BENCH_RESULT.
+-- Arguments after "--": targets file, path template with {store}, {scope}, {start} and {end},
+-- bearer key (empty: none), windows file (absent: the template names no window).
 
 local threads = {}
 
@@ -8,29 +10,54 @@ function setup(thread)
   thread:set("thread_no", #threads)
 end
 
-local prepared = {}
+local headers = {}
+-- The template with each pair's store and scope in it; each window's start and end.
+local paths = {}
+local starts = {}
+local ends = {}
+-- With one window or none every request is known in advance: made once.
+local prepared = nil
+
+local function lines(name, pattern, each)
+  local file = assert(io.open(name, "r"))
+  for line in file:lines() do
+    local a, b = line:match(pattern)
+    if a then each(a, b) end
+  end
+  file:close()
+end
 
 function init(args)
-  local headers = {}
   if args[3] ~= nil and args[3] ~= "" then
     headers["Authorization"] = "Bearer " .. args[3]
   end
-  local file = assert(io.open(args[1], "r"))
-  for line in file:lines() do
-    local store, scope = line:match("^(%d+)%s+(%d+)")
-    if store then
-      local path = args[2]:gsub("{store}", store):gsub("{scope}", scope)
-      prepared[#prepared + 1] = wrk.format("GET", path, headers)
+  lines(args[1], "^(%d+)%s+(%d+)", function(store, scope)
+    paths[#paths + 1] = args[2]:gsub("{store}", store):gsub("{scope}", scope)
+  end)
+  assert(#paths > 0, "no store_id scope_id pairs in " .. args[1])
+  if args[4] ~= nil and args[4] ~= "" then
+    lines(args[4], "^(%d%d%d%d%-%d%d%-%d%d)%s+(%d%d%d%d%-%d%d%-%d%d)", function(s, e)
+      starts[#starts + 1] = s
+      ends[#ends + 1] = e
+    end)
+    assert(#starts > 0, "no start end windows in " .. args[4])
+  end
+  if #starts <= 1 then
+    prepared = {}
+    for i, path in ipairs(paths) do
+      if #starts == 1 then path = path:gsub("{start}", starts[1]):gsub("{end}", ends[1]) end
+      prepared[i] = wrk.format("GET", path, headers)
     end
   end
-  file:close()
-  assert(#prepared > 0, "no store_id scope_id pairs in " .. args[1])
   -- Each thread has its own Lua state; without distinct seeds they would replay one sequence.
   math.randomseed(os.time() * 97 + thread_no)
 end
 
 function request()
-  return prepared[math.random(#prepared)]
+  if prepared then return prepared[math.random(#prepared)] end
+  local w = math.random(#starts)
+  local path = paths[math.random(#paths)]:gsub("{start}", starts[w]):gsub("{end}", ends[w])
+  return wrk.format("GET", path, headers)
 end
 
 function done(summary, latency, requests)
