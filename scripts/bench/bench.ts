@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { flagsGcTable, flagsRun, flagsTable } from "./flags.ts";
 import {
+  combineTurns,
   failures,
   freePort,
   type Goal,
@@ -57,7 +58,8 @@ const USAGE = `Usage: deno task bench [--reseed]
 
   --reseed   reload the benchmark database (seed --reset --stores 500) even if it holds stores
 
-Reads, each at c=32 for BENCH_SECONDS after a warm-up, in two modes:
+Reads, each at c=32 for BENCH_SECONDS after a warm-up, the service and the servers it is compared
+with loaded in turns (rotated), in two modes:
   repeated  the fixed window (${FIXED_WINDOW.replace(" ", " to ")}) of the first
             BENCH_REPEATED_PAIRS stores, one drawn at random per request: every answer can be kept
   random    a random store and a random ${WINDOW_DAYS}-day window within the stored days per request
@@ -70,7 +72,9 @@ The service's RSS is sampled every 50 ms from its start to its end (reads and im
 
 Environment:
   BENCH_SECONDS         seconds of load per read, mode and server (default 10)
-  BENCH_WARMUP_SECONDS  unrecorded load before each measured one (default 2, 0 disables)
+  BENCH_TURNS           turns those seconds are measured in (default 5; at most one a second):
+                        req/s over all turns, each latency percentile the median of the turns'
+  BENCH_WARMUP_SECONDS  unrecorded load before each server's first turn (default 2, 0 disables)
   BENCH_CONCURRENCY     the concurrencies measured, separated by commas (default 32; the goals
                         are taken at 32), e.g. 1,32
   BENCH_REPEATED_PAIRS  stores in the repeated mode (default 16)
@@ -183,6 +187,7 @@ const readSettings = () => {
     reseed: args.reseed ?? false,
     seconds: wholeNumber("BENCH_SECONDS", 10, 1),
     warmup: wholeNumber("BENCH_WARMUP_SECONDS", 2, 0),
+    turns: wholeNumber("BENCH_TURNS", 5, 1, "turns"),
     concurrency: concurrencies(),
     repeatedPairs: wholeNumber("BENCH_REPEATED_PAIRS", 16, 1, "stores"),
     scaleSeconds: wholeNumber("BENCH_SCALE_SECONDS", 5, 1),
@@ -235,11 +240,13 @@ const RSS_LIMIT_PLAIN = 400 * 1024 * 1024;
 
 const servicePath = (read: string) => SERVICE_READS.find((r) => r.read === read)!.path;
 
-// A measured load, with what it loaded: read, mode and server.
+// A measured load, with what it loaded (read, mode and server) and its turns' figures.
 interface Row extends Measurement {
   readonly read: string;
   readonly mode: Mode;
   readonly server: string;
+  readonly turn_requests_per_second: ReadonlyArray<number>;
+  readonly turn_p99_ms: ReadonlyArray<number>;
 }
 
 const keyOf = (read: string, mode: Mode, server: string) => `${read}.${mode}.${server}`;
@@ -462,44 +469,58 @@ const startReadServers = async (
   return { service, others };
 };
 
-// The reads' loads in order: for each compared read and mode its baselines, then the service (the
-// ratios are taken between loads minutes apart at most); the floor app right after the service's
-// repeated energy; the lists last.
-const readTargets = (servers: ReadServers, files: Record<Mode | "fixed" | "all", string>) => {
-  const targets: Array<{ target: Target; read: string; mode: Mode; server: string }> = [];
-  const add = (read: string, mode: Mode, server: string, path: string, auth: boolean) =>
-    targets.push({
-      read,
-      mode,
-      server,
-      target: {
-        key: keyOf(read, mode, server),
-        label: `${read} ${mode} ${server}`,
-        server: server === "service" ? servers.service : servers.others[server],
-        path,
-        auth,
-        pairs: mode === "repeated" ? files.repeated : files.all,
-        windows: path.includes("{start}") || path.includes("{end}")
-          ? (mode === "repeated" ? files.fixed : files.random)
-          : undefined,
-      },
-    });
+// The reads' loads in groups measured together: for each compared read and mode its baselines and
+// the service, and with the repeated energy the floor app; then the lists, each alone.
+const readGroups = (servers: ReadServers, files: Record<Mode | "fixed" | "all", string>) => {
+  type Entry = { target: Target; read: string; mode: Mode; server: string };
+  const entry = (read: string, mode: Mode, server: string, path: string, auth: boolean): Entry => ({
+    read,
+    mode,
+    server,
+    target: {
+      key: keyOf(read, mode, server),
+      label: `${read} ${mode} ${server}`,
+      server: server === "service" ? servers.service : servers.others[server],
+      path,
+      auth,
+      pairs: mode === "repeated" ? files.repeated : files.all,
+      windows: path.includes("{start}") || path.includes("{end}")
+        ? (mode === "repeated" ? files.fixed : files.random)
+        : undefined,
+    },
+  });
+  const groups: Array<Array<Entry>> = [];
   for (const { read, baselines } of COMPARED) {
     for (const mode of MODES) {
-      for (const b of baselines) add(read, mode, b.server, b.path, false);
-      add(read, mode, "service", servicePath(read), true);
-      // The same request as the service's (the floor reads no credential).
-      if (read === "energy" && mode === "repeated") {
-        add(read, mode, "floor", servicePath(read), true);
-      }
+      groups.push([
+        ...baselines.map((b) => entry(read, mode, b.server, b.path, false)),
+        entry(read, mode, "service", servicePath(read), true),
+        // The same request as the service's (the floor reads no credential).
+        ...(read === "energy" && mode === "repeated"
+          ? [entry(read, mode, "floor", servicePath(read), true)]
+          : []),
+      ]);
     }
   }
   for (const read of ["stores", "catalog"]) {
-    add(read, "repeated", "service", servicePath(read), true);
+    groups.push([entry(read, "repeated", "service", servicePath(read), true)]);
   }
-  return targets;
+  return groups;
 };
 
+// BENCH_SECONDS of load in BENCH_TURNS turns of whole seconds (the first ones a second longer when
+// they do not divide evenly).
+const turnLengths = (seconds: number, turns: number) => {
+  const count = Math.min(turns, seconds);
+  return Array.from(
+    { length: count },
+    (_, i) => Math.floor(seconds / count) + (i < seconds % count ? 1 : 0),
+  );
+};
+
+// Each group's servers are loaded in turns, one after another in an order rotated each turn, so
+// that the machine's drift (and other work on it) over the group's minutes falls on all of them
+// alike, and no server always follows the same one.
 const measureReads = async (
   settings: Settings,
   servers: ReadServers,
@@ -508,36 +529,58 @@ const measureReads = async (
 ) => {
   const rows: Array<Row> = [];
   const probes: Record<string, Probe> = {};
-  const targets = readTargets(servers, files);
-  const loadSeconds = settings.seconds * settings.concurrency.length + settings.warmup;
+  const groups = readGroups(servers, files);
+  const lengths = turnLengths(settings.seconds, settings.turns);
+  const loads = groups.flat().length;
+  // Each wrk run is followed by half a second for the server to settle.
+  const estimate = loads * (settings.warmup + 0.6) +
+    loads * settings.concurrency.length * (settings.seconds + 0.6 * lengths.length);
   log(
-    `reads: ${targets.length} loads of ${settings.seconds} s at c=${
-      settings.concurrency.join(",")
-    } (+${settings.warmup} s warm-up each), pool ${settings.pool}, about ${
-      Math.ceil((targets.length * (loadSeconds + 2)) / 60)
-    } min`,
+    `reads: ${loads} loads of ${settings.seconds} s at c=${settings.concurrency.join(",")} in ` +
+      `${lengths.length} turns each (+${settings.warmup} s warm-up), pool ${settings.pool}, ` +
+      `about ${Math.ceil(estimate / 60)} min`,
   );
-  for (const { target, read, mode, server } of targets) {
-    const answer = await probe(target, key);
-    probes[target.key] = answer;
-    log(
-      `${target.label}: probe answered ${answer.status}` +
-        (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
-    );
-    if (settings.warmup > 0) {
-      await runWrk(target, GOAL_C, Math.min(settings.warmup, settings.seconds), key);
+  for (const group of groups) {
+    for (const { target } of group) {
+      const answer = await probe(target, key);
+      probes[target.key] = answer;
+      log(
+        `${target.label}: probe answered ${answer.status}` +
+          (answer.code || answer.message ? ` ${answer.code ?? ""} ${answer.message ?? ""}` : ""),
+      );
+      if (settings.warmup > 0) {
+        await runWrk(target, GOAL_C, Math.min(settings.warmup, settings.seconds), key);
+      }
     }
     for (const c of settings.concurrency) {
-      const m = await runWrk(target, c, settings.seconds, key);
-      rows.push({ ...m, read, mode, server });
-      log(
-        `  c=${String(c).padEnd(2)} ${m.requests_per_second.toFixed(1).padStart(9)} req/s  ` +
-          `p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms  ` +
-          `CPU ${m.cpu_ms_per_request.toFixed(3)} ms/req  RSS ${mib(m.peak_rss_bytes)}` +
-          (failures(m) > 0
-            ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
-            : ""),
-      );
+      const turns = group.map(() => [] as Array<Measurement>);
+      for (let t = 0; t < lengths.length; t++) {
+        for (let i = 0; i < group.length; i++) {
+          const at = (t + i) % group.length;
+          turns[at].push(await runWrk(group[at].target, c, lengths[t], key));
+        }
+      }
+      group.forEach(({ read, mode, server, target }, i) => {
+        const m = combineTurns(turns[i]);
+        rows.push({
+          ...m,
+          read,
+          mode,
+          server,
+          turn_requests_per_second: turns[i].map((t) => t.requests_per_second),
+          turn_p99_ms: turns[i].map((t) => t.p99_ms),
+        });
+        log(
+          `  ${target.label} c=${c}: ${m.requests_per_second.toFixed(1)} req/s (turns ${
+            turns[i].map((t) => t.requests_per_second.toFixed(0)).join(" ")
+          })  p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms (turns ${
+            turns[i].map((t) => t.p99_ms.toFixed(1)).join(" ")
+          })  CPU ${m.cpu_ms_per_request.toFixed(3)} ms/req  RSS ${mib(m.peak_rss_bytes)}` +
+            (failures(m) > 0
+              ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
+              : ""),
+        );
+      });
     }
   }
   return { rows, probes };
@@ -796,6 +839,7 @@ const main = async (): Promise<number> => {
     settings: {
       seconds: settings.seconds,
       warmup_seconds: settings.warmup,
+      turns: settings.turns,
       concurrency: settings.concurrency,
       scale_seconds: settings.scaleSeconds,
       pool: settings.pool,

@@ -1,6 +1,7 @@
 // The benchmark's machinery: child processes that never outlive it, servers started and watched
 // (their RSS sampled every RSS_EVERY_MS while they run), wrk loads through random_store.lua, and
 // the machine's facts. bench.ts says what to run and what the figures mean.
+import { median } from "./stats.ts";
 
 export const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(
   /\/$/,
@@ -408,6 +409,38 @@ export const runWrk = async (
     peak_rss_bytes: peak,
     bytes_per_response: v.requests > 0 ? Math.round(v.bytes / v.requests) : 0,
     cpu_ms_per_request: v.requests > 0 ? cpuDuring / v.requests : 0,
+  };
+};
+
+// One load measured in turns (loads of the same target, other targets' between them), as one:
+// requests a second over all the turns' requests and seconds, CPU time and bytes per request over
+// all their requests, the peaks and failures of all, and each latency percentile the median of the
+// turns' (wrk reports percentiles, not the latencies they come from, so turns cannot be pooled).
+export const combineTurns = (turns: ReadonlyArray<Measurement>): Measurement => {
+  const sum = (f: (m: Measurement) => number) => turns.reduce((n, m) => n + f(m), 0);
+  const requests = sum((m) => m.requests);
+  const seconds = sum((m) => m.seconds);
+  const perRequest = (f: (m: Measurement) => number) =>
+    requests > 0 ? sum((m) => f(m) * m.requests) / requests : 0;
+  return {
+    ...turns[0],
+    seconds,
+    requests,
+    requests_per_second: seconds > 0 ? requests / seconds : 0,
+    p50_ms: median(turns.map((m) => m.p50_ms)),
+    p90_ms: median(turns.map((m) => m.p90_ms)),
+    p99_ms: median(turns.map((m) => m.p99_ms)),
+    max_ms: Math.max(...turns.map((m) => m.max_ms)),
+    non_2xx: sum((m) => m.non_2xx),
+    socket_errors: {
+      connect: sum((m) => m.socket_errors.connect),
+      read: sum((m) => m.socket_errors.read),
+      write: sum((m) => m.socket_errors.write),
+      timeout: sum((m) => m.socket_errors.timeout),
+    },
+    peak_rss_bytes: Math.max(...turns.map((m) => m.peak_rss_bytes)),
+    bytes_per_response: Math.round(perRequest((m) => m.bytes_per_response)),
+    cpu_ms_per_request: perRequest((m) => m.cpu_ms_per_request),
   };
 };
 
