@@ -36,7 +36,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
         errors: [...CALLER, ...STORE_OBJECT],
       })),
   )
-  .middleware(Authentication)
+  .middlewareEndpoints(Authentication)
   .add(
     HttpApiEndpoint.get("days", "/stores/:store_id/energy")
       .setPath(StorePath)

@@ -113,16 +113,26 @@ export const jsonHeaders = (
   ...extra,
 });
 
-// A JSON answer of encoded bytes (encodeParts, or a kept answer's).
+// A JSON answer of encoded bytes (encodeParts, or a kept answer's). The bytes go out as they are:
+// a web Response made from a byte array copies it (the Fetch standard's body extraction), so the
+// body is a stream that hands over these very bytes, and the length is stated here.
 export const jsonBytes = (
   bytes: Uint8Array<ArrayBuffer>,
   etag?: string,
   extra?: Readonly<Record<string, string>>,
 ) =>
-  HttpServerResponse.uint8Array(bytes, {
-    contentType: "application/json",
-    headers: jsonHeaders(etag, extra),
-  });
+  HttpServerResponse.raw(
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    }),
+    {
+      contentType: "application/json",
+      headers: { ...jsonHeaders(etag, extra), "content-length": String(bytes.byteLength) },
+    },
+  );
 
 // A JSON answer made of parts (encodeParts).
 export const jsonParts = (
