@@ -1,12 +1,15 @@
 // Access, decided here and nowhere else (rules.md §9): the credential's row and its liveness
 // (SQL fragments, also composed into the one-round-trip energy read), the permissions an operation
 // needs, and the store scope of a key.
-import { Effect } from "effect";
+import { Cache, Duration, Effect, Exit } from "effect";
 import type { CallerShape, Permission } from "../domain/auth.ts";
 import { canWrite } from "../domain/auth.ts";
 import { badRequest, forbidden, notFound } from "../domain/errors.ts";
 import { checkRange, type RangeRequest } from "../domain/range.ts";
-import { type ScopeFacts, StoreRepo } from "../stores/store_repo.ts";
+import * as SqlClient from "@effect/sql/SqlClient";
+import { dbBoundary } from "../db/errors.ts";
+import type { ScopeFacts } from "../domain/stores.ts";
+import { span } from "../ops/span.ts";
 
 // --- The credential's row (SQL). `param` is a placeholder or a PL/pgSQL variable.
 
@@ -97,23 +100,41 @@ export const inScope = (caller: CallerShape, storeId: number) =>
 export const outsideStores = (what: string) =>
   forbidden(`${what} outside this key's stores`, "STORE_FORBIDDEN");
 
+// How long a store's scopes are kept: they are snapshot reference data (they change only when a
+// snapshot is reloaded), so every read request need not pay a round trip for them. Who may see a
+// store is not kept: that comes from the caller's key, read on every request.
+export const SCOPE_CACHE_TTL = Duration.seconds(30);
+
 export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess", {
   effect: Effect.gen(function* () {
-    const repo = yield* StoreRepo;
+    const sql = yield* SqlClient.SqlClient;
+    const scopeCache = yield* Cache.makeWith({
+      capacity: 20_000,
+      lookup: (storeId: number) =>
+        dbBoundary(sql<ScopeFacts>`
+          SELECT s.id AS store_id, sc.id AS scope_id, sc.timezone, sc.unit
+          FROM stores s JOIN scopes sc ON sc.store_id = s.id
+          WHERE s.id = ${storeId}
+          ORDER BY sc.id`),
+      // A failed lookup (database unreachable) is not kept.
+      timeToLive: (exit) => Exit.isSuccess(exit) ? SCOPE_CACHE_TTL : Duration.zero,
+    });
+    // The scopes of one store; empty when the store does not exist.
+    const scopes = (storeId: number) => scopeCache.get(storeId).pipe(span("StoreAccess.scopes"));
 
     // 403 without the permission, 404 for an unknown store, 403 outside the key's stores.
     const store = (caller: CallerShape, storeId: number, permission: Permission) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, permission);
-        const scopes = yield* repo.scopes(storeId);
-        if (scopes.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
+        const found = yield* scopes(storeId);
+        if (found.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
         if (!inScope(caller, storeId)) {
           return yield* forbidden(
             `Store ${storeId} is outside this key's stores`,
             "STORE_FORBIDDEN",
           );
         }
-        return scopes;
+        return found;
       });
 
     // As store(), plus: the scope must be this store's metering scope (400 otherwise).
@@ -139,5 +160,4 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess
 
     return { store, scope, range } as const;
   }),
-  dependencies: [StoreRepo.Default],
 }) {}

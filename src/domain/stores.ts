@@ -191,3 +191,11 @@ export const ProfileResult = Schema.Struct({
     version: Id,
   }),
 }).annotations({ identifier: "ProfileResult" });
+
+// A store's metering scope as access decisions and range reads see it.
+export interface ScopeFacts {
+  readonly store_id: number;
+  readonly scope_id: number;
+  readonly timezone: string;
+  readonly unit: string;
+}

@@ -7,7 +7,7 @@ import type { AsOf } from "../domain/as_of.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { conflict, notFound } from "../domain/errors.ts";
 import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/range.ts";
-import type { ScopeFacts } from "../stores/store_repo.ts";
+import type { ScopeFacts } from "../domain/stores.ts";
 import { AsOfRepo } from "./as_of_repo.ts";
 import { EnergyRepo } from "./energy_repo.ts";
 import { span } from "../ops/span.ts";

@@ -1,6 +1,6 @@
 // Store reference reads: dataset, store list, catalog, and the scope facts used by access checks.
 import * as SqlClient from "@effect/sql/SqlClient";
-import { Cache, Duration, Effect, Exit, Option, Stream } from "effect";
+import { Effect, Option, Stream } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { JsonText } from "../domain/answers.ts";
 import { notReady, type ServiceUnavailable } from "../domain/errors.ts";
@@ -14,8 +14,6 @@ export interface DatasetRow {
   readonly timezone: string;
   readonly unit: string;
 }
-
-export const SCOPE_CACHE_TTL = Duration.seconds(30);
 
 // Stores per page of the store list and the catalog (a catalog of 2,000 stores is 1.5 MB).
 export const LIST_PAGE_STORES = 250;
@@ -38,13 +36,6 @@ interface ListPage {
   readonly rows: string | null;
   readonly last: number | null;
   readonly stores: number;
-}
-
-export interface ScopeFacts {
-  readonly store_id: number;
-  readonly scope_id: number;
-  readonly timezone: string;
-  readonly unit: string;
 }
 
 export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
@@ -163,26 +154,6 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
     const generation = dbBoundary(sql<{ generation: string }>`
       SELECT generation FROM dataset`).pipe(Effect.map((rows) => rows[0]?.generation));
 
-    const loadScopes = (storeId: number) =>
-      dbBoundary(sql<ScopeFacts>`
-        SELECT s.id AS store_id, sc.id AS scope_id, sc.timezone, sc.unit
-        FROM stores s JOIN scopes sc ON sc.store_id = s.id
-        WHERE s.id = ${storeId}
-        ORDER BY sc.id`);
-
-    // Store-to-scope facts are snapshot reference data (they change only when a snapshot is
-    // reloaded), so every read request need not pay a round trip for them. Who may see a store
-    // is not cached: that comes from the caller's key, read on every request.
-    const scopeCache = yield* Cache.makeWith({
-      capacity: 20_000,
-      lookup: loadScopes,
-      // A failed lookup (database unreachable) is not kept.
-      timeToLive: (exit) => Exit.isSuccess(exit) ? SCOPE_CACHE_TTL : Duration.zero,
-    });
-
-    // The scopes of one store; empty when the store does not exist.
-    const scopes = (storeId: number) => scopeCache.get(storeId).pipe(span("StoreRepo.scopes"));
-
-    return { dataset, generation, listVersion, stores, catalog, scopes } as const;
+    return { dataset, generation, listVersion, stores, catalog } as const;
   }),
 }) {}
