@@ -3,8 +3,8 @@
 // database for it and one for this checkout (each by its own code, so that either may have a schema
 // the other lacks), starts both services (each with its own start task's V8 flags) and runs the
 // import benchmark's six imports against each in turn (REF, this, this, REF, ...), ROUNDS rounds
-// (default 2). The machine's drift falls on both alike; single runs minutes apart moved by 20-50 %
-// on the same code (docs/performance.md).
+// (default 2). The machine's drift falls on both alike, where single runs minutes apart differ on
+// the same code (docs/performance.md).
 //
 // Prints each import's preview and commit seconds and the medians of both. Needs git, and
 // PostgreSQL on this machine (BENCH_DATABASE_URL's server; databases bench_ab_ref and
