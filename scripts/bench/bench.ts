@@ -255,7 +255,7 @@ const findRow = (rows: ReadonlyArray<Row>, key: string, c = GOAL_C) =>
   rows.find((r) => r.target === key && r.connections === c);
 
 const ratioText = (ratio: number, a: string, b: string, unit: string) =>
-  `${ratio.toFixed(2)}x (${a} vs ${b} ${unit})`;
+  `${ratio.toFixed(3)}x (${a} vs ${b} ${unit})`;
 
 // A goal on two rows of the same run; a row with failed requests makes it invalid (an error answer
 // is much cheaper than the real work).
