@@ -5,33 +5,63 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization";
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer";
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
-import { Effect, Layer, Option, Redacted, Tracer } from "effect";
+import { Effect, type Exit, Layer, Option, Redacted, Tracer } from "effect";
 import type { TracingSettings } from "../config.ts";
 import { RequestNote } from "../domain/request.ts";
 import { API_VERSION } from "../domain/version.ts";
 
-interface MutableSpan {
-  sampled: boolean;
-  export: (span: unknown) => void;
-  attribute: (key: string, value: unknown) => void;
-}
-
-const noExport = () => {};
-
-// The platform's server span records the whole URL and its query string: a query value may hold
-// anything (a key pasted into a URL), so only the path leaves the process, as in the access log.
-const withoutQuery = (span: Tracer.Span) => {
-  const mutable = span as unknown as MutableSpan;
-  const attribute = mutable.attribute;
-  mutable.attribute = function (key: string, value: unknown) {
+// A span as the exporter's tracer made it, seen through two rules: the query string never leaves
+// the process (the platform's server span records the whole URL and its query, and a query value
+// may hold anything: a key pasted into a URL), and a span of a trace that is not kept is never
+// ended, so never exported.
+class KeptSpan implements Tracer.Span {
+  readonly _tag = "Span";
+  constructor(private readonly inner: Tracer.Span, readonly sampled: boolean) {}
+  get name() {
+    return this.inner.name;
+  }
+  get spanId() {
+    return this.inner.spanId;
+  }
+  get traceId() {
+    return this.inner.traceId;
+  }
+  get parent() {
+    return this.inner.parent;
+  }
+  get context() {
+    return this.inner.context;
+  }
+  get status() {
+    return this.inner.status;
+  }
+  get attributes() {
+    return this.inner.attributes;
+  }
+  get links() {
+    return this.inner.links;
+  }
+  get kind() {
+    return this.inner.kind;
+  }
+  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
+    if (this.sampled) this.inner.end(endTime, exit);
+  }
+  attribute(key: string, value: unknown) {
     if (key === "url.query") return;
     if (key === "url.full" && typeof value === "string") {
       const cut = value.indexOf("?");
-      return attribute.call(this, key, cut < 0 ? value : value.slice(0, cut));
+      return this.inner.attribute(key, cut < 0 ? value : value.slice(0, cut));
     }
-    return attribute.call(this, key, value);
-  };
-};
+    this.inner.attribute(key, value);
+  }
+  event(name: string, startTime: bigint, attributes?: Record<string, unknown>) {
+    this.inner.event(name, startTime, attributes);
+  }
+  addLinks(links: ReadonlyArray<Tracer.SpanLink>) {
+    this.inner.addLinks(links);
+  }
+}
 
 // Parent-based sampling: a trace is kept or dropped as a whole; a new trace is kept with `ratio`.
 const sampled = (tracer: Tracer.Tracer, ratio: number): Tracer.Tracer =>
@@ -39,14 +69,8 @@ const sampled = (tracer: Tracer.Tracer, ratio: number): Tracer.Tracer =>
     context: tracer.context,
     span(name, parent, context, links, startTime, kind, options) {
       const span = tracer.span(name, parent, context, links, startTime, kind, options);
-      withoutQuery(span);
       const keep = Option.isSome(parent) ? parent.value.sampled : Math.random() < ratio;
-      if (!keep) {
-        const mutable = span as unknown as MutableSpan;
-        mutable.sampled = false;
-        mutable.export = noExport;
-      }
-      return span;
+      return new KeptSpan(span, keep && span.sampled);
     },
   });
 
