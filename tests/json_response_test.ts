@@ -22,7 +22,20 @@ Deno.test("parts are encoded as the UTF-8 of their text, ASCII or not", () => {
     ),
     { numRuns: 500 },
   );
-  for (const parts of [[], [""], ["😀"], ["a", "中文", "b"], ["x".repeat(9), "é", "y".repeat(9)]]) {
+  for (
+    const parts of [
+      [],
+      [""],
+      ["😀"],
+      ["a", "中文", "b"],
+      ["x".repeat(9), "é", "y".repeat(9)],
+      // A surrogate pair split between two parts, and lone halves.
+      ["a\ud83d", "\ude00b"],
+      ["\ud83d", "", "\ude00"],
+      ["\ud83d"],
+      ["x\ud83d", "y"],
+    ]
+  ) {
     assert.deepEqual(encodeParts(parts), utf8(parts), JSON.stringify(parts));
   }
 });

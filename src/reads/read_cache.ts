@@ -30,9 +30,18 @@ export interface ReadCacheFacts {
 // entry's objects, so that many small answers cannot hold more memory than the budget says.
 export const ENTRY_OVERHEAD = 128;
 
-// The bounded store itself, without effects (tested on its own).
+// Keys asked for once and not kept, remembered (without their answers) so that a second ask keeps
+// the answer: at most this many, the oldest forgotten first.
+export const ASKED_KEYS = 4096;
+
+// The bounded store itself, without effects (tested on its own). An answer is kept the second time
+// its key is set within the last ASKED_KEYS keys (or at once when `always`: the store lists, one per
+// key scope): reads that are never repeated (a different window each time) then keep nothing,
+// instead of turning the whole budget over with answers no one asks for again, each of which would
+// be old garbage once pushed out.
 export class AnswerStore {
   readonly #entries = new Map<string, KeptAnswer>();
+  readonly #asked = new Set<string>();
   #bytes = 0;
   #lookups = 0;
   #found = 0;
@@ -53,10 +62,21 @@ export class AnswerStore {
     return entry;
   }
 
-  set(key: string, version: string, bytes: Uint8Array<ArrayBuffer>): void {
+  set(key: string, version: string, bytes: Uint8Array<ArrayBuffer>, always = false): void {
+    const known = always || this.#entries.has(key);
     this.delete(key);
     const cost = costOf(key, bytes);
     if (this.maxBytes === 0 || cost > this.maxBytes / 8) return;
+    if (!known && !this.#asked.delete(key)) {
+      this.#asked.add(key);
+      if (this.#asked.size > ASKED_KEYS) {
+        for (const oldest of this.#asked) {
+          this.#asked.delete(oldest);
+          break;
+        }
+      }
+      return;
+    }
     this.#entries.set(key, { version, bytes });
     this.#bytes += cost;
     for (const [oldest] of this.#entries) {
@@ -103,8 +123,8 @@ export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
     // The answer kept under `key`, if any.
     const get = (key: string) => Effect.sync(() => store.get(key)).pipe(span("ReadCache.get"));
 
-    const set = (key: string, version: string, bytes: Uint8Array<ArrayBuffer>) =>
-      Effect.sync(() => store.set(key, version, bytes)).pipe(span("ReadCache.set"));
+    const set = (key: string, version: string, bytes: Uint8Array<ArrayBuffer>, always = false) =>
+      Effect.sync(() => store.set(key, version, bytes, always)).pipe(span("ReadCache.set"));
 
     // Counts a kept answer that was the answer.
     const served = Effect.sync(() => store.served());

@@ -74,7 +74,7 @@ export const listReply = (
       if (now.stores > bufferStores) return reply({ form: "stream", etag, rows });
       const parts = yield* Stream.runCollect(rows);
       const bytes = encodeParts([LIST_OPEN, Chunk.join(parts, LIST_SEPARATOR), LIST_CLOSE]);
-      yield* cache.set(key, etag, bytes);
+      yield* cache.set(key, etag, bytes, true);
       return reply({ form: "whole", etag, bytes });
     });
     return yield* (header === undefined ? cache.once(key, answer) : answer);
