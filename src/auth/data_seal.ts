@@ -3,7 +3,7 @@
 // the service's secret, so that a client learns nothing from it (a commit number would tell a key
 // limited to some stores how many commits other stores had) and cannot make or alter one.
 // Sealing is deterministic (the nonce is an HMAC of the text, as in SIV): the same data always
-// gives the same token, so an answer and its 304, or its lane and its HttpApi handler, agree.
+// gives the same token, so an answer and its 304 agree.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
@@ -102,16 +102,7 @@ export class DataSeal extends Effect.Service<DataSeal>()("Auth/DataSeal", {
     const dataToken = (token: string | undefined) =>
       token === undefined ? Effect.succeed(undefined) : seal("data-token", token);
 
-    // Whether the keys are known, so that a caller outside a fiber (a read lane) may seal with
-    // sealNow; `load` reads them (true once known).
-    const ready = () => keys !== undefined;
-    const load = Effect.as(keysOf, true as const);
-    const sealNow = (purpose: SealPurpose, text: string) =>
-      keys === undefined ? undefined : sealKnown(keys, purpose, text);
-    const dataTokenNow = (token: string | undefined) =>
-      token === undefined ? undefined : sealNow("data-token", token);
-
-    return { seal, open, dataToken, ready, load, sealNow, dataTokenNow } as const;
+    return { seal, open, dataToken } as const;
   }),
   dependencies: [Auth.Default],
 }) {}

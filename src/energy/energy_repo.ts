@@ -45,13 +45,12 @@ export interface EnergyRead {
   readonly data: Omit<EnergyDaysJson, "version" | "token"> | undefined;
 }
 
-// energy_read's statement, its parameters and its answer: also run as is by the energy read's
-// lane (energy_http.ts) where the database gives plain queries.
-export const ENERGY_READ_SQL = `
+// energy_read's statement, its parameters and its answer.
+const ENERGY_READ_SQL = `
   SELECT credential, summary, version, part, token, timezone, unit
   FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text)`;
 
-export const energyReadParams = (
+const energyReadParams = (
   credential: Credential,
   storeId: number,
   scopeId: number,
@@ -68,7 +67,7 @@ export const energyReadParams = (
   ifVersion ?? null,
 ];
 
-export interface EnergyReadRow {
+interface EnergyReadRow {
   readonly credential: CredentialRow;
   readonly summary: string | null;
   readonly version: string | null;
@@ -78,7 +77,7 @@ export interface EnergyReadRow {
   readonly unit: string | null;
 }
 
-export const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
+const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
   const first = rows[0];
   if (first === undefined) {
     return { credential: undefined, version: undefined, token: undefined, data: undefined };
