@@ -3,7 +3,7 @@
 import ExcelJS from "exceljs";
 import { Buffer } from "node:buffer";
 import pg from "pg";
-import { sheetNamesFor } from "../../src/imports/sheet_names.ts";
+import { sheetNamesFor } from "../../src/files/sheet_names.ts";
 import { addDays, delay, mib, rssBytes } from "./harness.ts";
 import { textTable } from "./text_table.ts";
 import { median as medianOf } from "./stats.ts";
