@@ -74,6 +74,15 @@ export const DEFAULT_ADMISSION: AdmissionLimits = {
   heavyPerKey: 2,
 };
 
+// The defaults on the embedded database (DATABASE_URL unset): one heavy task at a time. Its one
+// connection runs one statement at a time, so a second task at once adds no throughput, only the
+// memory of a second file, its rows and its answer. HEAVY_MAX and HEAVY_MAX_PER_KEY still override.
+export const EMBEDDED_ADMISSION: AdmissionLimits = {
+  ...DEFAULT_ADMISSION,
+  heavy: 1,
+  heavyPerKey: 1,
+};
+
 export const DEFAULT_LIMITS: ServiceLimits = {
   requestMs: 30_000,
   bodyMs: 10_000,
@@ -93,24 +102,27 @@ const millis = (name: string, fallback: number) =>
     Config.withDefault(fallback),
   );
 
-const count = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({
-      message: `${name} must be a whole number from 1 to 10000`,
-      validation: (n) => n >= 1 && n <= 10_000,
-    }),
-    Config.withDefault(fallback),
+// Unset: none (the caller's default applies).
+const count = (name: string) =>
+  Config.option(
+    Config.integer(name).pipe(
+      Config.validate({
+        message: `${name} must be a whole number from 1 to 10000`,
+        validation: (n) => n >= 1 && n <= 10_000,
+      }),
+    ),
   );
 
-// A size given in MiB, kept in bytes.
-const mebibytes = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({
-      message: `${name} must be a whole number of MiB from 1 to 4096`,
-      validation: (n) => n >= 1 && n <= 4096,
-    }),
-    Config.map((n) => n * 1024 * 1024),
-    Config.withDefault(fallback),
+// A size given in MiB, kept in bytes; unset: none.
+const mebibytes = (name: string) =>
+  Config.option(
+    Config.integer(name).pipe(
+      Config.validate({
+        message: `${name} must be a whole number of MiB from 1 to 4096`,
+        validation: (n) => n >= 1 && n <= 4096,
+      }),
+      Config.map((n) => n * 1024 * 1024),
+    ),
   );
 
 export const DEFAULT_ANSWER_CACHE_MB = 32;
@@ -193,6 +205,26 @@ const tracingConfig = Config.all({
   }));
 }));
 
+// The admission limits: each one set, or the default of the database the service runs on (the
+// embedded one when DATABASE_URL is unset or blank, as for `databaseUrl` below).
+const admissionConfig = Config.all({
+  databaseUrl: Config.option(Config.string("DATABASE_URL")).pipe(
+    Config.map(Option.filter((url) => url.trim() !== "")),
+  ),
+  bodyBytes: mebibytes("BODY_BUDGET_MB"),
+  bodyBytesPerKey: mebibytes("BODY_BUDGET_PER_KEY_MB"),
+  heavy: count("HEAVY_MAX"),
+  heavyPerKey: count("HEAVY_MAX_PER_KEY"),
+}).pipe(Config.map(({ databaseUrl, ...given }): AdmissionLimits => {
+  const defaults = Option.isSome(databaseUrl) ? DEFAULT_ADMISSION : EMBEDDED_ADMISSION;
+  return {
+    bodyBytes: Option.getOrElse(given.bodyBytes, () => defaults.bodyBytes),
+    bodyBytesPerKey: Option.getOrElse(given.bodyBytesPerKey, () => defaults.bodyBytesPerKey),
+    heavy: Option.getOrElse(given.heavy, () => defaults.heavy),
+    heavyPerKey: Option.getOrElse(given.heavyPerKey, () => defaults.heavyPerKey),
+  };
+}));
+
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {
   static readonly fromEnv = Config.all({
     port: Config.integer("PORT").pipe(Config.withDefault(8000)),
@@ -217,12 +249,7 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       lockMs: millis("LOCK_TIMEOUT_MS", DEFAULT_LIMITS.lockMs),
       exportMs: millis("EXPORT_TIMEOUT_MS", DEFAULT_LIMITS.exportMs),
     }),
-    admission: Config.all({
-      bodyBytes: mebibytes("BODY_BUDGET_MB", DEFAULT_ADMISSION.bodyBytes),
-      bodyBytesPerKey: mebibytes("BODY_BUDGET_PER_KEY_MB", DEFAULT_ADMISSION.bodyBytesPerKey),
-      heavy: count("HEAVY_MAX", DEFAULT_ADMISSION.heavy),
-      heavyPerKey: count("HEAVY_MAX_PER_KEY", DEFAULT_ADMISSION.heavyPerKey),
-    }),
+    admission: admissionConfig,
     answerCacheMb: Config.integer("ANSWER_CACHE_MB").pipe(
       Config.validate({
         message: `ANSWER_CACHE_MB must be a whole number of MiB from 0 to ${MAX_ANSWER_CACHE_MB}`,

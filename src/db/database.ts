@@ -11,8 +11,9 @@ import { pgStream } from "./pg_socket.ts";
 import { unwatchPool, watchPool } from "../ops/pg_pools.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
-// kept small, the files stay in the operating system's cache.
-const EMBEDDED_CONF = ["shared_buffers = 16MB"];
+// kept small, the files stay in the operating system's cache, from which a page is read back at
+// the cost of a copy.
+const EMBEDDED_CONF = ["shared_buffers = 4MB"];
 
 // Planner settings of the service's own connections. The service's statements look up a few
 // thousand keys at most (a commit's days, a read's months): costing a random page read as a

@@ -1,7 +1,8 @@
 // Embedded PGlite in a Worker of its own, so that its statements run off the service's event loop:
 // the message protocol, the worker's side (run as the worker's main module) and the handle over it.
-// `deno compile` needs the worker named: `--include src/db/pglite_worker.ts`.
-import { PGlite } from "@electric-sql/pglite";
+// `deno compile` needs the worker named: `--include src/db/pglite_worker.ts`. The worker loads this
+// module and PGlite only: every module it imports is loaded again in its own heap.
+import { PGlite, types } from "@electric-sql/pglite";
 import type { PGliteOptions } from "@electric-sql/pglite";
 import type { PgliteHandle } from "./pglite_client.ts";
 
@@ -39,6 +40,33 @@ export const inProcess = (db: PGlite): PgliteHandle => ({
   exec: async (sql) => (await db.exec(sql)).at(-1)?.rows ?? [],
   close: () => db.close(),
 });
+
+// Bytes a caller gives up with a statement's parameters (a page of rows encoded for it): the
+// embedded database's worker takes their buffer as it is, without a copy, and the caller's view is
+// left empty. Only a view over a whole buffer of its own is taken so; any other is copied.
+// PostgreSQL's driver sends such bytes as they are, in binary format.
+const handedOver = new WeakSet<Uint8Array>();
+
+export const handOver = <A extends Uint8Array>(bytes: A): A => {
+  handedOver.add(bytes);
+  return bytes;
+};
+
+// The buffers of a statement's parameters that were handed over and can move as they are.
+const movableBuffers = (params: ReadonlyArray<unknown>): Array<ArrayBuffer> => {
+  const buffers: Array<ArrayBuffer> = [];
+  for (const value of params) {
+    if (!(value instanceof Uint8Array) || !handedOver.has(value)) continue;
+    const buffer = value.buffer;
+    if (
+      buffer instanceof ArrayBuffer && value.byteOffset === 0 &&
+      value.byteLength === buffer.byteLength && !buffers.includes(buffer)
+    ) {
+      buffers.push(buffer);
+    }
+  }
+  return buffers;
+};
 
 // Structured clone keeps primitives, BigInt, Date, typed arrays, arrays and plain data, but not an
 // object's class. PGlite turns an object parameter into text by its toString(), or JSON.stringify
@@ -97,21 +125,31 @@ const fromWireError = (wire: WireError): Error => {
   return Object.assign(error, wire.fields);
 };
 
-// A bytea parameter goes to PostgreSQL as its bytes, in binary format. PGlite's own serializer
-// spells it as hex through an array of one string per byte: for an uploaded file of a few MB that
-// grew the worker's heap by tens of times the file's size (which it keeps) and took seconds.
+// PGlite's Bind message sends an ArrayBuffer or a view as a binary-format value, copying a view's
+// bytes out first: a parameter that has its buffer to itself, as one that crossed from the service
+// has, goes as that buffer. (The serializer's type names only text.)
+const asBinary = (value: Uint8Array): string =>
+  (value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
+    ? value.buffer
+    : value.slice().buffer) as unknown as string;
+
+// A bytea parameter goes to PostgreSQL as its bytes, in binary format (bytea's binary form is the
+// bytes themselves). PGlite's own serializer spells it as hex through an array of one string per
+// byte: for an uploaded file of a few MB that grew the worker's heap by tens of times the file's
+// size (which it keeps) and took seconds.
 const BYTEA = 17;
 const byteaAsBinary = (value: unknown): string => {
   if (!(value instanceof Uint8Array)) throw new Error("Invalid input for bytea type");
-  // PGlite's Bind message sends an ArrayBuffer or a view as a binary-format value (bytea's binary
-  // form is the bytes themselves), copying a view's bytes out first: a parameter that has its
-  // buffer to itself, as one that crossed from the service has, goes as that buffer. The
-  // serializer's type names only text.
-  const bytes = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
-    ? value.buffer
-    : value.slice().buffer;
-  return bytes as unknown as string;
+  return asBinary(value);
 };
+
+// A json parameter given as bytes (UTF-8 text, as a page of rows is encoded for the database) goes
+// in binary format, whose form for json is the text itself: the worker neither holds it as a string
+// nor encodes it again. Any other value is serialised as PGlite does.
+const JSON_TYPE = 114;
+const pgliteJson = types.serializers[JSON_TYPE];
+const jsonBytesAsBinary = (value: unknown): string =>
+  value instanceof Uint8Array ? asBinary(value) : pgliteJson(value);
 
 // The errors of a handle that can no longer reach its database carry connection SQLSTATEs, which
 // errors.ts reports as "not ready": 08003 connection_does_not_exist, 08006 connection_failure.
@@ -161,7 +199,11 @@ export const startPgliteWorker = async (
     new Promise<A>((resolve, reject) => {
       if (ended) return reject(failure);
       const id = nextId++;
-      worker.postMessage({ ...request, id });
+      // Handed-over bytes among the parameters move to the worker instead of being copied.
+      worker.postMessage(
+        { ...request, id },
+        request.op === "query" ? movableBuffers(request.params) : [],
+      );
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
     });
   const call = <A>(request: Ask) =>
@@ -216,9 +258,12 @@ if (import.meta.main) {
   const perform = async (request: Ask): Promise<unknown> => {
     switch (request.op) {
       case "open": {
-        const pglite = new PGlite(request.dataDir, {
+        // Options in one object: PGlite drops the second argument when the first (the folder) is
+        // undefined, as it is for a database in memory.
+        const pglite = new PGlite({
+          dataDir: request.dataDir,
           postgresqlconf: request.conf,
-          serializers: { [BYTEA]: byteaAsBinary },
+          serializers: { [BYTEA]: byteaAsBinary, [JSON_TYPE]: jsonBytesAsBinary },
         });
         await pglite.waitReady;
         db = inProcess(pglite);

@@ -3,8 +3,9 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
+import { handOver } from "../db/pglite_worker.ts";
 import { utc } from "../db/sql_text.ts";
-import { dayIndex } from "../domain/range.ts";
+import { addDays, dayIndex } from "../domain/range.ts";
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
@@ -18,6 +19,26 @@ export const IDEMPOTENCY_HOURS = 48;
 export const LINEAGE_SEALED = "SEALED_SOURCE";
 // Import rows stored per statement by a preview.
 export const SAVE_PAGE_ROWS = 2_000;
+
+const utf8 = new TextEncoder();
+
+// The JSON text of an array of rows as UTF-8 bytes, written row by row into one buffer of the exact
+// size: no text of the whole page is made (one of a few MB, in two bytes a character as soon as a
+// name is Chinese, which the runtime keeps among its large objects).
+export const jsonArrayBytes = (rows: ReadonlyArray<object>): Uint8Array<ArrayBuffer> => {
+  const texts = rows.map((row) => JSON.stringify(row));
+  let size = 2 + Math.max(0, texts.length - 1);
+  for (const text of texts) size += Buffer.byteLength(text, "utf8");
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  bytes[at++] = 0x5b; // [
+  texts.forEach((text, i) => {
+    if (i > 0) bytes[at++] = 0x2c; // ,
+    at += utf8.encodeInto(text, bytes.subarray(at)).written;
+  });
+  bytes[at] = 0x5d; // ]
+  return bytes;
+};
 
 export interface ImportDataset {
   readonly start: string;
@@ -113,6 +134,38 @@ export const dayRanges = (keys: ReadonlyArray<{ scopeId: number; date: string }>
   return { scopeIds, firsts, lasts };
 };
 
+// Days of current facts read per statement by a preview: each statement's answer (and what the
+// embedded database's worker builds of it) is at most a page's, whatever the file's size.
+export const CURRENT_PAGE_DAYS = 1_000;
+
+// The ranges cut into pages of at most `pageDays` days each (a longer range is cut into pieces).
+export const rangePages = (
+  ranges: ReturnType<typeof dayRanges>,
+  pageDays: number = CURRENT_PAGE_DAYS,
+) => {
+  const pages: Array<ReturnType<typeof dayRanges>> = [];
+  let page: ReturnType<typeof dayRanges> = { scopeIds: [], firsts: [], lasts: [] };
+  let days = 0;
+  ranges.scopeIds.forEach((scopeId, i) => {
+    const length = dayIndex(ranges.lasts[i]) - dayIndex(ranges.firsts[i]) + 1;
+    for (let at = 0; at < length;) {
+      if (days === pageDays) {
+        pages.push(page);
+        page = { scopeIds: [], firsts: [], lasts: [] };
+        days = 0;
+      }
+      const take = Math.min(length - at, pageDays - days);
+      page.scopeIds.push(scopeId);
+      page.firsts.push(addDays(ranges.firsts[i], at));
+      page.lasts.push(addDays(ranges.firsts[i], at + take - 1));
+      days += take;
+      at += take;
+    }
+  });
+  if (page.scopeIds.length > 0) pages.push(page);
+  return pages;
+};
+
 // A condition on import_rows r: its batch is an upload batch still previewed. A commit reads such
 // a batch's rows on a connection of its own while its transaction runs (the rows of a batch never
 // change after its preview), and reads nothing for a batch of another kind or state.
@@ -168,11 +221,17 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         WHERE ${storeIds === null ? sql`true` : sql`s.id = ANY(${storeIds}::int[])`}
         ORDER BY b.name, s.name`.pipe(span("ImportRepo.catalog"));
 
-    // The current facts of the given store-days, in one statement (possibly with days of the same
-    // stores between them: a caller looks up the days it asked for).
-    const currentDays = (keys: ReadonlyArray<{ scopeId: number; date: string }>) => {
-      const ranges = dayRanges(keys);
-      return sql<CurrentDay & { scopeId: number; date: string }>`
+    // The current facts of the given store-days, one statement per page of CURRENT_PAGE_DAYS days
+    // (possibly with days of the same stores between them: a caller looks up the days it asked
+    // for).
+    const currentDays = (keys: ReadonlyArray<{ scopeId: number; date: string }>) =>
+      Effect.map(
+        Effect.forEach(rangePages(dayRanges(keys)), currentPage),
+        (pages) => pages.flat(),
+      ).pipe(span("ImportRepo.currentDays"));
+
+    const currentPage = (ranges: ReturnType<typeof dayRanges>) =>
+      sql<CurrentDay & { scopeId: number; date: string }>`
         SELECT e.scope_id AS "scopeId", e.business_date::text AS date, e.id AS "energyId",
           e.legacy_kwh::text AS "legacyKwh", e.cleaned_kwh::text AS "cleanedKwh",
           e.served_kwh::text AS "servedKwh", e.is_void AS "isVoid", e.revision_no AS "revisionNo",
@@ -183,10 +242,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         CROSS JOIN LATERAL (
           SELECT * FROM energy_days d
           WHERE d.scope_id = k.scope_id AND d.business_date BETWEEN k.first AND k.last
-        ) e`.pipe(
-        span("ImportRepo.currentDays"),
-      );
-    };
+        ) e`;
 
     // --- Idempotency: one record per (member, key), claimed inside the transaction of the work.
 
@@ -230,16 +286,18 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       readonly memberId: number;
       readonly filename: string;
       readonly reason: string;
+      // The file, handed over to the database: the caller does not use it afterwards.
       readonly bytes: Uint8Array;
       readonly sha256: string;
       readonly format: "XLSX" | "CSV";
       readonly rows: ReadonlyArray<PlannedRow>;
     }) =>
       Effect.gen(function* () {
+        const size = input.bytes.byteLength;
         const [file] = yield* sql<{ id: number }>`
           INSERT INTO source_files (sha256, filename, source_kind, content, byte_size)
-          VALUES (${input.sha256}, ${input.filename}, 'MANUAL_UPLOAD', ${Buffer.from(input.bytes)},
-            ${input.bytes.byteLength})
+          VALUES (${input.sha256}, ${input.filename}, 'MANUAL_UPLOAD', ${handOver(input.bytes)},
+            ${size})
           RETURNING id`;
         const [batch] = yield* sql<{ id: number; batch_no: string; uploaded_at: string }>`
           WITH next AS (SELECT nextval(pg_get_serial_sequence('import_batches', 'id'))::int AS id)
@@ -285,9 +343,9 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         }::json) AS s(sheet text, n int, first_row int, last_row int)
           RETURNING id, record->>'sheet' AS sheet`;
         const recordIds = JSON.stringify(records);
-        // Pages of rows, each one statement: the text sent for a page (and the buffers the driver
-        // builds of it) is a page's, not the whole file's: about 0.7 MB for 2,000 rows where
-        // 10,000 in one statement were 3.2 MB, held three times over while it was sent.
+        // Pages of rows, each one statement: what is sent for a page (and the buffers the driver
+        // builds of it) is a page's, not the whole file's. A page goes as its JSON's UTF-8 bytes,
+        // handed over: they move to the embedded database's worker without a copy.
         const stored: Array<{ id: number; n: number }> = [];
         for (let at = 0; at < input.rows.length; at += SAVE_PAGE_ROWS) {
           const page = input.rows.slice(at, at + SAVE_PAGE_ROWS).map((p) => ({
@@ -326,7 +384,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
                 'batch_no', ${batch.batch_no}::text, 'source_table', ${table}::text,
                 'row_number', i.n, 'source_record_id', r.id, 'sheet', i.sheet, 'row', i."row",
                 'column', i.col, 'note', i.note))
-            FROM json_to_recordset(${JSON.stringify(page)}::json) AS i(
+            FROM json_to_recordset(${handOver(jsonArrayBytes(page))}::json) AS i(
                 n int, store int, scope int, date date, brand text, name text, raw_date text,
                 raw text, kwh numeric, void boolean, before numeric, before_void boolean,
                 before_rev int, action text, qs text, qn text, nf text, sheet text, "row" int,
