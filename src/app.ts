@@ -26,6 +26,8 @@ import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
+import { PortfolioHttpLive } from "./portfolio/portfolio_http.ts";
+import { PortfolioService } from "./portfolio/portfolio_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
 import { statusOfError } from "./domain/errors.ts";
@@ -47,6 +49,7 @@ const GroupsLive = Layer.mergeAll(
   ChangesHttpLive,
   ExportHttpLive,
   QualityHttpLive,
+  PortfolioHttpLive,
 );
 
 const ServicesLive = Layer.mergeAll(
@@ -60,6 +63,7 @@ const ServicesLive = Layer.mergeAll(
   ProfileService.Default,
   ImportService.Default,
   ReadCache.Default,
+  PortfolioService.Default,
 );
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(

@@ -1,0 +1,160 @@
+// One store of a portfolio, computed: its row of the inputs statement decoded into what the
+// metrics engine and the data-quality rules take (as metrics_repo.ts decodes one store's inputs),
+// then its summary by the engine, the exact parts of that summary for the roll-ups, and its
+// data-quality summary. Pure: no I/O.
+import type { PortfolioStore } from "../domain/portfolio.ts";
+import type { QualitySummary } from "../domain/quality.ts";
+import { addDays } from "../domain/range.ts";
+import {
+  type BaselineMonth,
+  computeDays,
+  type DayInput,
+  type Stage,
+  summarize,
+  type TargetInput,
+} from "../metrics/engine.ts";
+import { resolveDays } from "../metrics/metrics_repo.ts";
+import {
+  checkQuality,
+  type DeviceEvidence,
+  type EnergyStatus,
+  type QualityDayInput,
+} from "../quality/quality_rules.ts";
+import { partsOf, type SummaryParts } from "./portfolio_rollup.ts";
+
+// One store and scope as the inputs statement returns it.
+export interface StoreRow {
+  readonly store_id: number;
+  readonly scope_id: number;
+  readonly name: string;
+  readonly store_code: string;
+  readonly brand_id: number;
+  readonly brand_name: string;
+  readonly city: string | null;
+  readonly timezone: string;
+  readonly days: string | null;
+  readonly facts: string;
+  // The device evidence as JSON text; null when the store has no device.
+  readonly evidence: string | null;
+  readonly version: string;
+  readonly token: string | null;
+  readonly carry_until: string | null;
+}
+
+// One store's inputs, ready for the engine and the quality rules.
+export interface StoreInputs {
+  readonly days: Array<DayInput>;
+  readonly baseline: ReadonlyArray<BaselineMonth>;
+  readonly energy: Array<QualityDayInput>;
+  readonly evidence: DeviceEvidence;
+  readonly provisionalDays: number;
+}
+
+interface Facts {
+  readonly stages: ReadonlyArray<readonly [Stage, string, string | null]>;
+  readonly periods: ReadonlyArray<
+    TargetInput & { readonly from: string; readonly to: string | null }
+  >;
+  readonly tev: ReadonlyArray<readonly [string, string]>;
+  readonly baseline: ReadonlyArray<BaselineMonth>;
+}
+
+type DayRow = [string, string | null, 0 | 1, string | null, EnergyStatus];
+
+// Every date of a range, in order (shared by the stores of one answer).
+export const datesOf = (start: string, end: string): Array<string> => {
+  const dates: Array<string> = [];
+  for (let d = start; d <= end; d = addDays(d, 1)) dates.push(d);
+  return dates;
+};
+
+interface EvidenceJson {
+  readonly devices: ReadonlyArray<readonly [number, string | null, string]>;
+  readonly reports: ReadonlyArray<
+    readonly [
+      number,
+      "DEVICE_EVENT" | "DEVICE_SNAPSHOT",
+      number | null,
+      "ONLINE" | "OFFLINE",
+      string,
+    ]
+  >;
+}
+
+// A store's days, facts and evidence as the metrics read and the quality check take them: each day
+// of the range its served value, provisional state and status (NO_DATA without a stored fact),
+// resolved against the store's stages, periods and TEV as metrics_repo.ts resolves one store's.
+export const decodeStore = (row: StoreRow, dates: ReadonlyArray<string>): StoreInputs => {
+  const rows: Array<DayRow> = dates.map((date) => [date, null, 0, null, "NO_DATA"]);
+  let provisionalDays = 0;
+  if (row.days !== null) {
+    for (const item of row.days.split(";")) {
+      const bar = item.indexOf("|");
+      const last = item.lastIndexOf("|");
+      const day = rows[Number(item.slice(0, bar))];
+      const value = item.slice(bar + 1, last);
+      const provisionalAt = item.slice(last + 1);
+      day[4] = value === "V" ? "VOID" : value === "N" ? "NO_DATA" : "AVAILABLE";
+      if (day[4] === "AVAILABLE") day[1] = value;
+      if (provisionalAt !== "") {
+        day[2] = 1;
+        day[3] = provisionalAt;
+        provisionalDays++;
+      }
+    }
+  }
+  const facts = JSON.parse(row.facts) as Facts;
+  const found: EvidenceJson = row.evidence === null
+    ? { devices: [], reports: [] }
+    : JSON.parse(row.evidence);
+  return {
+    days: resolveDays({ days: rows, ...facts, version: "", token: null }),
+    baseline: facts.baseline,
+    energy: rows.map(([date, servedKwh, , , status]) => ({ date, status, servedKwh })),
+    evidence: {
+      timezone: row.timezone,
+      carryUntil: row.carry_until,
+      devices: found.devices.map(([id, name, code]) => ({ id, name, code })),
+      reports: found.reports.map(([deviceId, source, eventId, state, at]) => ({
+        deviceId,
+        source,
+        eventId,
+        state,
+        at,
+      })),
+    },
+    provisionalDays,
+  };
+};
+
+// What a store adds to a portfolio: its row, and its parts for the roll-ups.
+export interface StoreResult {
+  readonly row: PortfolioStore;
+  readonly parts: SummaryParts;
+  readonly provisionalDays: number;
+  readonly quality: QualitySummary;
+}
+
+// The row's summary is the engine's summarize of the store's days, as its metrics answer has it.
+export const computeStore = (row: StoreRow, dates: ReadonlyArray<string>): StoreResult => {
+  const input = decodeStore(row, dates);
+  const days = computeDays(input.days, input.baseline);
+  const quality = checkQuality(input.energy, input.evidence).summary;
+  return {
+    row: {
+      store_id: row.store_id,
+      scope_id: row.scope_id,
+      name: row.name,
+      store_code: row.store_code,
+      brand_id: row.brand_id,
+      brand_name: row.brand_name,
+      city: row.city,
+      summary: summarize(days),
+      provisional_days: input.provisionalDays,
+      data_quality: quality,
+    },
+    parts: partsOf(days),
+    provisionalDays: input.provisionalDays,
+    quality,
+  };
+};
