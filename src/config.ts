@@ -15,8 +15,8 @@ export interface AppConfigShape {
   readonly publicOrigin: Option.Option<string>;
   readonly limits: ServiceLimits;
   readonly admission: AdmissionLimits;
-  // MiB of recent answers of the read lanes a process keeps, to answer again while their data is
-  // unchanged (src/http/answer_cache.ts); 0 keeps none.
+  // MiB of recent answers of current reads a process keeps, to answer again while their data is
+  // unchanged (src/reads/read_cache.ts); 0 keeps none.
   readonly answerCacheMb: number;
   // GET /metrics answers only with this bearer token; none: there is no /metrics.
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>;
