@@ -6,6 +6,7 @@ import { Effect } from "effect";
 import { handOver } from "../db/pglite_worker.ts";
 import { utc } from "../db/sql_text.ts";
 import { addDays, dayIndex } from "../domain/range.ts";
+import { dayAfterColumns, dayIdSql, factsOf, sqlText } from "../energy/day_after.ts";
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
@@ -48,6 +49,15 @@ export interface ImportDataset {
 
 // The actions a commit writes (rules.md §8); the others have no effect.
 const CHANGING = "'INSERT', 'UPDATE', 'RELINK', 'RESTORE', 'VOID'";
+
+// The day after an upload's row, from the day as locked (NULLs for a day without a row): the row's
+// value as the day's cleaned value, or its VOID marker (rules.md §8, energy/day_after.ts).
+const UPLOADED_DAY = dayAfterColumns(factsOf("r"), {
+  kind: "cleaned",
+  void: "r.proposed_void",
+  kwh: "r.proposed_kwh",
+  sourceKind: sqlText(SOURCE_KIND_UPLOAD),
+});
 
 export interface BatchHead {
   readonly id: number;
@@ -434,17 +444,13 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
           ), staged AS (
             INSERT INTO commit_revisions
             SELECT
-              coalesce(r.energy_id, nextval(pg_get_serial_sequence('energy_days', 'id'))::int),
+              ${sql.literal(dayIdSql("r.energy_id"))},
               r.before_revision_no IS NULL, true, r.resolved_store_id, r.scope_id,
               r.business_date, coalesce(r.before_revision_no, 0) + 1, r.action, r.before_kwh,
               CASE WHEN r.proposed_void THEN NULL ELSE r.proposed_kwh END, r.before_is_void,
               r.proposed_void, ${reason}::text, r.id, ${SOURCE_KIND_UPLOAD}::text,
-              'Manual upload', r.quality_status, r.quality_note, ${memberId}::int, r.legacy_kwh,
-              CASE WHEN r.proposed_void THEN r.cleaned_kwh ELSE r.proposed_kwh END,
-              CASE WHEN r.proposed_void THEN r.cleaned_source_kind ELSE ${SOURCE_KIND_UPLOAD} END,
-              r.proposed_void,
-              CASE WHEN r.proposed_void THEN coalesce(r.provisional, 0) ELSE 0 END,
-              CASE WHEN r.proposed_void THEN r.provisional_at END,
+              'Manual upload', r.quality_status, r.quality_note, ${memberId}::int,
+              ${sql.literal(UPLOADED_DAY)},
               r.source_reference
             FROM (
               -- Rows planned against an existing day, with that day as locked above...

@@ -2,6 +2,14 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import type * as SqlError from "@effect/sql/SqlError";
 import { Data, Effect, Option } from "effect";
+import {
+  dayAfterColumns,
+  dayAfterFacts,
+  NO_DAY_SQL,
+  reserveDayIds,
+  type RevisionSql,
+  sqlText,
+} from "../energy/day_after.ts";
 import { applyRevisions, recordCommits } from "../energy/day_writer.ts";
 import { generateSnapshot } from "./generate.ts";
 import {
@@ -452,7 +460,8 @@ const loadEnergy = (s: Snapshot) =>
     const total = days.date.length;
     const rows = days.legacyCount + days.cleanedCount;
 
-    // Ids are reserved up front from each identity sequence, so every link is known before inserting.
+    // Ids are reserved up front from each identity sequence (the days' as the energy module draws
+    // them), so every link is known before inserting.
     const reserve = (table: string, n: number) =>
       n === 0 ? Effect.succeed(1) : run(
         `SELECT (setval(pg_get_serial_sequence('${table}', 'id')::regclass,
@@ -460,7 +469,7 @@ const loadEnergy = (s: Snapshot) =>
                  - $1::int + 1)::int AS first`,
         [n],
       ).pipe(Effect.map((r) => r[0].first));
-    const energyBase = yield* reserve("energy_days", total);
+    const energyBase = yield* reserveDayIds(total);
     const rowBase = yield* reserve("import_rows", rows);
     const recordBase = yield* reserve("source_records", rows);
 
@@ -663,13 +672,23 @@ const loadEnergy = (s: Snapshot) =>
     // The days and their revisions: the legacy value as revision 1, the cleaned value or VOID
     // marker as the revision after it; each revision with the day's state right after it (after
     // the legacy revision, the legacy value alone), the day's current state that of its last.
-    const provisional = `CASE WHEN d.provisional_at IS NULL THEN 0 ELSE 1 END::smallint
-      AS provisional, d.provisional_at AS provisional_at`;
-    const legacyState = `d.legacy AS legacy_kwh, NULL::numeric AS cleaned_kwh,
-      NULL::text AS cleaned_source_kind, false AS is_void, ${provisional}`;
-    const cleanedState = `d.legacy AS legacy_kwh, d.cleaned AS cleaned_kwh,
-      CASE WHEN d.cleaned IS NOT NULL THEN 'CLEANED' END AS cleaned_source_kind,
-      d.is_void AS is_void, ${provisional}`;
+    // Both states by the energy module's rule (energy/day_after.ts). The snapshot states each day's
+    // provisional mark: both revisions carry it. The cleaned revision follows the legacy one (for a
+    // day without a legacy value, that state is the day without a row but for the mark, which the
+    // cleaned revision sets again).
+    const legacyRevision: RevisionSql = {
+      kind: "legacy",
+      kwh: "d.legacy",
+      provisionalAt: "d.provisional_at",
+    };
+    const legacyState = dayAfterColumns(NO_DAY_SQL, legacyRevision);
+    const cleanedState = dayAfterColumns(dayAfterFacts(NO_DAY_SQL, legacyRevision), {
+      kind: "cleaned",
+      void: "d.is_void",
+      kwh: "d.cleaned",
+      sourceKind: sqlText("CLEANED"),
+      provisionalAt: "d.provisional_at",
+    });
     yield* applyRevisions(
       `(SELECT d.energy_id, true AS new_day, d.cleaned_row_no IS NULL AS last, sc.store_id,
           d.scope_id, d.business_date, 1 AS revision_no, 'INSERT' AS operation,
