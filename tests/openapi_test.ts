@@ -109,6 +109,7 @@ const CONDITIONAL = [
   "get /api/v1/stores/{store_id}/targets",
   "get /api/v1/stores/{store_id}/metrics",
   "get /api/v1/stores/{store_id}/periods",
+  "get /api/v1/portfolio",
 ];
 
 Deno.test("each operation declares the statuses it can answer with", () => {
