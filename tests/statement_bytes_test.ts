@@ -1,11 +1,13 @@
 // Bytes given to a statement: a page of rows goes as its JSON's UTF-8 bytes (the same text as
 // JSON.stringify), a json parameter given as bytes reads as that text on either database, handed-over
-// bytes move to the embedded database's worker while any other bytes are copied, and a preview's
-// lookups of current days are cut into pages that cover exactly the days asked for.
+// bytes move to the embedded database's worker while any other bytes are copied, a statement with
+// large values answers as PGlite's own query does, and a preview's lookups of current days are cut
+// into pages that cover exactly the days asked for.
 import assert from "node:assert/strict";
 import { SqlClient } from "@effect/sql";
 import { Effect, FastCheck as fc } from "effect";
 import { addDays, dayIndex } from "../src/domain/range.ts";
+import { PGlite } from "@electric-sql/pglite";
 import { handOver, startPgliteWorker } from "../src/db/pglite_worker.ts";
 import { dayRanges, jsonArrayBytes, rangePages } from "../src/imports/import_repo.ts";
 import { makeTestDatabase } from "./db.ts";
@@ -79,6 +81,57 @@ Deno.test("handed-over bytes move to the worker; other bytes are copied", async 
     assert.equal(whole.byteLength, utf8.encode(`  ${text}  `).length);
   } finally {
     await worker.close();
+  }
+});
+
+Deno.test("a statement with large values answers, and fails, as PGlite's own query", async () => {
+  // The worker binds large values itself; PGlite on this thread is the reference.
+  const own = await PGlite.create();
+  const handle = await startPgliteWorker(undefined, []);
+  try {
+    const file = new Uint8Array(300_000).map((_, i) => (i * 7) % 256);
+    const rows = Array.from({ length: 3_000 }, (_, n) => ({ n, name: `门店 ${n}`, kwh: n / 8 }));
+    const page = utf8.encode(JSON.stringify(rows));
+    const sql = `SELECT length($1::bytea) AS size, md5($1::bytea) AS sum, $2::text AS label,
+        $3::int8 AS big, $4::numeric AS dec, $5::date AS d, $6::int4[] AS a, $7::text AS none,
+        (SELECT sum(i.kwh) FROM json_to_recordset($8::json) AS i(n int, name text, kwh numeric))
+          AS total,
+        (SELECT max(i.name) FROM json_to_recordset($8::json) AS i(n int, name text, kwh numeric))
+          AS top`;
+    const params = [
+      file,
+      'é "q"',
+      10n ** 15n,
+      "1.50",
+      new Date(Date.UTC(2024, 1, 29)),
+      [1, 2],
+      null,
+      page,
+    ];
+    const theirs = (await own.query(sql, [...params.slice(0, 7), JSON.stringify(rows)])).rows;
+    assert.deepStrictEqual(await handle.query(sql, params), theirs);
+    const [values] = await handle.values(sql, params);
+    assert.deepStrictEqual(values, Object.values(theirs[0] as object));
+
+    const failing = "SELECT $1::bytea AS b, 1 / $2::int AS x";
+    const failureOf = async (run: Promise<unknown>) => {
+      try {
+        await run;
+      } catch (error) {
+        return error as Error & Record<string, unknown>;
+      }
+      assert.fail("expected the statement to fail");
+    };
+    const mine = await failureOf(handle.query(failing, [file, 0]));
+    const their = await failureOf(own.query(failing, [file, 0]));
+    for (const field of ["message", "code", "severity", "query", "queryOptions"]) {
+      assert.deepStrictEqual(mine[field], their[field], field);
+    }
+    // Both go on after the error.
+    assert.deepStrictEqual(await handle.query("SELECT 1 AS one", []), [{ one: 1 }]);
+  } finally {
+    await own.close();
+    await handle.close();
   }
 });
 

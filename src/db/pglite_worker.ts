@@ -2,8 +2,8 @@
 // the message protocol, the worker's side (run as the worker's main module) and the handle over it.
 // `deno compile` needs the worker named: `--include src/db/pglite_worker.ts`. The worker loads this
 // module and PGlite only: every module it imports is loaded again in its own heap.
-import { PGlite, types } from "@electric-sql/pglite";
-import type { PGliteOptions } from "@electric-sql/pglite";
+import { messages, parse, PGlite, protocol, types } from "@electric-sql/pglite";
+import type { PGliteOptions, QueryOptions } from "@electric-sql/pglite";
 import type { PgliteHandle } from "./pglite_client.ts";
 
 type Ask =
@@ -32,14 +32,109 @@ interface WireError {
   readonly fields: Record<string, unknown>;
 }
 
-// PGlite on this thread: what the worker runs, and a reference for its results.
-export const inProcess = (db: PGlite): PgliteHandle => ({
-  query: async (sql, params) => (await db.query<object>(sql, params as Array<unknown>)).rows,
-  values: async (sql, params) =>
-    (await db.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" })).rows,
-  exec: async (sql) => (await db.exec(sql)).at(-1)?.rows ?? [],
-  close: () => db.close(),
-});
+// PGlite on this thread: what the worker runs, and a reference for its results. A statement with a
+// large binary parameter is bound by `queryWithLargeValues`, any other by PGlite's query.
+export const inProcess = (db: PGlite): PgliteHandle => {
+  const run = async (sql: string, params: ReadonlyArray<unknown>, options?: QueryOptions) =>
+    params.some(isLargeBinary)
+      ? await queryWithLargeValues(db, sql, params, options)
+      : (await db.query(sql, params as Array<unknown>, options)).rows;
+  return {
+    query: (sql, params) => run(sql, params) as Promise<ReadonlyArray<object>>,
+    values: (sql, params) =>
+      run(sql, params, { rowMode: "array" }) as Promise<ReadonlyArray<ReadonlyArray<unknown>>>,
+    exec: async (sql) => (await db.exec(sql)).at(-1)?.rows ?? [],
+    close: () => db.close(),
+  };
+};
+
+// A parameter this large in bytes (an uploaded file, a page of rows as JSON) is bound by
+// queryWithLargeValues.
+const LARGE_BINARY = 64 * 1024;
+const isLargeBinary = (value: unknown) =>
+  value instanceof Uint8Array && value.byteLength >= LARGE_BINARY;
+
+const utf8 = new TextEncoder();
+
+// A Bind message (the unnamed portal of the unnamed statement, results as text) of text and
+// binary-format values, written into one buffer of its exact size: each value is copied once, into
+// the message. PGlite's own message writer copies a value four times as its buffers grow and are
+// cut; for a file of a few MB the worker held tens of MB of such copies until its next collection.
+const bindMessage = (values: ReadonlyArray<string | Uint8Array | null>): Uint8Array => {
+  const bytes = values.map((v) => typeof v === "string" ? utf8.encode(v) : v);
+  // Length, portal and statement names, the format codes, the values, no result format code.
+  let length = 4 + 1 + 1 + 2 + 2 * values.length + 2 + 2;
+  for (const b of bytes) length += 4 + (b?.byteLength ?? 0);
+  const message = new Uint8Array(1 + length);
+  const view = new DataView(message.buffer);
+  message[0] = 0x42; // B
+  view.setInt32(1, length);
+  let at = 7; // after the two empty names
+  view.setInt16(at, values.length);
+  at += 2;
+  for (const v of values) {
+    view.setInt16(at, v instanceof Uint8Array ? 1 : 0);
+    at += 2;
+  }
+  view.setInt16(at, values.length);
+  at += 2;
+  for (const b of bytes) {
+    view.setInt32(at, b === null ? -1 : b.byteLength);
+    at += 4;
+    if (b !== null) {
+      message.set(b, at);
+      at += b.byteLength;
+    }
+  }
+  view.setInt16(at, 0);
+  return message;
+};
+
+// What PGlite's query does (parse, the parameters' types, its serializers, bind, describe,
+// execute, sync; its parsers for the rows; its locks; an error's query and parameters), with the
+// Bind message above.
+const queryWithLargeValues = async (
+  db: PGlite,
+  sql: string,
+  params: ReadonlyArray<unknown>,
+  options: QueryOptions | undefined,
+): Promise<ReadonlyArray<unknown>> => {
+  await db._checkReady();
+  return await db._runExclusiveTransaction(() =>
+    db._runExclusiveQuery(async () => {
+      const send = (message: Uint8Array) => db.execProtocolStream(message, { syncToFs: false });
+      const replies: Array<messages.BackendMessage> = [];
+      try {
+        replies.push(...await send(protocol.serialize.parse({ text: sql })));
+        const types = parse.parseDescribeStatementResults(
+          await send(protocol.serialize.describe({ type: "S" })),
+        );
+        const values = params.map((value, i) => {
+          if (value === null || value === undefined) return null;
+          const serializer = db.serializers[types[i]];
+          const serialized: unknown = serializer === undefined ? String(value) : serializer(value);
+          return serialized instanceof ArrayBuffer
+            ? new Uint8Array(serialized)
+            : ArrayBuffer.isView(serialized)
+            ? new Uint8Array(serialized.buffer, serialized.byteOffset, serialized.byteLength)
+            : String(serialized);
+        });
+        replies.push(...await send(bindMessage(values)));
+        replies.push(...await send(protocol.serialize.describe({ type: "P" })));
+        replies.push(...await send(protocol.serialize.execute({})));
+      } catch (error) {
+        if (error instanceof messages.DatabaseError) {
+          Object.assign(error, { query: sql, params, queryOptions: options });
+        }
+        throw error;
+      } finally {
+        replies.push(...await send(protocol.serialize.sync()));
+      }
+      await db.syncToFs();
+      return parse.parseResults(replies, db.parsers, options)[0].rows;
+    })
+  );
+};
 
 // Bytes a caller gives up with a statement's parameters (a page of rows encoded for it): the
 // embedded database's worker takes their buffer as it is, without a copy, and the caller's view is
