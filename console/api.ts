@@ -9,6 +9,7 @@ import type { ErrorCode } from "../src/domain/error_codes.ts";
 import type * as errors from "../src/domain/errors.ts";
 import type * as imports from "../src/domain/imports.ts";
 import type * as metrics from "../src/domain/metrics.ts";
+import type * as portfolio from "../src/domain/portfolio.ts";
 import type * as quality from "../src/domain/quality.ts";
 import type * as stores from "../src/domain/stores.ts";
 
@@ -131,7 +132,10 @@ export type MetricSummary = Wire<typeof metrics.MetricSummary>;
 export type MetricsResponse = Wire<typeof metrics.MetricsResponse>;
 export type PeriodOverview = Wire<typeof metrics.PeriodOverview>;
 export type QualityResponse = Wire<typeof quality.QualityResponse>;
+export type QualitySummary = Wire<typeof quality.QualitySummary>;
 export type QualityFlag = Wire<typeof quality.QualityFlag>;
+export type PortfolioStore = Wire<typeof portfolio.PortfolioStore>;
+export type PortfolioResponse = Wire<typeof portfolio.PortfolioResponse>;
 export type Lineage = Wire<typeof imports.Lineage>;
 export type ImportRow = Wire<typeof imports.ImportRow>;
 export type ImportBatch = Wire<typeof imports.Import>;

@@ -15,6 +15,7 @@ import {
 import { type Lang, language, setLanguage, t } from "./i18n.ts";
 import { html, Link, useLocation } from "./ui.ts";
 import { SignIn } from "./pages/signin.ts";
+import { PortfolioPage } from "./pages/portfolio.ts";
 import { StoresPage } from "./pages/stores.ts";
 import { StorePage } from "./pages/store.ts";
 import { DayPage } from "./pages/day.ts";
@@ -60,8 +61,9 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
   return html`
     <header class="top">
       <div class="brand">
-        <${Link} href="/console/stores">${t("appTitle")}<//></div>
+        <${Link} href="/console/portfolio">${t("appTitle")}<//></div>
         <nav aria-label=${t("nav")}>
+          <${Link} href="/console/portfolio">${t("navPortfolio")}<//>
           <${Link} href="/console/stores">${t("navStores")}<//>
           ${props.session.may("write") &&
             html`<${Link} href="/console/imports">${t("navImports")}<//>`}
@@ -95,7 +97,8 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
 const Page = (props: { session: Session }) => {
   const { path, query } = useLocation();
   const parts = path.split("/").filter((p) => p !== "");
-  // /console/stores/:id/days/:date, /console/stores/:id, /console/imports/:id, /console/imports
+  // /console/stores/:id/days/:date, /console/stores/:id, /console/stores, /console/imports/:id,
+  // /console/imports, /console/changes; anything else is the portfolio, the landing page.
   if (parts[0] === "console" && parts[1] === "stores" && parts[2] !== undefined) {
     const storeId = Number(parts[2]);
     if (parts[3] === "days" && parts[4] !== undefined) {
@@ -111,7 +114,10 @@ const Page = (props: { session: Session }) => {
       ? html`<${ImportsPage} session=${props.session} />`
       : html`<${BatchPage} session=${props.session} batchId=${Number(parts[2])} query=${query} />`;
   }
-  return html`<${StoresPage} session=${props.session} />`;
+  if (parts[0] === "console" && parts[1] === "stores") {
+    return html`<${StoresPage} session=${props.session} />`;
+  }
+  return html`<${PortfolioPage} session=${props.session} query=${query} />`;
 };
 
 const App = () => {
@@ -126,7 +132,7 @@ const App = () => {
         get<Dataset>("/api/v1/dataset"),
       ]);
       if (location.pathname === "/" || location.pathname === "/console") {
-        history.replaceState(null, "", "/console/stores");
+        history.replaceState(null, "", "/console/portfolio");
       }
       setSession(sessionOf(info, dataset));
     } catch (error) {

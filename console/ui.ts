@@ -6,7 +6,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htmModule from "htm";
 import { ApiError } from "./api.ts";
-import { t, words } from "./i18n.ts";
+import { language, t, words } from "./i18n.ts";
 
 // htm's types describe a CommonJS export; its default export is the function itself.
 const htm = htmModule as unknown as {
@@ -37,12 +37,23 @@ export const useLocation = () => {
   return { path: location.pathname, query: new URLSearchParams(location.search) };
 };
 
-// A link handled by the console (a modified click opens a new tab as usual).
-export const Link = (props: { href: string; children: ComponentChildren; class?: string }) =>
+// A link handled by the console (a modified click opens a new tab as usual); `current` marks the
+// link of what is shown now (aria-current).
+export const Link = (props: {
+  href: string;
+  children: ComponentChildren;
+  class?: string;
+  title?: string;
+  current?: boolean;
+  testid?: string;
+}) =>
   html`
     <a
       href=${props.href}
       class=${props.class}
+      title=${props.title}
+      aria-current=${props.current ? "true" : undefined}
+      data-testid=${props.testid}
       onClick=${(event: MouseEvent) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
         event.preventDefault();
@@ -67,6 +78,38 @@ export const isDate = (text: string | null): text is string =>
 
 export const show = (value: string | number | null | undefined) =>
   value === null || value === undefined || value === "" ? t("none") : String(value);
+
+// --- Numbers for people: grouped digits and a fixed number of decimals in the page's language.
+// A decimal string is handed to Intl as a string, which rounds it as a decimal (no float on the
+// way); the exact string stays in the cell's title.
+
+const formats = new Map<string, Intl.NumberFormat>();
+const formatOf = (digits: number) => {
+  const key = `${language()} ${digits}`;
+  let format = formats.get(key);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(language(), {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    });
+    formats.set(key, format);
+  }
+  return format;
+};
+
+export const formatDecimal = (value: string, digits: number) =>
+  formatOf(digits).format(value as Intl.StringNumericLiteral);
+export const formatCount = (value: number) => formatOf(0).format(value);
+
+// A table cell with a rounded number; hovering it shows the service's exact decimal and its unit.
+export const NumCell = (
+  props: { value: string | null; digits: number; unit: string; testid?: string },
+) =>
+  props.value === null
+    ? html`<td class="num" data-testid=${props.testid}><span class="dash">${t("none")}</span></td>`
+    : html`<td class="num" data-testid=${props.testid} title=${`${props.value} ${props.unit}`}>${
+      formatDecimal(props.value, props.digits)
+    }</td>`;
 
 export const Flag = (props: { value: boolean | null }) =>
   props.value === null
