@@ -150,7 +150,14 @@ const signIn = async (run: Running, page: Page, member: string) => {
   await page.waitForSelector("#access_key");
   await page.type("#access_key", keyOf(run, member).key);
   await page.click("form button[type=submit]");
-  await page.waitForSelector("[data-testid=store-row]", { timeout: 20_000 });
+  // The portfolio is the page a person lands on.
+  await page.waitForSelector("[data-testid=portfolio-row]", { timeout: 20_000 });
+};
+
+// The store list, from the navigation.
+const openStores = async (page: Page) => {
+  await page.click("nav a[href='/console/stores']");
+  await page.waitForSelector("[data-testid=store-row]");
 };
 
 // An API answer as the signed-in page gets it (its cookie).
@@ -159,6 +166,9 @@ const api = <T>(page: Page, path: string) =>
     const response = await fetch(p, { credentials: "same-origin" });
     return { status: response.status, body: await response.json() };
   }, path) as Promise<{ status: number; body: T }>;
+
+// What a test reads of an element it picked by selector.
+type El = { readonly textContent: string | null; getAttribute(name: string): string | null };
 
 const texts = (page: Page, selector: string) =>
   page.$$eval(selector, (nodes) => nodes.map((n) => (n.textContent ?? "").trim()));
@@ -230,7 +240,7 @@ Deno.test({
           });
           await page.type("#access_key", key);
           await page.click("form button[type=submit]");
-          await page.waitForSelector("[data-testid=store-row]");
+          await page.waitForSelector("[data-testid=portfolio-row]");
           const stored = await page.evaluate(
             "JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + " +
               "location.href + document.documentElement.outerHTML",
@@ -248,6 +258,7 @@ Deno.test({
         async () => {
           const { page, errors } = await openPage(run);
           await signIn(run, page, "demo-analyst");
+          await openStores(page);
           assert.equal((await page.$$("[data-testid=store-row]")).length, 60);
           const banner = (await texts(page, "[data-testid=dataset]"))[0];
           assert.match(banner, /2025-01-01 – 2026-11-20/);
@@ -269,10 +280,170 @@ Deno.test({
 
       await journey(
         t,
+        "a manager lands on the portfolio, sorts it, finds the failing stores and opens one",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-manager");
+          assert.equal(new URL(page.url()).pathname, "/console/portfolio");
+          // The default range: the last 365 days of the dataset.
+          const end = (await api<{ end: string }>(page, "/api/v1/dataset")).body.end;
+          const start = new Date(Date.parse(`${end}T00:00:00Z`) - 364 * 86_400_000)
+            .toISOString().slice(0, 10);
+          type Row = {
+            store_id: number;
+            summary: Record<string, string | number | boolean | null>;
+          };
+          const answer = await api<{ stores: Row[] }>(
+            page,
+            `/api/v1/portfolio?start=${start}&end=${end}`,
+          );
+          const rows = answer.body.stores;
+          const shownIds = () =>
+            page.$$eval(
+              "[data-testid=portfolio-row]",
+              (trs) => trs.map((tr) => Number(tr.getAttribute("data-store"))),
+            );
+          assert.deepEqual(await shownIds(), rows.map((r) => r.store_id));
+          // Numbers for people: grouped digits, one decimal; the exact decimal on hover.
+          const [actualText, actualTitle] = await page.$eval(
+            "[data-testid=portfolio-row] [data-testid=actual]",
+            (td) => [(td as El).textContent!.trim(), (td as El).getAttribute("title")],
+          );
+          assert.equal(actualTitle, `${rows[0].summary.actual_kwh} kWh`);
+          assert.match(actualText, /^\d{1,3}(,\d{3})+\.\d$/);
+          assert.equal(
+            actualText,
+            Number(rows[0].summary.actual_kwh).toLocaleString("en", {
+              minimumFractionDigits: 1,
+              maximumFractionDigits: 1,
+            }),
+          );
+          // Pass flags in words, never true or false.
+          const flagWords = new Set(await texts(page, "[data-testid=portfolio-row] .flag"));
+          assert.deepEqual([...flagWords].sort(), ["met", "not met"]);
+
+          // Sort by the savings rate: ascending, the stores without a rate last.
+          await page.click("th[data-sort=aer] a");
+          await page.waitForFunction("location.search.includes('sort=aer')");
+          assert.equal(
+            await page.$eval("th[data-sort=aer]", (th) => (th as El).getAttribute("aria-sort")),
+            "ascending",
+          );
+          const aer = (r: Row) => r.summary.aer_percent as string | null;
+          const byAer = [...rows].sort((a, b) =>
+            aer(a) === null || aer(b) === null
+              ? (aer(a) === null ? 1 : 0) - (aer(b) === null ? 1 : 0) || a.store_id - b.store_id
+              : Number(aer(a)) - Number(aer(b)) || a.store_id - b.store_id
+          );
+          assert.deepEqual(await shownIds(), byAer.map((r) => r.store_id));
+
+          // One click finds the failing stores: a pass flag not met.
+          const failing = byAer.filter((r) =>
+            ["eba_pass", "tes_pass", "tes_180_pass", "tes_210_pass", "tev_pass"]
+              .some((f) => r.summary[f] === false)
+          ).map((r) => r.store_id);
+          assert.ok(failing.length > 0 && failing.length < rows.length, `${failing.length}`);
+          await page.click("[data-testid=quick-failing]");
+          await page.waitForFunction("location.search.includes('show=failing')");
+          const url = new URL(page.url());
+          assert.equal(url.searchParams.get("show"), "failing");
+          assert.equal(url.searchParams.get("sort"), "aer");
+          assert.equal(url.searchParams.get("start"), start);
+          assert.deepEqual(await shownIds(), failing);
+          await shoot(page, "12-portfolio-failing");
+
+          // A reload shows the same view; Back and Forward step through the views.
+          await page.goto(page.url(), { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          assert.deepEqual(await shownIds(), failing);
+          assert.equal(
+            await page.$eval(
+              "[data-testid=quick-failing]",
+              (a) => (a as El).getAttribute("aria-current"),
+            ),
+            "true",
+          );
+          await page.evaluate("history.back()");
+          await page.waitForFunction("!location.search.includes('show=failing')");
+          assert.deepEqual(await shownIds(), byAer.map((r) => r.store_id));
+          await page.evaluate("history.forward()");
+          await page.waitForFunction("location.search.includes('show=failing')");
+          assert.deepEqual(await shownIds(), failing);
+
+          // The incomplete stores: fewer matched days than requested.
+          await page.click("[data-testid=quick-incomplete]");
+          await page.waitForFunction("location.search.includes('show=incomplete')");
+          const incomplete = byAer.filter((r) =>
+            (r.summary.matched_days as number) < (r.summary.requested_days as number)
+          ).map((r) => r.store_id);
+          assert.deepEqual(await shownIds(), incomplete);
+          await page.evaluate("history.back()");
+          await page.waitForFunction("location.search.includes('show=failing')");
+
+          // In Chinese: the same view, its words and its numbers.
+          await page.select("header .language select", "zh-CN");
+          await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          assert.equal((await texts(page, "[data-testid=portfolio-title]"))[0], "门店总览");
+          assert.match(
+            (await texts(page, "[data-testid=quick-failing]"))[0],
+            new RegExp(`^未达标门店（${failing.length}）$`),
+          );
+          assert.ok((await texts(page, "th[data-sort=aer]"))[0].includes("节能率 AER（%）"));
+          assert.ok((await texts(page, "[data-testid=portfolio-row] .flag")).includes("未达标"));
+          assert.deepEqual(await shownIds(), failing);
+          assert.equal(new URL(page.url()).searchParams.get("show"), "failing");
+          await shoot(page, "13-portfolio-zh");
+          await page.select("header .language select", "en");
+          await page.waitForSelector("[data-testid=portfolio-row]");
+
+          // Open a store from it: the store's page, over the same range.
+          const first = failing[0];
+          await page.click(`[data-testid=portfolio-row][data-store="${first}"] th a`);
+          await page.waitForSelector("[data-testid=store-title]");
+          const opened = new URL(page.url());
+          assert.equal(opened.pathname, `/console/stores/${first}`);
+          assert.equal(opened.searchParams.get("start"), start);
+          assert.equal(opened.searchParams.get("end"), end);
+          await page.evaluate("history.back()");
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          assert.deepEqual(await shownIds(), failing);
+
+          // A filter that matches no store, a range too long, a phone-sized screen.
+          await page.goto(`${run.base}/console/portfolio?city=Nowhere`, {
+            waitUntil: "networkidle0",
+          });
+          await page.waitForSelector("[data-testid=portfolio-empty]");
+          assert.match(
+            await page.$eval(
+              "[data-testid=rollup-total] td",
+              (td) => (td as El).textContent!.trim(),
+            ),
+            /^0$/,
+          );
+          await page.goto(`${run.base}/console/portfolio?start=2025-01-01&end=${end}`, {
+            waitUntil: "networkidle0",
+          });
+          await page.waitForSelector("main .alert");
+          assert.match((await texts(page, "main .alert"))[0], /At most 366 days/);
+          await page.goto(`${run.base}/console/portfolio?show=failing`, {
+            waitUntil: "networkidle0",
+          });
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          await page.setViewport({ width: 390, height: 844 });
+          await shoot(page, "14-portfolio-390px", false);
+          assert.deepEqual(errors, []);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
         "a store's chart is drawn and its table shows the API's strings",
         async () => {
           const { page, errors } = await openPage(run);
           await signIn(run, page, "demo-analyst");
+          await openStores(page);
           const clicked = performance.now();
           await page.click("[data-testid=store-row] a");
           await page.waitForSelector("[data-testid=chart] canvas");
@@ -342,14 +513,26 @@ Deno.test({
         async () => {
           const { page } = await openPage(run);
           await signIn(run, page, "demo-regional");
+          const own = [...keyOf(run, "demo-regional").stores!].sort((a, b) => a - b);
+          const listed = await page.$$eval(
+            "[data-testid=portfolio-row]",
+            (rows) => rows.map((r) => Number(r.getAttribute("data-store"))),
+          );
+          assert.deepEqual(listed.sort((a, b) => a - b), own, "the portfolio lists its stores");
+          assert.equal(
+            await page.$eval(
+              "[data-testid=rollup-total] td",
+              (td) => (td as El).textContent!.trim(),
+            ),
+            "3",
+            "the total is made of its stores alone",
+          );
+          await openStores(page);
           const ids = await page.$$eval(
             "[data-testid=store-row]",
             (rows) => rows.map((r) => Number(r.getAttribute("data-store"))),
           );
-          assert.deepEqual(
-            ids.sort((a, b) => a - b),
-            [...keyOf(run, "demo-regional").stores!].sort((a, b) => a - b),
-          );
+          assert.deepEqual(ids.sort((a, b) => a - b), own);
           assert.match((await texts(page, "[data-testid=permissions]"))[0], /3 stores/);
           assert.equal(await page.$("nav a[href='/console/imports']"), null);
           await shoot(page, "05-scoped-key");
@@ -568,6 +751,7 @@ Deno.test({
         async () => {
           const { page } = await openPage(run);
           await signIn(run, page, "demo-analyst");
+          await openStores(page);
           await page.click("[data-testid=store-row] a");
           await page.waitForSelector("[data-testid=profile-form]");
           // Sections above the form load on their own: a click aimed before they are drawn could
@@ -632,11 +816,11 @@ Deno.test({
           await page.select("header .language select", "en");
           // The page is drawn again in English (its data read again) before the cookie goes.
           await page.waitForNetworkIdle();
-          await page.waitForSelector("[data-testid=store-row]");
+          await page.waitForSelector("[data-testid=portfolio-row]");
           // The session cookie disappears (as when it expires): the next call is 401.
           const cookies = await page.cookies();
           await page.deleteCookie(...cookies);
-          await page.click("[data-testid=store-row] a");
+          await page.click("[data-testid=portfolio-row] a");
           await page.waitForSelector("[data-testid=signin-message]");
           assert.match((await texts(page, "[data-testid=signin-message]"))[0], /session ended/);
           await shoot(page, "11-session-ended");
