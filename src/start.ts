@@ -1,0 +1,200 @@
+// Starting the service, shared by its entries: src/main.ts (`deno run` from the source tree),
+// src/binary.ts (the single binary of `deno task compile`) and src/deploy.ts (`deno serve`, Deno
+// Deploy). prepareService bootstraps the database and makes the warmed-up handler; startService
+// also listens on node:http and stops cleanly on a signal.
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect";
+import { makeHandler } from "./app.ts";
+import { bootstrap, type DemoKey } from "./bootstrap.ts";
+import { buildConsole, readStamp } from "./console/build.ts";
+import { AppConfig, type AppConfigShape } from "./config.ts";
+import { DatabaseLive, holdDataDir } from "./db/database.ts";
+import { serve } from "./http/serve.ts";
+import { effectLoggerLayer, type Log, processLog } from "./log.ts";
+
+// A start that failed and was logged: the entry ends the process, or its module's evaluation.
+export class StartupFailed extends Error {}
+
+export const readConfig = async (log: Log): Promise<AppConfigShape> => {
+  try {
+    return await Effect.runPromise(Effect.provide(AppConfig, AppConfig.layer));
+  } catch (error) {
+    log.error("start-up failed: bad configuration", { cause: String(error) });
+    throw new StartupFailed("bad configuration");
+  }
+};
+
+// Where the demo's four keys go when this start loads the demo (bootstrap.ts: inside the demo's
+// transaction, so a failure here loads nothing).
+export type KeepDemoKeys = (
+  keys: ReadonlyArray<DemoKey>,
+  config: AppConfigShape,
+) => Effect.Effect<void, unknown>;
+
+export const demoKeysFile = (config: AppConfigShape) => `${config.dataDir}/demo-keys.json`;
+
+// Written before the demo's transaction commits (see bootstrap): keys are never lost.
+export const keepDemoKeysInDataDir: KeepDemoKeys = (keys, config) =>
+  Effect.promise(async () => {
+    await Deno.mkdir(config.dataDir, { recursive: true });
+    await Deno.writeTextFile(demoKeysFile(config), JSON.stringify(keys, null, 2) + "\n", {
+      mode: 0o600,
+    });
+  });
+
+export interface PrepareOptions {
+  readonly log: Log;
+  readonly config: AppConfigShape;
+  // "build": the console's bundle is built on start when BUILD_CONSOLE is true and it is missing
+  // or stale (a source tree, which has console/ and may spawn `deno bundle`). "served": the bundle
+  // that is there is served and never built (the binary embeds it, Deno Deploy's build step makes
+  // it); a warning says when there is none.
+  readonly console: "build" | "served";
+  readonly keepDemoKeys?: KeepDemoKeys;
+}
+
+export interface PreparedService {
+  readonly embedded: boolean;
+  readonly handler: ReturnType<typeof makeHandler>["handler"];
+  // The handler's runtime, then the database's.
+  readonly dispose: () => Promise<void>;
+}
+
+// Migrates, installs the routines and loads the demo on a first start, then makes the handler and
+// warms it up with a readiness check. Throws StartupFailed (logged) when any step fails.
+export const prepareService = async (options: PrepareOptions): Promise<PreparedService> => {
+  const { log, config } = options;
+  const keep = options.keepDemoKeys ?? keepDemoKeysInDataDir;
+  const embedded = Option.isNone(config.databaseUrl);
+
+  const Infrastructure = Layer.provideMerge(
+    embedded
+      ? Layer.merge(DatabaseLive, Layer.scopedDiscard(holdDataDir(config.dataDir)))
+      : DatabaseLive,
+    Layer.merge(AppConfig.layer, effectLoggerLayer(log)),
+  );
+  const runtime = ManagedRuntime.make(Infrastructure);
+
+  // The keys themselves stay where `keep` put them: a log line may travel where a key must not.
+  const announceKeys = (keys: ReadonlyArray<DemoKey>) => {
+    if (keys.length === 0) return;
+    log.info(
+      `demo snapshot loaded; ${keys.length} demo access keys are in ${demoKeysFile(config)}`,
+      { members: keys.map((k) => k.member).join(",") },
+    );
+  };
+
+  try {
+    announceKeys(await runtime.runPromise(bootstrap((keys) => keep(keys, config))));
+  } catch (error) {
+    log.error("start-up failed", { cause: error instanceof Error ? error.message : String(error) });
+    await runtime.dispose();
+    throw new StartupFailed("bootstrap");
+  }
+
+  if (options.console === "build") {
+    // The browser console is built when its bundle is missing or was made from other sources.
+    if (config.buildConsole) {
+      try {
+        const console = await buildConsole();
+        if (console.built) {
+          log.info(`console built in ${Math.round(console.ms)} ms`, {
+            script: console.stamp.script,
+          });
+        }
+      } catch (error) {
+        log.warn("the console could not be built; the API is served without it", {
+          cause: error instanceof Error ? error.message.slice(0, 500) : String(error),
+        });
+      }
+    }
+  } else if (await readStamp() === undefined) {
+    log.warn("the console's bundle is missing; the API is served without it", {
+      hint: "build it beforehand: deno task console:build",
+    });
+  }
+
+  const metricsToken = Option.getOrUndefined(config.metricsToken);
+  // A short token can be guessed by a scraper that may try as often as it likes.
+  if (metricsToken !== undefined && Redacted.value(metricsToken).trim().length < 16) {
+    log.warn("METRICS_TOKEN is shorter than 16 characters; use a long random one");
+  }
+  if (Option.isSome(config.tracing)) {
+    log.info("tracing on", {
+      otlp: new URL(config.tracing.value.tracesUrl).origin,
+      service: config.tracing.value.serviceName,
+      ratio: config.tracing.value.ratio,
+    });
+  }
+
+  const context = await runtime.runtime();
+  const { handler, dispose } = makeHandler(Layer.succeedContext(context.context), {
+    limits: config.limits,
+    admission: config.admission,
+    log,
+    metricsToken,
+  });
+
+  // Layers are built on the first request: build them, and touch the database, before serving.
+  const warm = await handler(new Request("http://localhost/health/ready"));
+  if (warm.status !== 200) {
+    log.error("start-up failed: readiness check", { status: warm.status, body: await warm.text() });
+    await dispose();
+    await runtime.dispose();
+    throw new StartupFailed("readiness check");
+  }
+
+  return {
+    embedded,
+    handler,
+    dispose: async () => {
+      await dispose();
+      await runtime.dispose();
+    },
+  };
+};
+
+// Serves the service: bootstrap the database, warm up, listen, and shut down cleanly on a signal.
+// A failed start ends the process with exit code 1.
+export const startService = async (options: Pick<PrepareOptions, "console">) => {
+  const started = performance.now();
+  const log = processLog();
+  let config: AppConfigShape;
+  let service: PreparedService;
+  try {
+    config = await readConfig(log);
+    service = await prepareService({ log, config, console: options.console });
+  } catch (error) {
+    if (error instanceof StartupFailed) Deno.exit(1);
+    throw error;
+  }
+
+  const server = await serve(service.handler, {
+    port: config.port,
+    hostname: config.host,
+    headersMs: config.limits.headersMs,
+    requestMs: config.limits.requestMs,
+    idleMs: config.limits.idleMs,
+  }).catch((error) => {
+    log.error("start-up failed: cannot listen", { port: config.port, cause: String(error) });
+    Deno.exit(1);
+  });
+  log.info(
+    `ready on http://${config.host}:${server.port} (${
+      service.embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
+    }; started in ${Math.round(performance.now() - started)} ms); docs at /api-docs${
+      Option.isNone(config.metricsToken) ? "" : "; metrics at /metrics"
+    }`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: finishing requests in flight and stopping`);
+    await server.shutdown();
+    await service.dispose();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+};
