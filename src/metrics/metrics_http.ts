@@ -83,14 +83,16 @@ const conditional = <A, E, R, E2, R2>(
         return jsonBytes(kept.bytes, etagOf(kind, now.version, SHAPE_TAG), dataHeaders(token));
       }
     }
-    const answer = yield* read(heldVersion(header, kind, SHAPE_TAG));
-    const reply = replyFor(kind, header, answer, yield* seal.dataToken(answer.token));
-    if (reply.status === 304) {
-      return HttpServerResponse.empty({ status: 304, headers: reply.headers });
-    }
-    const bytes = encodeParts(reply.parts);
-    if (current) yield* cache.set(`${kind}|${key}`, answer.version, bytes);
-    return jsonBytes(bytes, undefined, reply.headers);
+    return yield* cache.build(Effect.gen(function* () {
+      const answer = yield* read(heldVersion(header, kind, SHAPE_TAG));
+      const reply = replyFor(kind, header, answer, yield* seal.dataToken(answer.token));
+      if (reply.status === 304) {
+        return HttpServerResponse.empty({ status: 304, headers: reply.headers });
+      }
+      const bytes = encodeParts(reply.parts);
+      if (current) yield* cache.set(`${kind}|${key}`, answer.version, bytes);
+      return jsonBytes(bytes, undefined, reply.headers);
+    }));
   });
 
 const rangeKey = (r: RangeRequest) => `${r.storeId}|${r.scopeId}|${r.start}|${r.end}`;

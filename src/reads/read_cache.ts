@@ -112,10 +112,17 @@ export class AnswerStore {
 const costOf = (key: string, bytes: Uint8Array) =>
   bytes.byteLength + key.length * 2 + ENTRY_OVERHEAD;
 
+// Answers made at once. A read holds its inputs and its answer's text from its statement to its
+// last byte; with every client's read in that state together (32 clients, a year of metrics each)
+// the heap held them all at once and grew by as much. Past this many, a read waits for its turn
+// holding nothing; the database's pool bounds the statements anyway, and the work is CPU-bound.
+export const BUILDS_AT_ONCE = 4;
+
 export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
   effect: Effect.gen(function* () {
     const config = yield* AppConfig;
     const store = new AnswerStore(config.answerCacheMb * 1024 * 1024);
+    const builds = yield* Effect.makeSemaphore(BUILDS_AT_ONCE);
     // Builds of an answer under way, by key: callers that ask meanwhile wait for the one build
     // instead of making their own (after a start, every client at once asks for the same lists).
     const building = new Map<string, Promise<void>>();
@@ -149,6 +156,9 @@ export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
         );
       });
 
-    return { get, set, served, once, facts: () => store.facts() } as const;
+    // Makes an answer (its statement, its computing and its encoding) in its turn.
+    const build = <A, E, R>(effect: Effect.Effect<A, E, R>) => builds.withPermits(1)(effect);
+
+    return { get, set, served, once, build, facts: () => store.facts() } as const;
   }),
 }) {}
