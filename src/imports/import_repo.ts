@@ -10,7 +10,7 @@ import { dayAfterColumns, dayIdSql, factsOf, sqlText } from "../energy/day_after
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
-import type { CatalogStore, CurrentDay, PlannedRow } from "./model.ts";
+import type { CurrentDay, PlannedRow } from "./model.ts";
 import { span } from "../ops/span.ts";
 
 // How long a previewed batch can be committed, and how long an Idempotency-Key is remembered.
@@ -40,12 +40,6 @@ export const jsonArrayBytes = (rows: ReadonlyArray<object>): Uint8Array<ArrayBuf
   bytes[at] = 0x5d; // ]
   return bytes;
 };
-
-export interface ImportDataset {
-  readonly start: string;
-  readonly end: string;
-  readonly today: string;
-}
 
 // The actions a commit writes (rules.md §8); the others have no effect.
 const CHANGING = "'INSERT', 'UPDATE', 'RELINK', 'RESTORE', 'VOID'";
@@ -214,22 +208,6 @@ const lineageJson = `
 export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
-
-    // The dataset's dates and today's date in its time zone.
-    const dataset = sql<ImportDataset>`
-      SELECT start_date::text AS start, end_date::text AS end,
-        (now() AT TIME ZONE timezone)::date::text AS today
-      FROM dataset`.pipe(span("ImportRepo.dataset"));
-
-    // Current stores with their brand and metering scope (null: every store).
-    const catalog = (storeIds: ReadonlyArray<number> | null) =>
-      sql<CatalogStore>`
-        SELECT s.id AS "storeId", sc.id AS "scopeId", b.name AS "brandName", s.name AS "storeName"
-        FROM stores s
-        JOIN brands b ON b.id = s.brand_id
-        JOIN scopes sc ON sc.store_id = s.id
-        WHERE ${storeIds === null ? sql`true` : sql`s.id = ANY(${storeIds}::int[])`}
-        ORDER BY b.name, s.name`.pipe(span("ImportRepo.catalog"));
 
     // The current facts of the given store-days, one statement per page of CURRENT_PAGE_DAYS days
     // (possibly with days of the same stores between them: a caller looks up the days it asked
@@ -548,8 +526,6 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
 
     return {
       sql,
-      dataset,
-      catalog,
       currentDays,
       idempotencyRecord,
       claim,

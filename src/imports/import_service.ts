@@ -29,7 +29,8 @@ import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
 import { countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
-import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "./template.ts";
+import { CatalogRepo } from "../files/catalog_repo.ts";
+import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "../files/template.ts";
 import { span } from "../ops/span.ts";
 
 // The template has at most 31 day columns, fewer when stores x days would exceed the row limit.
@@ -139,10 +140,11 @@ export interface PreviewRequest {
 export class ImportService extends Effect.Service<ImportService>()("Imports/ImportService", {
   effect: Effect.gen(function* () {
     const repo = yield* ImportRepo;
+    const files = yield* CatalogRepo;
     const sql = yield* SqlClient.SqlClient;
 
     const dataset = Effect.flatMap(
-      dbBoundary(repo.dataset),
+      dbBoundary(files.dataset),
       (rows) =>
         rows.length === 1
           ? Effect.succeed(rows[0])
@@ -150,7 +152,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     );
 
     const namingBrands = Effect.map(
-      dbBoundary(repo.catalog(null)),
+      dbBoundary(files.catalog(null)),
       (all) => [...new Set(all.map((s) => s.brandName))],
     );
 
@@ -226,7 +228,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
         const { end } = yield* dataset;
-        const stores = yield* dbBoundary(repo.catalog(caller.storeIds));
+        const stores = yield* dbBoundary(files.catalog(caller.storeIds));
         const dayCount = Math.max(
           1,
           Math.min(TEMPLATE_MAX_DAYS, Math.floor(MAX_IMPORT_ROWS / Math.max(1, stores.length))),
@@ -280,7 +282,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         );
         // Rows and rows the reader refused are resolved either way: one answer names every problem.
         // Only the caller's stores are matched: a row of another store reads as an unknown store.
-        const catalog = yield* dbBoundary(repo.catalog(caller.storeIds));
+        const catalog = yield* dbBoundary(files.catalog(caller.storeIds));
         const naming = caller.storeIds === null ? undefined : yield* namingBrands;
         const resolved = yield* Effect.sync(() =>
           resolveRows(
@@ -466,5 +468,5 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
 
     return { template, preview, commit, batch, lineage } as const;
   }),
-  dependencies: [ImportRepo.Default],
+  dependencies: [ImportRepo.Default, CatalogRepo.Default],
 }) {}

@@ -13,7 +13,7 @@ export {
 } from "./cell_values.ts";
 import { span } from "../ops/span.ts";
 export { CSV_COLUMNS, CSV_NOTE_COLUMN } from "./csv_reader.ts";
-export { STORE_NAME_HEADER } from "./xlsx_reader.ts";
+export { STORE_NAME_HEADER } from "../files/template.ts";
 
 const NOT_A_FILE = "not an XLSX workbook or a UTF-8 CSV file";
 const MAX_LISTED_PROBLEMS = 1000;

@@ -8,7 +8,7 @@ import type {
   ResolveContext,
   ResolvedRow,
 } from "./model.ts";
-import { sheetLookup } from "./sheet_names.ts";
+import { sheetLookup } from "../files/sheet_names.ts";
 
 // Where the XLSX wide table keeps store names, and the CSV headers (service-spec PreviewInput).
 const XLSX_STORE_COLUMN = "A";

@@ -1,6 +1,7 @@
 // XLSX wide-table reader: one worksheet per brand, A1 门店名称, B1.. day headers, one row per store.
 import type ExcelJS from "exceljs";
-import { loadExcel } from "./excel.ts";
+import { loadExcel } from "../files/excel.ts";
+import { STORE_NAME_HEADER } from "../files/template.ts";
 import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
 import { type PlainSheet, readPlainWorkbook } from "./xlsx_direct.ts";
@@ -17,8 +18,6 @@ import {
   resolveHeaderDate,
   utcDateText,
 } from "./cell_values.ts";
-
-export const STORE_NAME_HEADER = "门店名称";
 
 // A filled template of 10,000 values unpacks to 0.4-1.7 MiB (exceljs's output; Excel's adds some
 // attributes): 16 MiB leaves room for pictures and styles, and bounds what JSZip inflates.
