@@ -106,6 +106,19 @@ const compare = async (path: string, headers: Record<string, string>) => {
   return kept;
 };
 
+// Each read three times: kept once asked twice, the third is the kept answer, the same bytes.
+const askedThrice = async (cases: ReadonlyArray<[string, Record<string, string>]>) => {
+  for (const [path, headers] of cases) {
+    const first = await compare(path, headers);
+    assert.equal(first.status, 200, path);
+    await compare(path, headers);
+    const again = await compare(path, headers);
+    assert.ok(again.kept, `${path}: the kept answer`);
+    assert.equal(again.body, first.body);
+    JSON.parse(again.body);
+  }
+};
+
 Deno.test("an energy read asked again is the kept answer, byte for byte the answer made anew", async () => {
   const cases: Array<[string, Record<string, string>]> = [
     [energy(a, year), bearer(reader.key)],
@@ -115,16 +128,7 @@ Deno.test("an energy read asked again is the kept answer, byte for byte the answ
     // Days after the dataset's end have no data: still a plain read.
     [energy(a, `start=${addDays(end, -5)}&end=${addDays(end, 20)}`), bearer(reader.key)],
   ];
-  for (const [path, headers] of cases) {
-    const first = await compare(path, headers);
-    assert.equal(first.status, 200, path);
-    // Kept once asked twice: the third read is the kept answer.
-    await compare(path, headers);
-    const again = await compare(path, headers);
-    assert.ok(again.kept, `${path}: the kept answer`);
-    assert.equal(again.body, first.body);
-    JSON.parse(again.body);
-  }
+  await askedThrice(cases);
 });
 
 Deno.test("targets, metrics and periods reads asked again are kept answers, byte for byte", async () => {
@@ -142,16 +146,7 @@ Deno.test("targets, metrics and periods reads asked again are kept answers, byte
     [periods(b, `as_of=${addDays(end, -100)}`), { cookie }],
     [periods(a, `as_of=${addDays(end, -1)}`), bearer(scoped.key)],
   );
-  for (const [path, headers] of cases) {
-    const first = await compare(path, headers);
-    assert.equal(first.status, 200, path);
-    // Kept once asked twice: the third read is the kept answer.
-    await compare(path, headers);
-    const again = await compare(path, headers);
-    assert.ok(again.kept, `${path}: the kept answer`);
-    assert.equal(again.body, first.body);
-    JSON.parse(again.body);
-  }
+  await askedThrice(cases);
 });
 
 Deno.test("conditional energy reads answer the same 304s and 200s kept or not", async () => {

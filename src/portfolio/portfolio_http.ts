@@ -1,24 +1,13 @@
 // Handler of the portfolio group: a conditional read that names its data, kept like the metrics
 // reads (src/reads/read_cache.ts). The answer is encoded here, the store rows a few at a time.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { createHash } from "node:crypto";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
-import {
-  chunkedJson,
-  dataHeaders,
-  encodeParts,
-  etagMatches,
-  etagOf,
-  heldVersion,
-  jsonBytes,
-  notModifiedHeaders,
-} from "../api/json_response.ts";
 import { DataSeal } from "../auth/data_seal.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, type CallerShape } from "../domain/auth.ts";
+import { conditionalRead } from "../reads/conditional_read.ts";
 import { ReadCache } from "../reads/read_cache.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { currentDays, inputsSql } from "./portfolio_sql.ts";
@@ -54,41 +43,15 @@ export const PortfolioHttpLive = HttpApiBuilder.group(
             brandId: q.brand_id ?? null,
             city: q.city ?? null,
           };
-          const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
-          const current = asOf.kind === "current";
-          const key = keptKey(caller, request);
-          // A kept answer is sent while the data is still at its version (asked of the database).
-          const kept = current && header === undefined ? yield* cache.get(key) : undefined;
-          if (kept !== undefined) {
-            const now = yield* service.currentVersion(caller, request);
-            if (now.version === kept.version) {
-              yield* cache.served;
-              const token = yield* seal.dataToken(now.token);
-              return jsonBytes(kept.bytes, etagOf(KIND, now.version, TAG), dataHeaders(token));
-            }
-          }
-          const answer = yield* service.portfolio(
-            caller,
-            request,
+          return yield* conditionalRead(seal, cache, {
+            kind: KIND,
+            tag: TAG,
+            key: keptKey(caller, request),
             asOf,
-            heldVersion(header, KIND, TAG),
-          );
-          const headers = dataHeaders(yield* seal.dataToken(answer.token), answer.asOf);
-          // An answer as of an earlier instant has no ETag: it says which commit it shows.
-          if (answer.asOf !== undefined) {
-            const bytes = encodeParts(chunkedJson(answer.value!, "stores"));
-            return jsonBytes(bytes, undefined, headers);
-          }
-          const etag = etagOf(KIND, answer.version, TAG);
-          if (answer.value === undefined || etagMatches(header, etag)) {
-            return HttpServerResponse.empty({
-              status: 304,
-              headers: notModifiedHeaders(etag, headers),
-            });
-          }
-          const bytes = encodeParts(chunkedJson(answer.value, "stores"));
-          yield* cache.set(key, answer.version, bytes);
-          return jsonBytes(bytes, etag, headers);
+            items: "stores",
+            read: (held) => service.portfolio(caller, request, asOf, held),
+            version: service.currentVersion(caller, request),
+          });
         }));
     }),
 );
