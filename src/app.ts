@@ -122,14 +122,15 @@ export const makeHandler = <E>(
       services,
     ),
   );
+  // The kept answers, once the runtime is built (the front door compresses their bytes once).
+  let keptCache: ReadCache | undefined;
   // The HttpApi's handler, made on the first request (the runtime is built then).
   let made: Promise<(request: Request, context?: Context.Context<never>) => Promise<Response>>;
   const api = (request: Request, context?: Context.Context<never>) => {
     made ??= runtime.runtime().then(async (r) => {
-      if (metrics !== undefined) {
-        const cache = Context.get(r.context, ReadCache);
-        metrics.setSources({ answers: () => cache.facts() });
-      }
+      const cache = Context.get(r.context, ReadCache);
+      keptCache = cache;
+      metrics?.setSources({ answers: () => cache.facts() });
       return HttpApp.toWebHandlerRuntime(r)(await runtime.runPromise(HttpApiBuilder.httpApp));
     });
     return made.then((handle) => handle(request, context));
@@ -171,6 +172,7 @@ export const makeHandler = <E>(
     gate,
     admission: options.admission,
     heavyHoldMs: limits.exportMs + limits.requestMs,
+    keptGzip: (bytes, encode) => keptCache?.gzipOf(bytes, encode),
   });
   return { handler, dispose: () => runtime.dispose() };
 };

@@ -12,6 +12,7 @@ import { makeRouter, type Match, type Route } from "./routes.ts";
 import { type Incoming, webHeaders } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import { Budget } from "./admission.ts";
+import { acceptsGzip, compressJson, type KeptGzip } from "./compress.ts";
 import { type AdmissionLimits, DEFAULT_ADMISSION } from "../config.ts";
 import {
   checkBearer,
@@ -45,6 +46,8 @@ export interface FrontOptions {
   readonly admission?: AdmissionLimits;
   // How long a heavy answer may hold its admission at most (its own time limit ends it before).
   readonly heavyHoldMs?: number;
+  // The gzip form of a kept answer's bytes, made once (compress.ts).
+  readonly keptGzip?: KeptGzip;
 }
 
 export type GateOutcome =
@@ -100,12 +103,6 @@ interface Document {
   readonly gzip: Uint8Array<ArrayBuffer>;
   readonly etag: string;
 }
-
-const acceptsGzip = (request: Incoming) =>
-  (request.headers.get("accept-encoding") ?? "").split(",").some((part) => {
-    const [coding, ...params] = part.trim().toLowerCase().split(";").map((p) => p.trim());
-    return (coding === "gzip" || coding === "*") && !params.includes("q=0");
-  });
 
 const etagMatches = (header: string | null, etag: string) =>
   header !== null && header.split(",").some((t) => t.trim() === etag || t.trim() === "*");
@@ -494,6 +491,9 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
     for (const release of held.body) release();
     if (follow !== undefined) request.signal?.removeEventListener("abort", follow);
+    if (request.method === "GET") {
+      response = await compressJson(request, response, options.keptGzip).catch(() => response);
+    }
     try {
       response.headers.set("x-request-id", note.requestId);
     } catch {

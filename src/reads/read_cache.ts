@@ -15,6 +15,11 @@ export interface KeptAnswer {
   readonly bytes: Uint8Array<ArrayBuffer>;
 }
 
+interface Entry extends KeptAnswer {
+  // The bytes gzip-encoded, made the first time a client that accepts it is sent them.
+  gzip?: Uint8Array<ArrayBuffer>;
+}
+
 // What /metrics reports of the kept answers.
 export interface ReadCacheFacts {
   readonly budget: number;
@@ -40,7 +45,9 @@ export const ASKED_KEYS = 4096;
 // instead of turning the whole budget over with answers no one asks for again, each of which would
 // be old garbage once pushed out.
 export class AnswerStore {
-  readonly #entries = new Map<string, KeptAnswer>();
+  readonly #entries = new Map<string, Entry>();
+  // The entry of kept bytes, for their gzip form.
+  readonly #byBytes = new WeakMap<Uint8Array, Entry>();
   readonly #asked = new Set<string>();
   #bytes = 0;
   #lookups = 0;
@@ -77,8 +84,15 @@ export class AnswerStore {
       }
       return;
     }
-    this.#entries.set(key, { version, bytes });
+    const entry: Entry = { version, bytes };
+    this.#entries.set(key, entry);
+    this.#byBytes.set(bytes, entry);
     this.#bytes += cost;
+    this.#fit();
+  }
+
+  // Least recently used entries leave until the budget holds.
+  #fit() {
     for (const [oldest] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
       this.delete(oldest);
@@ -89,7 +103,26 @@ export class AnswerStore {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
     this.#entries.delete(key);
-    this.#bytes -= costOf(key, entry.bytes);
+    this.#byBytes.delete(entry.bytes);
+    this.#bytes -= costOf(key, entry.bytes) + (entry.gzip?.byteLength ?? 0);
+  }
+
+  // The gzip form of bytes that are a kept answer's, made once with `encode` and kept beside them
+  // (counted in the budget); undefined for any other bytes.
+  gzipOf(
+    bytes: Uint8Array,
+    encode: (bytes: Uint8Array) => Uint8Array<ArrayBuffer>,
+  ): Uint8Array<ArrayBuffer> | undefined {
+    const entry = this.#byBytes.get(bytes);
+    if (entry === undefined) return undefined;
+    if (entry.gzip === undefined) {
+      const gzip = encode(bytes);
+      entry.gzip = gzip;
+      this.#bytes += gzip.byteLength;
+      this.#fit();
+      return gzip;
+    }
+    return entry.gzip;
   }
 
   // Counts a kept answer sent as the answer.
@@ -159,6 +192,10 @@ export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
     // Makes an answer (its statement, its computing and its encoding) in its turn.
     const build = <A, E, R>(effect: Effect.Effect<A, E, R>) => builds.withPermits(1)(effect);
 
-    return { get, set, served, once, build, facts: () => store.facts() } as const;
+    // The gzip form of a kept answer's bytes (made once), for the front door; undefined for others.
+    const gzipOf = (bytes: Uint8Array, encode: (bytes: Uint8Array) => Uint8Array<ArrayBuffer>) =>
+      store.gzipOf(bytes, encode);
+
+    return { get, set, served, once, build, gzipOf, facts: () => store.facts() } as const;
   }),
 }) {}
