@@ -27,7 +27,7 @@ export class ApiError extends Error {
   }
 }
 
-// A 401 on any call but the sign-in ends the session in the console.
+// A 401 on any call but the sign-in goes to the console, which ends a session that was in use.
 let onUnauthorized: (error: ApiError) => void = () => {};
 export const whenUnauthorized = (handler: (error: ApiError) => void) => {
   onUnauthorized = handler;

@@ -333,6 +333,10 @@ const en = {
   NO_TEV_OBSERVATION: "no TEV has been observed yet",
   notFound: "Nothing here.",
   forbidden: "This key may not see this.",
+  storeNotFound: "This store does not exist.",
+  pageNotFound: "Page not found",
+  pageNotFoundIntro: "The console has no page at this address.",
+  toPortfolio: "Go to the portfolio",
 };
 
 export type Key = keyof typeof en;
@@ -654,6 +658,10 @@ const zh: Record<Key, string> = {
   NO_TEV_OBSERVATION: "尚无 TEV 观测值",
   notFound: "这里没有内容。",
   forbidden: "该密钥无权查看。",
+  storeNotFound: "该门店不存在。",
+  pageNotFound: "页面不存在",
+  pageNotFoundIntro: "控制台在此地址没有页面。",
+  toPortfolio: "前往门店总览",
 };
 
 const dictionaries: Record<Lang, Record<Key, string>> = { en, "zh-CN": zh };

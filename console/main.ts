@@ -2,7 +2,7 @@
 /// <reference lib="dom.iterable" />
 // The browser console: sign-in, the session's header, and the page of the current path.
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   ApiError,
   call,
@@ -13,7 +13,7 @@ import {
   whenUnauthorized,
 } from "./api.ts";
 import { type Lang, language, setLanguage, t } from "./i18n.ts";
-import { html, Link, useLocation } from "./ui.ts";
+import { html, isDate, Link, useLocation } from "./ui.ts";
 import { SignIn } from "./pages/signin.ts";
 import { PortfolioPage } from "./pages/portfolio.ts";
 import { StoresPage } from "./pages/stores.ts";
@@ -94,36 +94,87 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
   `;
 };
 
+// A path the console has no page for: said in words, with the way back to the landing page.
+const NotFoundPage = () =>
+  html`
+    <h1 tabindex="-1" data-testid="not-found-title">${t("pageNotFound")}</h1>
+    <p data-testid="not-found">${t("pageNotFoundIntro")}</p>
+    <p>
+      <${Link} href="/console/portfolio" testid="not-found-home">${t("toPortfolio")}<//></p>
+  `;
+
+// After a move to another path (not a change of the query alone, such as a sort or a filter),
+// the new page's heading takes the focus, so keyboard and screen-reader users start on the new
+// page. A page still loading draws its heading later: the focus waits for it.
+const useFocusOnPathChange = (path: string) => {
+  const previous = useRef(path);
+  useEffect(() => {
+    if (previous.current === path) return;
+    previous.current = path;
+    const main = document.getElementById("main");
+    if (main === null) return;
+    const focus = () => {
+      const heading = main.querySelector("h1") as HTMLElement | null;
+      if (heading === null) return false;
+      heading.focus();
+      return true;
+    };
+    if (focus()) return;
+    const observer = new MutationObserver(() => focus() && observer.disconnect());
+    observer.observe(main, { childList: true, subtree: true });
+    return () => observer.disconnect();
+  }, [path]);
+};
+
 const Page = (props: { session: Session }) => {
   const { path, query } = useLocation();
+  useFocusOnPathChange(path);
   const parts = path.split("/").filter((p) => p !== "");
+  const id = (text: string | undefined) => text !== undefined && /^\d+$/.test(text);
+  // /, /console and /console/portfolio are the portfolio, the landing page;
   // /console/stores/:id/days/:date, /console/stores/:id, /console/stores, /console/imports/:id,
-  // /console/imports, /console/changes; anything else is the portfolio, the landing page.
-  if (parts[0] === "console" && parts[1] === "stores" && parts[2] !== undefined) {
-    const storeId = Number(parts[2]);
-    if (parts[3] === "days" && parts[4] !== undefined) {
-      return html`<${DayPage} session=${props.session} storeId=${storeId} date=${parts[4]} />`;
-    }
-    return html`<${StorePage} session=${props.session} storeId=${storeId} query=${query} />`;
+  // /console/imports, /console/changes; any other path is a page that does not exist.
+  if (parts.length === 0 || (parts[0] === "console" && parts.length === 1)) {
+    return html`<${PortfolioPage} session=${props.session} query=${query} />`;
   }
-  if (parts[0] === "console" && parts[1] === "changes") {
-    return html`<${ChangesPage} session=${props.session} />`;
+  if (parts[0] !== "console") return html`<${NotFoundPage} />`;
+  if (parts[1] === "portfolio" && parts.length === 2) {
+    return html`<${PortfolioPage} session=${props.session} query=${query} />`;
   }
-  if (parts[0] === "console" && parts[1] === "imports") {
-    return parts[2] === undefined
-      ? html`<${ImportsPage} session=${props.session} />`
-      : html`<${BatchPage} session=${props.session} batchId=${Number(parts[2])} query=${query} />`;
-  }
-  if (parts[0] === "console" && parts[1] === "stores") {
+  if (parts[1] === "stores" && parts.length === 2) {
     return html`<${StoresPage} session=${props.session} />`;
   }
-  return html`<${PortfolioPage} session=${props.session} query=${query} />`;
+  if (parts[1] === "stores" && id(parts[2])) {
+    const storeId = Number(parts[2]);
+    if (parts.length === 3) {
+      return html`<${StorePage} session=${props.session} storeId=${storeId} query=${query} />`;
+    }
+    if (parts[3] === "days" && isDate(parts[4] ?? null) && parts.length === 5) {
+      return html`<${DayPage} session=${props.session} storeId=${storeId} date=${parts[4]} />`;
+    }
+  }
+  if (parts[1] === "changes" && parts.length === 2) {
+    return html`<${ChangesPage} session=${props.session} />`;
+  }
+  if (parts[1] === "imports" && parts.length === 2) {
+    return html`<${ImportsPage} session=${props.session} />`;
+  }
+  if (parts[1] === "imports" && id(parts[2]) && parts.length === 3) {
+    return html`<${BatchPage} session=${props.session} batchId=${
+      Number(parts[2])
+    } query=${query} />`;
+  }
+  return html`<${NotFoundPage} />`;
 };
 
 const App = () => {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [message, setMessage] = useState<string | null>(null);
   const [, setLang] = useState(language());
+  // Whether a session is in use: a 401 then means it stopped working; before, at start-up, a 401
+  // only means nobody has signed in yet.
+  const signedIn = useRef(false);
+  signedIn.current = session !== null && session !== undefined;
 
   const start = async () => {
     try {
@@ -143,6 +194,8 @@ const App = () => {
 
   useEffect(() => {
     whenUnauthorized(() => {
+      if (!signedIn.current) return;
+      signedIn.current = false;
       setSession(null);
       setMessage(t("sessionEnded"));
     });

@@ -21,9 +21,8 @@ export const html = htm.bind(h);
 const listeners = new Set<() => void>();
 export const navigate = (path: string) => {
   if (path !== location.pathname + location.search) history.pushState(null, "", path);
+  // The page of the new path moves the focus to its heading (main.ts).
   listeners.forEach((l) => l());
-  // The new page's heading takes the focus, so a screen reader announces it.
-  queueMicrotask(() => (document.querySelector("main h1") as HTMLElement | null)?.focus());
 };
 addEventListener("popstate", () => listeners.forEach((l) => l()));
 

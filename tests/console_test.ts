@@ -215,6 +215,8 @@ Deno.test({
         });
         await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
         await page.waitForSelector("#access_key");
+        // A first visit has no session to have ended: a plain sign-in, no message.
+        assert.equal(await page.$("[data-testid=signin-message]"), null);
         await shoot(page, "01-sign-in");
         assert.deepEqual(outside, [], "nothing is fetched from another origin");
         assert.deepEqual(errors, []);
@@ -539,6 +541,58 @@ Deno.test({
           await page.goto(`${run.base}/console/imports`, { waitUntil: "networkidle0" });
           await page.waitForSelector("main .alert");
           assert.equal(await page.$("[data-testid=template]"), null, "no import controls");
+          // A store outside the key's stores is refused as such; one that does not exist is said
+          // not to exist.
+          const other = [...Array(60).keys()].map((i) => i + 1).find((id) => !own.includes(id))!;
+          await page.goto(`${run.base}/console/stores/${other}`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=store-missing]");
+          assert.match((await texts(page, "[data-testid=store-missing]"))[0], /may not see/);
+          await page.goto(`${run.base}/console/stores/999999`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=store-missing]");
+          assert.match((await texts(page, "[data-testid=store-missing]"))[0], /does not exist/);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
+        "an unknown path says so; a move to another page puts the focus on its heading",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          const focused = () =>
+            page.evaluate(
+              "document.activeElement?.tagName + ' ' + document.activeElement?.textContent",
+            ) as Promise<string>;
+          await openStores(page);
+          await page.waitForFunction("document.activeElement?.tagName === 'H1'");
+          assert.match(await focused(), /^H1 Stores/);
+          await page.click("[data-testid=store-row] a");
+          await page.waitForSelector("[data-testid=store-title]");
+          await page.waitForFunction(
+            "document.activeElement === document.querySelector('[data-testid=store-title]')",
+          );
+          // Back in the browser's history: the focus follows too.
+          await page.evaluate("history.back()");
+          await page.waitForSelector("[data-testid=store-row]");
+          await page.waitForFunction("document.activeElement?.tagName === 'H1'");
+          assert.match(await focused(), /^H1 Stores/);
+          await page.goto(`${run.base}/console/nope`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=not-found-title]");
+          assert.match((await texts(page, "[data-testid=not-found-title]"))[0], /not found/);
+          assert.equal(await page.$("[data-testid=portfolio-row]"), null, "no other page shown");
+          await page.select("header .language select", "zh-CN");
+          await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
+          assert.match((await texts(page, "[data-testid=not-found-title]"))[0], /页面不存在/);
+          await page.select("header .language select", "en");
+          await page.waitForFunction("document.documentElement.lang === 'en'");
+          await page.click("[data-testid=not-found-home]");
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          assert.equal(new URL(page.url()).pathname, "/console/portfolio");
+          await page.waitForFunction(
+            "document.activeElement === document.querySelector('[data-testid=portfolio-title]')",
+          );
+          assert.deepEqual(errors, []);
           await page.close();
         },
       );
@@ -768,6 +822,12 @@ Deno.test({
           await page.click("[data-testid=profile-form] button[type=submit]");
           await page.waitForFunction(
             "document.querySelector('[data-testid=profile-address]')?.textContent?.includes('世纪大道')",
+          );
+          // The save is confirmed in words, and the confirmation outlasts the form drawn anew.
+          await page.waitForSelector("[data-testid=profile-form]");
+          assert.match(
+            (await texts(page, "[data-testid=profile-saved]"))[0],
+            /^Saved \(version \d+\)/,
           );
           // Another person saves meanwhile, through the API.
           const analyst = keyOf(run, "demo-analyst").key;

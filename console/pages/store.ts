@@ -30,6 +30,7 @@ import {
   html,
   isDate,
   Link,
+  type Load,
   Loaded,
   navigate,
   show,
@@ -407,7 +408,12 @@ const hours = (list: ReadonlyArray<Hours> | null) =>
     : list.map((h) => `${h.start}–${h.end}${h.next_day ? " (+1)" : ""}`).join(", ");
 
 const ProfileEdit = (
-  props: { storeId: number; reference: StoreReference; onSaved: () => void },
+  props: {
+    storeId: number;
+    reference: StoreReference;
+    onSaving: () => void;
+    onSaved: (confirmation: string) => void;
+  },
 ) => {
   const profile = props.reference.profile;
   const [name, setName] = useState(profile.name);
@@ -421,6 +427,7 @@ const ProfileEdit = (
     event.preventDefault();
     setBusy(true);
     setMessage(null);
+    props.onSaving();
     try {
       const body: ProfileUpdate = { name, address, expected_version: version };
       const result = await call<ProfileResult>(
@@ -429,13 +436,11 @@ const ProfileEdit = (
         { body },
       );
       setVersion(result.profile.version);
-      setMessage({
-        kind: "ok",
-        text: result.status === "UPDATED"
-          ? t("saved", { v: result.profile.version })
-          : t("unchanged"),
-      });
-      props.onSaved();
+      // The section reads the profile again and draws this form anew on the new version: the
+      // confirmation is kept and shown by the section, which stays.
+      props.onSaved(
+        result.status === "UPDATED" ? t("saved", { v: result.profile.version }) : t("unchanged"),
+      );
     } catch (error) {
       if (error instanceof ApiError && error.code === "STALE_VERSION") {
         // Read the profile again and show what the other change did.
@@ -498,10 +503,15 @@ const ProfileEdit = (
 
 const ReferenceSection = (
   props: { session: Session; storeId: number; load: ReturnType<typeof useLoad<StoreReference>> },
-) =>
-  html`
+) => {
+  // The confirmation of the last save, in a live region that stays while the profile is read
+  // again, so it is seen and announced.
+  const [saved, setSaved] = useState<string | null>(null);
+  return html`
     <section aria-labelledby="reference-title">
       <h2 id="reference-title">${t("referenceTitle")}</h2>
+      <div role="status">${saved &&
+        html`<p class="notice" data-testid="profile-saved">${saved}</p>`}</div>
       <${Loaded} load=${props.load.load} retry=${props.load.reload}>${(r: StoreReference) => {
         const p = r.profile;
         return html`<div class="reference">
@@ -520,7 +530,14 @@ const ReferenceSection = (
       </dl>
       ${
           r.can_edit_profile && props.session.may("write") &&
-          html`<${ProfileEdit} key=${p.version} storeId=${props.storeId} reference=${r} onSaved=${props.load.reload} />`
+          html`
+            <${ProfileEdit} key=${p.version} storeId=${props
+              .storeId} reference=${r} onSaving=${() => setSaved(null)}
+              onSaved=${(confirmation: string) => {
+                setSaved(confirmation);
+                props.load.reload();
+              }} />
+          `
         }
       ${
           r.target_candidate &&
@@ -625,6 +642,18 @@ const ReferenceSection = (
       }}<//>
       </section>
   `;
+};
+
+// A store outside the key's list: its reference answer tells a store that does not exist (404)
+// from one this key may not see (403).
+const StoreMissing = (props: { load: Load<StoreReference>; retry: () => void }) =>
+  props.load.state === "failed" && props.load.error.status === 404
+    ? html`<p class="alert" role="alert" data-testid="store-missing">${t("storeNotFound")}</p>`
+    : props.load.state === "failed" && props.load.error.status !== 403
+    ? html`<${Loaded} load=${props.load} retry=${props.retry}>${() => null}<//>`
+    : props.load.state === "loading"
+    ? html`<p class="muted" role="status">${t("loading")}</p>`
+    : html`<p class="alert" role="alert" data-testid="store-missing">${t("forbidden")}</p>`;
 
 export const StorePage = (props: { session: Session; storeId: number; query: URLSearchParams }) => {
   const { start, end } = rangeOf(props.session, props.query);
@@ -646,21 +675,23 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
         <h1 tabindex="-1" data-testid="store-title">${store?.name ??
           (reference.load.state === "ready" ? reference.load.value.profile.name : t("store"))}</h1>
         <${Loaded} load=${stores.load} retry=${stores.reload}>${() =>
-          store === undefined ? html`<p class="alert" role="alert">${t("forbidden")}</p>` : html`
-            <${RangeForm} session=${props.session} storeId=${props
-              .storeId} start=${start} end=${end}
-              asOf=${asOf} />
-            <${EnergySection} session=${props.session} storeId=${props.storeId} scopeId=${store
-              .scope_id} start=${start}
-              end=${end} asOf=${asOf} />
-            <${ExportLinks} start=${start} end=${end} storeIds=${[props.storeId]} />
-            <${PeriodsSection} storeId=${props.storeId} scopeId=${store
-              .scope_id} asOf=${end} known=${asOf} />
-            <${QualitySection} storeId=${props.storeId} scopeId=${store
-              .scope_id} start=${start} end=${end} />
-            <${ReferenceSection} session=${props.session} storeId=${props
-              .storeId} load=${reference} />
-            <${AuditSection} session=${props.session} storeId=${props.storeId} />
-          `}<//>
+          store === undefined
+            ? html`<${StoreMissing} load=${reference.load} retry=${reference.reload} />`
+            : html`
+              <${RangeForm} session=${props.session} storeId=${props
+                .storeId} start=${start} end=${end}
+                asOf=${asOf} />
+              <${EnergySection} session=${props.session} storeId=${props.storeId} scopeId=${store
+                .scope_id} start=${start}
+                end=${end} asOf=${asOf} />
+              <${ExportLinks} start=${start} end=${end} storeIds=${[props.storeId]} />
+              <${PeriodsSection} storeId=${props.storeId} scopeId=${store
+                .scope_id} asOf=${end} known=${asOf} />
+              <${QualitySection} storeId=${props.storeId} scopeId=${store
+                .scope_id} start=${start} end=${end} />
+              <${ReferenceSection} session=${props.session} storeId=${props
+                .storeId} load=${reference} />
+              <${AuditSection} session=${props.session} storeId=${props.storeId} />
+            `}<//>
   `;
 };
