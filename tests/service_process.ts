@@ -7,6 +7,8 @@ export interface ServiceProcess {
   readonly waitFor: (pattern: RegExp, ms: number) => Promise<RegExpExecArray>;
   // Sends the signal and waits for the exit code.
   readonly stop: (signal?: Deno.Signal) => Promise<number>;
+  // Waits, up to `ms`, for the process to end by itself, and gives its exit code.
+  readonly exited: (ms: number) => Promise<number>;
   // Ends the process if it still runs (a test's `finally`).
   readonly kill: () => Promise<void>;
 }
@@ -85,7 +87,23 @@ export const spawnService = (
     await status;
     await reading;
   };
-  return { lines, waitFor, stop, kill };
+  const exitedWithin = async (ms: number) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`still running after ${ms} ms:\n${lines.join("\n")}`)),
+        ms,
+      );
+    });
+    try {
+      const { code } = await Promise.race([status, late]);
+      await reading;
+      return code;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return { lines, waitFor, stop, exited: exitedWithin, kill };
 };
 
 // The `ready on http://host:port (...)` line of a service started by startService (JSON log).
