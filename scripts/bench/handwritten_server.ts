@@ -10,11 +10,11 @@
 import * as PgClient from "@effect/sql-pg/PgClient";
 import { Effect, Layer, ManagedRuntime } from "effect";
 import { energyDaysSql } from "../../src/energy/day_sql.ts";
-import { computeDays, computeMetrics, RULE_VERSION, summarize } from "../../src/metrics/engine.ts";
+import { computeDays, computeMetrics, summarize } from "../../src/metrics/engine.ts";
 import { resolveDays } from "../../src/metrics/metrics_repo.ts";
-import { periodsRange } from "../../src/metrics/metrics_service.ts";
+import { metricsAnswer, periodsRange } from "../../src/metrics/metrics_service.ts";
 import { QualityRepo } from "../../src/quality/quality_repo.ts";
-import { checkQuality, describeQuality } from "../../src/quality/quality_rules.ts";
+import { checkQuality } from "../../src/quality/quality_rules.ts";
 import { addDays } from "../../src/domain/range.ts";
 import { answer, DATE, makePool, problem, type Route, serveBaseline } from "./baseline_server.ts";
 
@@ -94,28 +94,10 @@ const metrics: Route = async (params) => {
   const evidence = await quality.runPromise(
     Effect.flatMap(QualityRepo, (repo) => repo.evidence(scopeId, days.map((d) => d.date))),
   );
-  const checked = checkQuality(days, evidence);
-  const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked) : undefined;
+  const head = { store_id: scope.storeId, scope_id: scopeId, timezone: scope.timezone, start, end };
   return answer(
     200,
-    JSON.stringify({
-      store_id: scope.storeId,
-      scope_id: scopeId,
-      timezone: scope.timezone,
-      start,
-      end,
-      unit: scope.unit,
-      baseline_policy: "SUMMER_ONLY",
-      baseline_usage: "LOCAL_TRIAL",
-      rule_version: RULE_VERSION,
-      tev_warning_ratio: "1.2",
-      summary: result.summary,
-      availability: flagged === undefined
-        ? result.availability
-        : [...result.availability, flagged.availability],
-      days: result.days,
-      notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
-    }),
+    JSON.stringify(metricsAnswer(head, scope.unit, result, checkQuality(days, evidence))),
   );
 };
 

@@ -44,6 +44,37 @@ export const periodsRange = (storeId: number, scopeId: number, asOf: string): Ra
   end: asOf,
 });
 
+// The metrics answer from its computed parts: the days' metrics and their quality check, whose
+// flagged days are named in the notes and in a DATA_QUALITY availability entry.
+export const metricsAnswer = (
+  head: {
+    readonly store_id: number;
+    readonly scope_id: number;
+    readonly timezone: string;
+    readonly start: string;
+    readonly end: string;
+  },
+  unit: string,
+  result: ReturnType<typeof computeMetrics>,
+  checked: ReturnType<typeof checkQuality>,
+) => {
+  const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked) : undefined;
+  return {
+    ...head,
+    unit,
+    baseline_policy: "SUMMER_ONLY",
+    baseline_usage: "LOCAL_TRIAL",
+    rule_version: RULE_VERSION,
+    tev_warning_ratio: "1.2",
+    summary: result.summary,
+    availability: flagged === undefined
+      ? result.availability
+      : [...result.availability, flagged.availability],
+    days: result.days,
+    notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
+  } as const;
+};
+
 export class MetricsService extends Effect.Service<MetricsService>()("Metrics/MetricsService", {
   effect: Effect.gen(function* () {
     const repo = yield* MetricsRepo;
@@ -120,24 +151,14 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
           request.scopeId,
           inputs.energy.map((d) => d.date),
         );
-        const checked = checkQuality(inputs.energy, evidence);
-        const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked) : undefined;
         return {
           ...versioned(inputs, at),
-          value: {
-            ...head(request, scope.timezone),
-            unit: scope.unit,
-            baseline_policy: "SUMMER_ONLY",
-            baseline_usage: "LOCAL_TRIAL",
-            rule_version: RULE_VERSION,
-            tev_warning_ratio: "1.2",
-            summary: result.summary,
-            availability: flagged === undefined
-              ? result.availability
-              : [...result.availability, flagged.availability],
-            days: result.days,
-            notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
-          },
+          value: metricsAnswer(
+            head(request, scope.timezone),
+            scope.unit,
+            result,
+            checkQuality(inputs.energy, evidence),
+          ),
         } satisfies Versioned<MetricsResponse>;
       }).pipe(span("MetricsService.metrics"));
 
