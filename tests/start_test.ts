@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { testDatabaseUrl } from "./db.ts";
+import { baseEnv, spawnService } from "./service_process.ts";
 
 const adminQuery = async (text: string) => {
   const client = new pg.Client({ connectionString: testDatabaseUrl });
@@ -32,46 +33,23 @@ Deno.test({
       databaseUrl = url.toString();
       dropDatabase = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "src/main.ts"],
+    const service = spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
       cwd: new URL("..", import.meta.url),
       env: {
+        ...baseEnv(),
         PORT: "0",
         HOST: "127.0.0.1",
         DATA_DIR: dataDir,
         DATABASE_URL: databaseUrl,
         LOG_FORMAT: "json",
         LOG_LEVEL: "info",
-        NO_COLOR: "1",
       },
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const lines: Array<string> = [];
-    const collect = async (stream: ReadableStream<Uint8Array>) => {
-      let rest = "";
-      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-        const parts = (rest + chunk).split("\n");
-        rest = parts.pop() ?? "";
-        lines.push(...parts.filter((l) => l.trim() !== ""));
-      }
-      if (rest.trim() !== "") lines.push(rest);
-    };
-    const reading = Promise.all([collect(child.stdout), collect(child.stderr)]);
+    });
+    const lines = service.lines;
     try {
-      const deadline = Date.now() + 90_000;
-      let ready: { msg: string } | undefined;
-      while (ready === undefined && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        ready = lines.map((l) => {
-          try {
-            return JSON.parse(l);
-          } catch {
-            return undefined;
-          }
-        }).find((l) => typeof l?.msg === "string" && l.msg.startsWith("ready on"));
-      }
-      assert.ok(ready, `not ready:\n${lines.join("\n")}`);
+      const ready = JSON.parse(
+        (await service.waitFor(/"msg":"ready on/, 90_000)).input,
+      ) as { msg: string };
       const port = Number(/:(\d+) /.exec(ready.msg)?.[1]);
 
       const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`));
@@ -84,10 +62,7 @@ Deno.test({
       assert.equal(stores.status, 200);
       assert.equal((await stores.json()).stores.length, 60);
 
-      child.kill("SIGTERM");
-      const status = await child.status;
-      await reading;
-      assert.equal(status.code, 0);
+      assert.equal(await service.stop("SIGTERM"), 0);
       for (const line of lines) {
         const parsed = JSON.parse(line);
         assert.equal(typeof parsed.time, "string", line);
@@ -97,11 +72,7 @@ Deno.test({
       for (const k of keys) assert.ok(!text.includes(k.key), "no key is logged");
       assert.ok(lines.some((l) => JSON.parse(l).msg === "request"), "the access log is on");
     } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already stopped
-      }
+      await service.kill();
       await dropDatabase();
       await Deno.remove(dir, { recursive: true });
     }
