@@ -1,10 +1,11 @@
-// An @effect/sql client over embedded PGlite: one connection, serialised by a one-permit semaphore.
+// An @effect/sql client over embedded PGlite: one connection, its statements in line for one permit.
 import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import * as SqlError from "@effect/sql/SqlError";
 import type { Connection } from "@effect/sql/SqlConnection";
 import * as PgClient from "@effect/sql-pg/PgClient";
 import { Context, Effect, Layer, Stream } from "effect";
+import { makePermits } from "../ops/permits.ts";
 
 // An embedded database: PGlite in its worker (pglite_worker.ts), or on this thread. Rows and
 // errors are PGlite's own (an error's SQLSTATE in `code`).
@@ -61,14 +62,14 @@ const makeConnection = (
 
 export const makePgliteClient = (db: PgliteHandle) =>
   Effect.gen(function* () {
-    const permit = yield* Effect.makeSemaphore(1);
+    const permit = yield* makePermits(1);
     // Outside a transaction each statement takes the permit; a transaction holds it for its whole scope.
-    const shared = makeConnection(db, permit.withPermits(1));
+    const shared = makeConnection(db, permit.withPermit);
     const reserved = makeConnection(db, (effect) => effect);
     return yield* SqlClient.make({
       acquirer: Effect.succeed(shared),
       transactionAcquirer: Effect.as(
-        Effect.acquireRelease(permit.take(1), () => permit.release(1)),
+        Effect.acquireRelease(permit.take, () => permit.release),
         reserved,
       ),
       compiler: PgClient.makeCompiler(),

@@ -9,6 +9,7 @@
 import { Effect } from "effect";
 import { AppConfig } from "../config.ts";
 import { span } from "../ops/span.ts";
+import { makePermits } from "../ops/permits.ts";
 
 export interface KeptAnswer {
   readonly version: string;
@@ -155,7 +156,7 @@ export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
   effect: Effect.gen(function* () {
     const config = yield* AppConfig;
     const store = new AnswerStore(config.answerCacheMb * 1024 * 1024);
-    const builds = yield* Effect.makeSemaphore(BUILDS_AT_ONCE);
+    const builds = yield* makePermits(BUILDS_AT_ONCE);
     // Builds of an answer under way, by key: callers that ask meanwhile wait for the one build
     // instead of making their own (after a start, every client at once asks for the same lists).
     const building = new Map<string, Promise<void>>();
@@ -190,7 +191,7 @@ export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
       });
 
     // Makes an answer (its statement, its computing and its encoding) in its turn.
-    const build = <A, E, R>(effect: Effect.Effect<A, E, R>) => builds.withPermits(1)(effect);
+    const build = <A, E, R>(effect: Effect.Effect<A, E, R>) => builds.withPermit(effect);
 
     // The gzip form of a kept answer's bytes (made once), for the front door; undefined for others.
     const gzipOf = (bytes: Uint8Array, encode: (bytes: Uint8Array) => Uint8Array<ArrayBuffer>) =>
