@@ -73,8 +73,15 @@ const closeAfterRefusal = (req: http.IncomingMessage) => {
     req.resume();
     return;
   }
-  req.pause();
   socket.end();
+  // node:http resumes an unread body to drop it once the answer is written (on the next tick), and
+  // the socket then reads on at the client's pace: the body's bytes are read and dropped, hundreds
+  // of megabytes of garbage under a flood. Afterwards the parser's reader is taken off and the
+  // socket paused, so it reads no more and the client's rest stays in its own send buffer.
+  setTimeout(() => {
+    socket.removeAllListeners("data");
+    socket.pause();
+  }, 0);
 };
 
 const MAX_HEADER_BYTES = 16 * 1024;
