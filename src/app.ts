@@ -26,6 +26,8 @@ import { EnergyService } from "./energy/energy_service.ts";
 import { ImportsHttpLive } from "./imports/imports_http.ts";
 import { MetricsHttpLive } from "./metrics/metrics_http.ts";
 import { MetricsService } from "./metrics/metrics_service.ts";
+import { MonthsHttpLive } from "./metrics/months_http.ts";
+import { MonthsService } from "./metrics/months_service.ts";
 import { PortfolioHttpLive } from "./portfolio/portfolio_http.ts";
 import { PortfolioService } from "./portfolio/portfolio_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
@@ -50,6 +52,7 @@ const GroupsLive = Layer.mergeAll(
   ExportHttpLive,
   QualityHttpLive,
   PortfolioHttpLive,
+  MonthsHttpLive,
 );
 
 const ServicesLive = Layer.mergeAll(
@@ -64,6 +67,7 @@ const ServicesLive = Layer.mergeAll(
   ImportService.Default,
   ReadCache.Default,
   PortfolioService.Default,
+  MonthsService.Default,
 );
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(

@@ -110,6 +110,7 @@ const CONDITIONAL = [
   "get /api/v1/stores/{store_id}/metrics",
   "get /api/v1/stores/{store_id}/periods",
   "get /api/v1/portfolio",
+  "get /api/v1/stores/{store_id}/months",
 ];
 
 Deno.test("each operation declares the statuses it can answer with", () => {

@@ -16,6 +16,7 @@ import { EnergyApi } from "./energy_api.ts";
 import { ExportApi } from "./export_api.ts";
 import { ImportsApi } from "./imports_api.ts";
 import { MetricsApi } from "./metrics_api.ts";
+import { MonthsApi } from "./months_api.ts";
 import { PortfolioApi } from "./portfolio_api.ts";
 import { QualityApi } from "./quality_api.ts";
 import { finishDocument } from "./openapi.ts";
@@ -45,6 +46,7 @@ export class Api extends HttpApi.make("energy-saving-analytics")
   .add(ExportApi)
   .add(QualityApi)
   .add(PortfolioApi)
+  .add(MonthsApi)
   .addError(BadRequestWire)
   .addError(UnauthorizedWire)
   .addError(ForbiddenWire)
