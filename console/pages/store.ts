@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
-// A store: its energy over a range (chart and days), savings metrics, periods and reference data,
-// with the profile edit for those who may.
+// A store: its energy over a range (chart and days), its savings (panel and monthly totals), metrics,
+// periods and reference data, with the profile edit for those who may.
 import { useState } from "preact/hooks";
 import {
   type Answer,
@@ -20,6 +20,7 @@ import {
 } from "../api.ts";
 import { EnergyChart } from "../chart.ts";
 import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
+import { MonthsSection, SavingsSection } from "./store_savings.ts";
 import { t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import {
@@ -274,6 +275,14 @@ const EnergySection = (props: {
                 </details>
         `;
       }}<//>
+        <${SavingsSection} load=${metrics.load} retry=${metrics.reload} />
+        <${MonthsSection}
+          storeId=${props.storeId}
+          scopeId=${props.scopeId}
+          start=${props.start}
+          end=${props.end}
+          asOfQuery=${asOfQuery(props.asOf)}
+        />
         <${MetricsSection} load=${metrics.load} retry=${metrics.reload} />
       </section>
   `;
@@ -296,13 +305,6 @@ const Cards = (props: { summary: MetricSummary }) => {
         ${card(t("aer"), s.aer_percent, "%")}
         ${card(t("tes180"), s.tes_180_kwh)}
         ${card(t("tes210"), s.tes_210_kwh)}
-        <div class="card flags">
-          <span><${Flag} value=${s.eba_pass} /> ${t("ebaPass")}</span>
-          <span><${Flag} value=${s.tes_pass} /> ${t("tesPass")}</span>
-          <span><${Flag} value=${s.tes_180_pass} /> ${t("tes180Pass")}</span>
-          <span><${Flag} value=${s.tes_210_pass} /> ${t("tes210Pass")}</span>
-          <span><${Flag} value=${s.tev_pass} /> ${t("tevPass")}</span>
-        </div>
       </div>
     <p class="muted">${t("matchedDays", {
       matched: s.matched_days,
