@@ -508,7 +508,7 @@ Deno.test("resolver: rows the reader refused get the store and date checks only"
     { ...csvRow(5, "KFC", "店A", "2026-07-09"), date: "2026-07-09" },
     { ...csvRow(6, "KFC", "无此店", "x"), date: null, rawDate: "x" },
     // A refused value of a known store on a good day: nothing more to say.
-    { ...csvRow(7, "KFC", "店A", "2026-07-01"), date: "2026-07-01" },
+    { ...csvRow(7, "KFC", "店A", "2026-07-02"), date: "2026-07-02" },
   ];
   const rows = [csvRow(8, "KFC", "店A", "2026-07-01")];
   const { problems, rows: resolved } = resolveRows(rows, context, checks);

@@ -110,25 +110,38 @@ export class Collector {
     return false;
   }
 
-  addRow(row: Omit<FileRow, "rowNumber">): void {
+  // Whether this store-day was given before (by a row or by a refused row): then one problem, and
+  // the caller drops the row.
+  private repeated(
+    row: { brand: string; storeName: string; date: string; location: CellLocation },
+    raw: string | null,
+  ): boolean {
     const key = `${row.brand}\u0000${row.storeName}\u0000${row.date}`;
     const first = this.seen.get(key);
-    if (first !== undefined) {
-      this.add(problem(
-        `duplicate store-day: brand "${row.brand}", store "${row.storeName}", ${row.date} is ` +
-          `already given at ${describeLocation(first)}`,
-        { ...row.location, date: row.date, raw: row.rawEnergy },
-      ));
-      return;
+    if (first === undefined) {
+      this.seen.set(key, row.location);
+      return false;
     }
-    this.seen.set(key, row.location);
+    this.add(problem(
+      `duplicate store-day: brand "${row.brand}", store "${row.storeName}", ${row.date} is ` +
+        `already given at ${describeLocation(first)}`,
+      { ...row.location, date: row.date, raw },
+    ));
+    return true;
+  }
+
+  addRow(row: Omit<FileRow, "rowNumber">): void {
+    if (this.repeated(row, row.rawEnergy)) return;
     this.rows.push({ ...row, rowNumber: this.rows.length + 1 });
   }
 
   // A row whose value or date was refused (already reported): its brand, store and date are still
-  // checked by the resolver.
+  // checked by the resolver, and a store-day it repeats is reported now, not once the value is
+  // fixed.
   addCheck(row: Omit<CheckRow, "rowNumber">): void {
-    this.checks.push({ ...row, rowNumber: this.rows.length + 1 });
+    if (row.date !== null && this.repeated({ ...row, date: row.date }, null)) return;
+    // Between the rows read before and after it, for the resolver's reading order.
+    this.checks.push({ ...row, rowNumber: this.rows.length + 0.5 });
   }
 
   finish(format: ReadFile["format"], noteField: NoteField | null): Effect.Effect<

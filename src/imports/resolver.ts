@@ -152,13 +152,13 @@ export const resolveRows = (
   };
 
   const resolved: Array<ResolvedRow> = [];
-  const seen = new Map<string, FileRow>();
+  const seen = new Map<string, CheckRow>();
   // Check rows first in reading order with the others: a group's first row is the earliest.
   const all: Array<{ readonly row: CheckRow; readonly full: FileRow | undefined }> = [
     ...rows.map((row) => ({ row, full: row })),
     ...checks.map((row) => ({ row, full: undefined })),
   ].sort((a, b) => a.row.rowNumber - b.row.rowNumber);
-  for (const { row, full } of all) {
+  for (const [index, { row, full }] of all.entries()) {
     const xlsx = row.location.sheet !== null;
     const sheetKey = row.location.sheet ?? "";
     let ok = true;
@@ -233,25 +233,27 @@ export const resolveRows = (
       }));
       continue;
     }
-    if (!ok || full === undefined) continue;
+    if (!ok) continue;
 
+    // A refused row takes part too: a store-day it repeats is reported with its own problem.
     const store = matches[0];
     const dayKey = `${store.storeId}\u0000${row.date}`;
     const earlier = seen.get(dayKey);
     if (earlier !== undefined) {
-      note("DUPLICATE", `${row.rowNumber}`, row, (first) => ({
+      note("DUPLICATE", `${index}`, row, (first) => ({
         sheet: first.location.sheet,
         row: first.location.row,
         column: first.location.column,
         date: first.date,
-        raw: full.rawEnergy,
+        raw: full?.rawEnergy ?? null,
         message: `Store ${quote(first.storeName)} of brand ${
           quote(brand)
         } has two values for ${first.date}: ${cellText(earlier)} and ${cellText(first)}`,
       }));
       continue;
     }
-    seen.set(dayKey, full);
+    seen.set(dayKey, row);
+    if (full === undefined) continue;
     resolved.push({ ...full, storeId: store.storeId, scopeId: store.scopeId });
   }
 
