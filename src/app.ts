@@ -40,6 +40,7 @@ import { ReferenceRepo } from "./stores/reference_repo.ts";
 import { StoreRepo } from "./stores/store_repo.ts";
 import { StoresHttpLive } from "./stores/stores_http.ts";
 import { SystemHttpLive } from "./system/system_http.ts";
+import { readRouteMiddleware } from "./system/read_route_http.ts";
 
 const GroupsLive = Layer.mergeAll(
   SystemHttpLive,
@@ -91,6 +92,8 @@ export const makeAppLayer = <E>(
   return Layer.mergeAll(
     ApiLive,
     HttpApiBuilder.middleware(contractMiddleware),
+    // Reads to the replica when one is configured (src/db/read_replica.ts).
+    HttpApiBuilder.middleware(readRouteMiddleware),
     Layer.provide(DocsLive, ApiLive),
     HttpServer.layerContext,
     effectLoggerLayer(log),

@@ -5,6 +5,10 @@ export interface AppConfigShape {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>;
+  // A streaming standby of DATABASE_URL that reads of current data go to (src/db/read_replica.ts);
+  // ignored on the embedded database.
+  readonly databaseReadUrl: Option.Option<Redacted.Redacted<string>>;
+  readonly replica: ReplicaSettings;
   readonly dataDir: string;
   readonly dbPoolMax: number;
   readonly sessionSecret: Option.Option<Redacted.Redacted<string>>;
@@ -37,6 +41,17 @@ export interface TracingSettings {
   readonly ratio: number;
   readonly exportIntervalMs: number;
 }
+
+// How reads use the replica of DATABASE_READ_URL (milliseconds).
+export interface ReplicaSettings {
+  // A read as of a commit the replica has not replayed waits this long for it, then reads the
+  // primary; 0: the primary at once.
+  readonly waitMs: number;
+  // A replica that has not replayed what the primary had written this long ago is not read.
+  readonly maxLagMs: number;
+}
+
+export const DEFAULT_REPLICA: ReplicaSettings = { waitMs: 250, maxLagMs: 10_000 };
 
 // Time limits against clients and statements that hold the service (milliseconds).
 export interface ServiceLimits {
@@ -232,6 +247,26 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
     databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
       Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
     ),
+    databaseReadUrl: Config.option(Config.redacted("DATABASE_READ_URL")).pipe(
+      Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
+    ),
+    replica: Config.all({
+      waitMs: Config.integer("DATABASE_READ_WAIT_MS").pipe(
+        Config.validate({
+          message: "DATABASE_READ_WAIT_MS must be a whole number of milliseconds from 0 to 10000",
+          validation: (n) => n >= 0 && n <= 10_000,
+        }),
+        Config.withDefault(DEFAULT_REPLICA.waitMs),
+      ),
+      maxLagMs: Config.integer("DATABASE_READ_MAX_LAG_MS").pipe(
+        Config.validate({
+          message: "DATABASE_READ_MAX_LAG_MS must be a whole number of milliseconds from 1000 to " +
+            "3600000",
+          validation: (n) => n >= 1_000 && n <= 3_600_000,
+        }),
+        Config.withDefault(DEFAULT_REPLICA.maxLagMs),
+      ),
+    }),
     dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
     dbPoolMax: Config.integer("DB_POOL_MAX").pipe(Config.withDefault(10)),
     sessionSecret: Config.option(Config.redacted("SESSION_SECRET")),

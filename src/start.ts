@@ -180,7 +180,11 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
   });
   log.info(
     `ready on http://${config.host}:${server.port} (${
-      service.embedded ? `embedded database in ${config.dataDir}` : "PostgreSQL"
+      service.embedded
+        ? `embedded database in ${config.dataDir}`
+        : Option.isSome(config.databaseReadUrl)
+        ? "PostgreSQL, reads on a replica"
+        : "PostgreSQL"
     }; started in ${Math.round(performance.now() - started)} ms); docs at /api-docs${
       Option.isNone(config.metricsToken) ? "" : "; metrics at /metrics"
     }`,

@@ -4,6 +4,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Effect, Option, Redacted } from "effect";
 import { AppConfig } from "../config.ts";
 import { dbBoundary } from "../db/errors.ts";
+import { onPrimary } from "../db/read_replica.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
 import { RequestNote } from "../domain/request.ts";
@@ -79,8 +80,9 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
 
     const loadSecret = Option.match(config.sessionSecret, {
       onSome: (secret) => Effect.succeed(Redacted.value(secret)),
+      // On the primary whatever request asks first: a read replica takes no INSERT.
       onNone: () =>
-        Effect.gen(function* () {
+        onPrimary(Effect.gen(function* () {
           yield* sql`
             INSERT INTO app_settings (key, value)
             VALUES ('session_secret', ${randomBytes(32).toString("base64url")})
@@ -88,7 +90,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           const rows = yield* sql<{ value: string }>`
             SELECT value FROM app_settings WHERE key = 'session_secret'`;
           return rows[0].value;
-        }),
+        })),
     });
     // Kept once read; a failed read (database briefly away) is not kept, so the next request
     // tries again instead of failing until a restart.

@@ -1,4 +1,5 @@
-// The SqlClient layer: PostgreSQL when DATABASE_URL is set, else embedded PGlite in DATA_DIR.
+// The SqlClient layer: PostgreSQL when DATABASE_URL is set (reads of current data on the replica
+// of DATABASE_READ_URL when that is set too), else embedded PGlite in DATA_DIR.
 import * as SqlClient from "@effect/sql/SqlClient";
 import * as PgClient from "@effect/sql-pg/PgClient";
 import { SqlError } from "@effect/sql/SqlError";
@@ -9,6 +10,7 @@ import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
 import { unwatchPool, watchPool } from "../ops/pg_pools.ts";
+import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
 // kept small, the files stay in the operating system's cache, from which a page is read back at
@@ -68,6 +70,8 @@ export interface PoolOptions {
   // fails (503 BUSY) instead of holding a pooled connection, and so every other request, hostage.
   readonly statementMs: number;
   readonly lockMs: number;
+  // How long a new connection may take (default 5 s).
+  readonly connectMs?: number;
 }
 
 export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> =>
@@ -79,14 +83,15 @@ export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> 
 
 const APPLICATION = "energy-saving-service";
 
-const makePool = (options: PoolOptions) =>
+// `check`: one statement before the pool is handed out, so that a database away fails the start.
+const makePool = (options: PoolOptions, check = true) =>
   Effect.acquireRelease(
     Effect.try({
       try: () =>
         new pg.Pool({
           ...connectionOf(Redacted.value(options.url)),
           max: options.maxConnections,
-          connectionTimeoutMillis: 5_000,
+          connectionTimeoutMillis: options.connectMs ?? 5_000,
           // The idle timeout (10 s, pg-pool's default) stays: an open connection keeps its driver's
           // read buffer as large as the largest answer it read, so idle ones are let go.
           statement_timeout: options.statementMs,
@@ -100,40 +105,90 @@ const makePool = (options: PoolOptions) =>
       catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
     }).pipe(
       Effect.tap((pool) =>
-        Effect.tryPromise({
-          try: () => pool.query("SELECT 1"),
-          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
-        })
+        check
+          ? Effect.tryPromise({
+            try: () => pool.query("SELECT 1"),
+            catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }),
+          })
+          : Effect.void
       ),
       Effect.tap((pool) => watchPool(pool)),
     ),
     (pool) => Effect.promise(() => (unwatchPool(pool), pool.end())),
   );
 
-const databaseLayer = (statementMs: (config: AppConfigShape) => number) =>
+// A replica that does not answer is left for the primary quickly: its connections get 2 s.
+const REPLICA_CONNECT_MS = 2_000;
+
+// The primary and the replica, each with a pool of DB_POOL_MAX connections.
+const replicaLayer = (config: AppConfigShape, primaryUrl: Redacted.Redacted<string>) =>
+  Layer.unwrapEffect(Effect.gen(function* () {
+    const replicaUrl = Option.getOrThrow(config.databaseReadUrl);
+    const where = (url: Redacted.Redacted<string>) => {
+      try {
+        const parsed = new URL(Redacted.value(url));
+        return `${parsed.hostname}:${parsed.port || "5432"}${parsed.pathname}`;
+      } catch {
+        return "(unparsed URL)";
+      }
+    };
+    yield* Effect.logInfo(
+      `reads of current data go to the replica at ${where(replicaUrl)}; writes and reads of ` +
+        `data it has not replayed go to the primary at ${where(primaryUrl)}`,
+    );
+    const options = {
+      maxConnections: config.dbPoolMax,
+      statementMs: config.limits.statementMs,
+      lockMs: config.limits.lockMs,
+    };
+    // The replica's pool does not touch the server when made: a replica away at start leaves the
+    // service reading the primary until it answers.
+    return routingLayer(
+      makePool({ ...options, url: primaryUrl }),
+      makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, false),
+      config.replica,
+      APPLICATION,
+    );
+  })).pipe(Layer.orDie);
+
+const databaseLayer = (statementMs: (config: AppConfigShape) => number, replicas: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const config = yield* AppConfig;
+      const none = Layer.succeed(ReadReplica, noReplica);
       if (Option.isSome(config.databaseUrl)) {
-        return pgLayer({
-          url: config.databaseUrl.value,
-          maxConnections: config.dbPoolMax,
-          statementMs: statementMs(config),
-          lockMs: config.limits.lockMs,
-        });
+        if (replicas && Option.isSome(config.databaseReadUrl)) {
+          return replicaLayer(config, config.databaseUrl.value);
+        }
+        return Layer.merge(
+          pgLayer({
+            url: config.databaseUrl.value,
+            maxConnections: config.dbPoolMax,
+            statementMs: statementMs(config),
+            lockMs: config.limits.lockMs,
+          }),
+          none,
+        );
+      }
+      if (replicas && Option.isSome(config.databaseReadUrl)) {
+        yield* Effect.logWarning(
+          "DATABASE_READ_URL is ignored: the embedded database (DATABASE_URL unset) has no " +
+            "replica; every read goes to it",
+        );
       }
       const db = yield* openPglite(config.dataDir);
-      return layerPglite(db);
+      return Layer.merge(layerPglite(db), none);
     }),
   );
 
-export const DatabaseLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = databaseLayer((
-  config,
-) => config.limits.statementMs);
+export const DatabaseLive: Layer.Layer<SqlClient.SqlClient | ReadReplica, never, AppConfig> =
+  databaseLayer((config) => config.limits.statementMs, true);
 
 // Admin commands load whole snapshots in one statement per table: no statement time limit (0).
+// They write, so they use the primary only.
 const AdminConnectionLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = databaseLayer(
   () => 0,
+  false,
 );
 
 const pidFile = (dataDir: string) => `${dataDir}/service.pid`;

@@ -5,6 +5,7 @@ import { Cause, Effect, Option, Stream } from "effect";
 import { inScope, requirePermission } from "../auth/access.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { dbBoundary } from "../db/errors.ts";
+import { keepTarget } from "../db/read_replica.ts";
 import { badRequest, forbidden, notFound, ServiceUnavailable } from "../domain/errors.ts";
 import { RequestNote } from "../domain/request.ts";
 import { AppConfig } from "../config.ts";
@@ -226,7 +227,9 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
           legacy,
         );
         const pages = chunk(selected, storesPer(EXPORT_PAGE_VALUES, days.length));
-        const read = (i: number) => readPage(pages[i], start, end, days.length);
+        // Every page from the database the first came from (the body is sent outside this fiber).
+        const sameDatabase = yield* keepTarget;
+        const read = (i: number) => sameDatabase(readPage(pages[i], start, end, days.length));
         const late = () =>
           new ServiceUnavailable({
             code: "TIMEOUT",

@@ -1,11 +1,13 @@
 // Liveness and readiness: the database answers, every migration is applied and every routine
-// installed.
+// installed. With a read replica, the ready answer's Reads-From header says where reads go.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import * as SqlClient from "@effect/sql/SqlClient";
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { Api } from "../api/api.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { pendingMigrations } from "../db/migrator.ts";
+import { ReadReplica } from "../db/read_replica.ts";
 import { notReady } from "../domain/errors.ts";
 import { pendingRoutines } from "../routines.ts";
 
@@ -27,8 +29,17 @@ export const SystemHttpLive = HttpApiBuilder.group(
               : Effect.succeed({ status: "ready" as const })
           ),
         );
+      // The database checked is the primary; a replica away or behind leaves the service ready,
+      // reading the primary: "Reads-From: replica", or "primary; <why>".
+      const replica = yield* Effect.serviceOption(ReadReplica);
+      const readyAnswer = Option.isNone(replica) || !replica.value.configured
+        ? ready
+        : Effect.zipWith(ready, replica.value.status, (body, reads) =>
+          HttpServerResponse.unsafeJson(body, {
+            headers: { "reads-from": reads.used ? "replica" : `primary; ${reads.reason}` },
+          }));
       return handlers
         .handle("live", () => Effect.succeed({ status: "ok" as const }))
-        .handle("ready", () => ready);
+        .handle("ready", () => readyAnswer);
     }),
 );

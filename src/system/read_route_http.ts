@@ -1,0 +1,50 @@
+// Which database a request's statements go to when a read replica is configured: a GET (or HEAD)
+// of /api/v1 is sent where ReadReplica.route says for the data it asks for (its data_token or
+// known_at, else the current data); everything else stays on the primary.
+import type * as HttpApp from "@effect/platform/HttpApp";
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
+import { Effect, Option } from "effect";
+import { DataSeal } from "../auth/data_seal.ts";
+import { onTarget, type ReadNeed, ReadReplica } from "../db/read_replica.ts";
+import { asOfOf, canonicalInstant, isInstant } from "../domain/as_of.ts";
+
+const CURRENT: ReadNeed = { kind: "current" };
+
+// The data a read asks for. A parameter the handler will refuse (malformed, both at once, a token
+// this service did not seal) asks for the current data: the refusal is the same on either database.
+const needOf = (query: URLSearchParams) =>
+  Effect.gen(function* () {
+    const knownAt = query.get("known_at");
+    const token = query.get("data_token");
+    if (knownAt !== null && token !== null) return CURRENT;
+    if (knownAt !== null) {
+      return isInstant(knownAt)
+        ? { kind: "instant", at: canonicalInstant(knownAt) } satisfies ReadNeed
+        : CURRENT;
+    }
+    if (token === null) return CURRENT;
+    const seal = yield* Effect.serviceOption(DataSeal);
+    if (Option.isNone(seal)) return CURRENT;
+    const asOf = yield* Effect.option(
+      asOfOf({ data_token: token }, (t) => seal.value.open("data-token", t)),
+    );
+    return Option.isSome(asOf) && asOf.value.kind === "token"
+      ? {
+        kind: "commit",
+        seq: BigInt(asOf.value.seq),
+        generation: asOf.value.generation,
+      } satisfies ReadNeed
+      : CURRENT;
+  });
+
+export const readRouteMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.gen(function* () {
+    const replica = yield* Effect.serviceOption(ReadReplica);
+    if (Option.isNone(replica) || !replica.value.configured) return yield* app;
+    const request = yield* HttpServerRequest.HttpServerRequest;
+    if (request.method !== "GET" && request.method !== "HEAD") return yield* app;
+    const url = new URL(request.url, "http://service");
+    if (!url.pathname.startsWith("/api/v1/")) return yield* app;
+    const target = yield* replica.value.route(yield* needOf(url.searchParams));
+    return yield* onTarget(target)(app);
+  });
