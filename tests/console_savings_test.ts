@@ -5,46 +5,21 @@
 // in Chinese, each leaving a screenshot in a temporary folder. Skipped without chromium
 // (CHROMIUM_PATH, else /usr/bin/chromium).
 import assert from "node:assert/strict";
-import pg from "pg";
-// @ts-types="./puppeteer_core.d.ts"
-import puppeteer, { type Page } from "puppeteer-core";
-import type * as metrics from "../src/domain/metrics.ts";
-import type * as months from "../src/domain/months.ts";
-import type * as stores from "../src/domain/stores.ts";
-import { buildConsole } from "../src/console/build.ts";
-import { testDatabaseUrl } from "./db.ts";
-import { baseEnv, READY_LINE, spawnService } from "./service_process.ts";
-
-const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
-
-const adminQuery = async (text: string) => {
-  const client = new pg.Client({ connectionString: testDatabaseUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-};
-
-// An API answer as the signed-in page gets it (its cookie).
-const api = <T>(page: Page, path: string) =>
-  page.evaluate(async (p: string) => {
-    const response = await fetch(p, { credentials: "same-origin" });
-    return { status: response.status, body: await response.json() };
-  }, path) as Promise<{ status: number; body: T }>;
-
-const texts = (page: Page, selector: string) =>
-  page.$$eval(selector, (nodes) => nodes.map((n) => (n.textContent ?? "").trim()));
-
-type El = { readonly textContent: string | null; getAttribute(name: string): string | null };
+import type * as metricSchemas from "../src/domain/metrics.ts";
+import type * as monthSchemas from "../src/domain/months.ts";
+import type * as storeSchemas from "../src/domain/stores.ts";
+import {
+  api,
+  type El,
+  hasChromium,
+  journey,
+  openPage,
+  type Page,
+  type Running,
+  signIn,
+  start as startService,
+  texts,
+} from "./console_harness.ts";
 
 const cells = (page: Page, selector: string) =>
   page.$$eval(
@@ -53,12 +28,44 @@ const cells = (page: Page, selector: string) =>
   );
 
 // The answers as they cross the wire (the console's own types would bring the DOM's into this file).
-type MetricsResponse = typeof metrics.MetricsResponse.Encoded;
-type MonthsResponse = typeof months.MonthsResponse.Encoded;
-type StoresResponse = typeof stores.StoresResponse.Encoded;
+type MetricsResponse = typeof metricSchemas.MetricsResponse.Encoded;
+type MonthsResponse = typeof monthSchemas.MonthsResponse.Encoded;
+type StoresResponse = typeof storeSchemas.StoresResponse.Encoded;
 
-const VERDICT_FIELDS = ["eba_pass", "tes_pass", "tes_180_pass", "tes_210_pass", "tev_pass"];
+const VERDICT_FIELDS = [
+  "eba_pass",
+  "tes_pass",
+  "tes_180_pass",
+  "tes_210_pass",
+  "tev_pass",
+] as const;
 const LABELS = ["EBA", "TES", "TES-180", "TES-210", "TEV"];
+
+// A signed-in page on a store with counted savings in the dataset's last summer, over a range
+// that cuts its first month and reaches the dataset's end; its metrics and months answers.
+const openStore = async (run: Running, page: Page) => {
+  const dataset = (await api<{ end: string }>(page, "/api/v1/dataset")).body;
+  const start = `${dataset.end.slice(0, 4)}-01-15`;
+  const end = dataset.end;
+  const stores = (await api<StoresResponse>(page, "/api/v1/stores")).body.stores;
+  for (const store of stores) {
+    const range = `scope_id=${store.scope_id}&start=${start}&end=${end}`;
+    const months = await api<MonthsResponse>(page, `/api/v1/stores/${store.id}/months?${range}`);
+    assert.equal(months.status, 200);
+    if (months.body.total.summary.savings_days === 0) continue;
+    const metrics = await api<MetricsResponse>(page, `/api/v1/stores/${store.id}/metrics?${range}`);
+    await page.goto(`${run.base}/console/stores/${store.id}?start=${start}&end=${end}`, {
+      waitUntil: "networkidle0",
+    });
+    await page.waitForSelector("[data-testid=savings-chart] canvas");
+    await page.waitForSelector("[data-testid=month-row]");
+    return { metrics: metrics.body, months: months.body };
+  }
+  throw new Error("no demo store has savings");
+};
+
+const expectedVerdicts = (metrics: MetricsResponse, words: (value: boolean | null) => string) =>
+  VERDICT_FIELDS.map((field, i) => `${LABELS[i]}${words(metrics.summary[field])}`);
 
 Deno.test({
   name: "console: the savings panel and the monthly table, in English and Chinese",
@@ -66,92 +73,13 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {
-    await buildConsole();
-    const dataDir = await Deno.makeTempDir({ prefix: "console-savings-" });
+    const run = await startService();
     const shots = await Deno.makeTempDir({ prefix: "console-savings-shots-" });
-    let databaseUrl = "";
-    let drop = async () => {};
-    if (testDatabaseUrl) {
-      const name = `savings_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
-      await adminQuery(`CREATE DATABASE ${name}`);
-      const url = new URL(testDatabaseUrl);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      drop = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }
-    const service = spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
-      cwd: new URL("..", import.meta.url),
-      env: {
-        ...baseEnv(),
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        LOG_FORMAT: "json",
-        LOG_LEVEL: "info",
-        BUILD_CONSOLE: "false",
-      },
-    });
-    const browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--lang=en-US"],
-    });
     try {
-      const port = Number((await service.waitFor(READY_LINE, 120_000))[1]);
-      const base = `http://127.0.0.1:${port}`;
-      const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`)) as Array<
-        { member: string; key: string }
-      >;
-      const context = await browser.createBrowserContext();
-      const page = await context.newPage();
-      page.setDefaultTimeout(20_000);
-      await page.setViewport({ width: 1280, height: 900 });
-      const errors: string[] = [];
-      page.on("pageerror", (error) => errors.push(String(error)));
-
-      await page.goto(`${base}/`, { waitUntil: "networkidle0" });
-      await page.waitForSelector("#access_key");
-      await page.type("#access_key", keys.find((k) => k.member === "demo-manager")!.key);
-      await page.click("form button[type=submit]");
-      await page.waitForSelector("[data-testid=portfolio-row]", { timeout: 30_000 });
-
-      // A store with counted savings in the dataset's last summer, read over a range that cuts
-      // its first month and reaches the dataset's end.
-      const dataset = (await api<{ end: string }>(page, "/api/v1/dataset")).body;
-      const start = `${dataset.end.slice(0, 4)}-01-15`;
-      const end = dataset.end;
-      const stores = (await api<StoresResponse>(page, "/api/v1/stores")).body.stores;
-      let chosen: { id: number; scope_id: number } | undefined;
-      let months: MonthsResponse | undefined;
-      for (const store of stores) {
-        const answer = await api<MonthsResponse>(
-          page,
-          `/api/v1/stores/${store.id}/months?scope_id=${store.scope_id}&start=${start}&end=${end}`,
-        );
-        assert.equal(answer.status, 200);
-        if (answer.body.total.summary.savings_days > 0) {
-          chosen = store;
-          months = answer.body;
-          break;
-        }
-      }
-      assert.ok(chosen !== undefined && months !== undefined, "a demo store has savings");
-      const metrics = (await api<MetricsResponse>(
-        page,
-        `/api/v1/stores/${chosen.id}/metrics?scope_id=${chosen.scope_id}&start=${start}&end=${end}`,
-      )).body;
-
-      const openStore = async () => {
-        await page.goto(`${base}/console/stores/${chosen!.id}?start=${start}&end=${end}`, {
-          waitUntil: "networkidle0",
-        });
-        await page.waitForSelector("[data-testid=savings-chart] canvas");
-        await page.waitForSelector("[data-testid=month-row]");
-      };
-
-      await t.step("English: consumption with EBA, savings with the TES targets", async () => {
-        await openStore();
+      await journey(t, "English: consumption with EBA, savings with the TES targets", async () => {
+        const { page, errors } = await openPage(run);
+        await signIn(run, page, "demo-manager");
+        const { metrics, months } = await openStore(run, page);
         // The consumption chart draws no savings target; the savings chart draws them all.
         const legend = async (chart: string) =>
           (await texts(page, `[data-testid=${chart}] .u-legend .u-label`)).join(" | ");
@@ -166,10 +94,10 @@ Deno.test({
         const verdicts = await texts(page, "[data-testid=verdict]");
         assert.deepEqual(
           verdicts,
-          VERDICT_FIELDS.map((field, i) => {
-            const value = (metrics.summary as Record<string, unknown>)[field];
-            return `${LABELS[i]}: ${value === null ? "not evaluated" : value ? "met" : "not met"}`;
-          }),
+          expectedVerdicts(
+            metrics,
+            (v) => `: ${v === null ? "not evaluated" : v ? "met" : "not met"}`,
+          ),
         );
         const body = (await texts(page, "main"))[0];
         assert.doesNotMatch(body, /(pass|fail)\s*TES/i, "no verdict is said twice");
@@ -188,10 +116,10 @@ Deno.test({
 
         // The monthly table: one row per month and the total, rounded for people, exact on hover.
         const rows = await page.$$("[data-testid=month-row]");
-        assert.equal(rows.length, months!.months.length);
+        assert.equal(rows.length, months.months.length);
         assert.ok(await page.$("[data-testid=months-total]"));
         const actual = await cells(page, "[data-testid=month-row] [data-testid=month-actual]");
-        months!.months.forEach((m, i) => {
+        months.months.forEach((m, i) => {
           if (m.summary.actual_kwh === null) return;
           assert.equal(actual[i][1], `${m.summary.actual_kwh} kWh`);
           assert.equal(
@@ -203,7 +131,7 @@ Deno.test({
           );
         });
         const earlier = await cells(page, "[data-testid=month-row] [data-testid=month-earlier]");
-        const first = months!.months[0].year_earlier!;
+        const first = months.months[0].year_earlier!;
         assert.equal(
           earlier[0][1],
           `${first.summary.actual_kwh} kWh (${first.start} – ${first.end})`,
@@ -211,11 +139,11 @@ Deno.test({
         // The first month is cut by the range, and says so.
         const heads = await texts(page, "[data-testid=month-row] th");
         assert.match(heads[0], /^Jan \d{4} \(15–31\)$/);
-        const saved = months!.months.find((m) => m.summary.aes_kwh !== null)!;
+        const saved = months.months.find((m) => m.summary.aes_kwh !== null)!;
         const aes = await cells(
           page,
           `[data-testid=month-row]:nth-child(${
-            months!.months.indexOf(saved) + 1
+            months.months.indexOf(saved) + 1
           }) [data-testid=month-aes]`,
         );
         assert.equal(aes[0][1], `${saved.summary.aes_kwh} kWh`);
@@ -233,17 +161,16 @@ Deno.test({
         assert.deepEqual(errors, []);
       });
 
-      await t.step("Chinese: the same panel and table in Chinese", async () => {
+      await journey(t, "Chinese: the same panel and table in Chinese", async () => {
+        const { page, errors } = await openPage(run);
+        await signIn(run, page, "demo-manager");
         await page.select("header .language select", "zh-CN");
         await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
-        await openStore();
+        const { metrics } = await openStore(run, page);
         const verdicts = await texts(page, "[data-testid=verdict]");
         assert.deepEqual(
           verdicts,
-          VERDICT_FIELDS.map((field, i) => {
-            const value = (metrics.summary as Record<string, unknown>)[field];
-            return `${LABELS[i]}：${value === null ? "未评估" : value ? "达标" : "未达标"}`;
-          }),
+          expectedVerdicts(metrics, (v) => `：${v === null ? "未评估" : v ? "达标" : "未达标"}`),
         );
         assert.equal((await texts(page, "#savings-title"))[0], "相对基线的节能量");
         assert.equal((await texts(page, "#months-title"))[0], "按月");
@@ -262,12 +189,8 @@ Deno.test({
         await page.select("header .language select", "en");
         assert.deepEqual(errors, []);
       });
-      await context.close();
     } finally {
-      await browser.close();
-      await service.stop();
-      await drop();
-      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+      await run.stop();
     }
   },
 });
