@@ -7,7 +7,11 @@
 // where PostgreSQL's server binaries are not installed.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import { ConfigProvider, Context, Effect, Layer, Logger, Option, Redacted } from "effect";
 import pg from "pg";
+import { AppConfig, DEFAULT_REPLICA } from "../src/config.ts";
+import { DatabaseLive } from "../src/db/database.ts";
+import { ReadReplica } from "../src/db/read_replica.ts";
 import { baseEnv, type ServiceProcess, spawnService } from "./service_process.ts";
 
 // The server binaries: PG_BIN, else the newest /usr/lib/postgresql/<version>/bin that has them.
@@ -333,6 +337,18 @@ Deno.test({
       assert.equal(asOfOld.text, stale.text);
       assert.ok(asOfOld.ms < 300, `no wait for a replayed commit (${asOfOld.ms} ms)`);
       assert.equal(await ready(), "replica", "a paused replica inside the lag limit is still read");
+      // A session made now is on the primary only: a read with its cookie is not refused.
+      const signIn = await fetch(`${withReplica}/auth/session`, {
+        method: "POST",
+        headers: { origin: withReplica, "content-type": "application/json" },
+        body: JSON.stringify({ access_key: writer }),
+      });
+      await signIn.body?.cancel();
+      assert.equal(signIn.status, 200);
+      const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0];
+      const bySession = await fetch(`${withReplica}/api/v1/stores`, { headers: { cookie } });
+      await bySession.body?.cancel();
+      assert.equal(bySession.status, 200, "a session the replica has not replayed");
 
       // 3. Replay resumed: the replica serves the new data.
       await query(standbyPort, "SELECT pg_wal_replay_resume()");
@@ -369,6 +385,76 @@ Deno.test({
       for (const data of running.reverse()) {
         await pgCtl(data, "-m", "immediate", "-w", "stop").catch(() => {});
       }
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+const configOf = (env: Record<string, string>) =>
+  Effect.runPromise(
+    Effect.either(
+      Effect.withConfigProvider(
+        AppConfig.fromEnv,
+        ConfigProvider.fromMap(new Map(Object.entries(env))),
+      ),
+    ),
+  );
+
+Deno.test("replica settings: optional URL, wait and lag limits checked", async () => {
+  const none = await configOf({});
+  assert.ok(none._tag === "Right");
+  assert.ok(Option.isNone(none.right.databaseReadUrl));
+  assert.deepEqual(none.right.replica, DEFAULT_REPLICA);
+  const blank = await configOf({ DATABASE_READ_URL: "  " });
+  assert.ok(blank._tag === "Right" && Option.isNone(blank.right.databaseReadUrl));
+  const set = await configOf({
+    DATABASE_READ_URL: "postgres://reader@standby/energy",
+    DATABASE_READ_WAIT_MS: "0",
+    DATABASE_READ_MAX_LAG_MS: "5000",
+  });
+  assert.ok(set._tag === "Right");
+  assert.equal(
+    Redacted.value(Option.getOrThrow(set.right.databaseReadUrl)),
+    "postgres://reader@standby/energy",
+  );
+  assert.deepEqual(set.right.replica, { waitMs: 0, maxLagMs: 5000 });
+  const refused: Array<Record<string, string>> = [
+    { DATABASE_READ_WAIT_MS: "-1" },
+    { DATABASE_READ_WAIT_MS: "10001" },
+    { DATABASE_READ_MAX_LAG_MS: "999" },
+  ];
+  for (const bad of refused) {
+    assert.equal((await configOf(bad))._tag, "Left", JSON.stringify(bad));
+  }
+});
+
+Deno.test({
+  name: "embedded database: DATABASE_READ_URL is ignored, with a log line",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "replica_embedded_" });
+    const messages: Array<string> = [];
+    const logger = Logger.make(({ message }) => messages.push(JSON.stringify(message)));
+    try {
+      const configured = await Effect.runPromise(
+        Effect.scoped(Effect.map(Layer.build(DatabaseLive), (c) => Context.get(c, ReadReplica)))
+          .pipe(
+            Effect.map((replica) => replica.configured),
+            Effect.provide(AppConfig.make({
+              databaseUrl: Option.none(),
+              databaseReadUrl: Option.some(Redacted.make("postgres://reader@127.0.0.1:1/none")),
+              dataDir: dir,
+            })),
+            Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+          ),
+      );
+      assert.equal(configured, false);
+      assert.ok(
+        messages.some((m) => m.includes("DATABASE_READ_URL is ignored")),
+        messages.join("\n"),
+      );
+    } finally {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },

@@ -3,10 +3,11 @@
 // known_at, else the current data); everything else stays on the primary.
 import type * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Effect, Option } from "effect";
+import { Cause, Effect, Exit, Option } from "effect";
 import { DataSeal } from "../auth/data_seal.ts";
 import { onTarget, type ReadNeed, ReadReplica } from "../db/read_replica.ts";
 import { asOfOf, canonicalInstant, isInstant } from "../domain/as_of.ts";
+import { statusOfError } from "../domain/errors.ts";
 
 const CURRENT: ReadNeed = { kind: "current" };
 
@@ -46,5 +47,12 @@ export const readRouteMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
     const url = new URL(request.url, "http://service");
     if (!url.pathname.startsWith("/api/v1/")) return yield* app;
     const target = yield* replica.value.route(yield* needOf(url.searchParams));
-    return yield* onTarget(target)(app);
+    if (target === "primary") return yield* app;
+    // A credential the replica does not know yet (a session or key made moments ago on the
+    // primary) is asked again of the primary: signing in and reading at once must not be 401.
+    const exit = yield* Effect.exit(onTarget("replica")(app));
+    const refused = Exit.isSuccess(exit)
+      ? exit.value.status === 401
+      : statusOfError(Cause.squash(exit.cause)) === 401;
+    return yield* (refused ? app : exit);
   });
