@@ -5,6 +5,8 @@
 import pg from "pg";
 // @ts-types="./puppeteer_core.d.ts"
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+
+export type { Page };
 import { buildConsole } from "../src/console/build.ts";
 import { testDatabaseUrl } from "./db.ts";
 
