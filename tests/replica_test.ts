@@ -349,6 +349,18 @@ Deno.test({
       const bySession = await fetch(`${withReplica}/api/v1/stores`, { headers: { cookie } });
       await bySession.body?.cancel();
       assert.equal(bySession.status, 200, "a session the replica has not replayed");
+      // So is a preview: reading it back at once finds it.
+      const preview = JSON.parse(
+        (await ok(call(withReplica, "POST", "/api/v1/imports/preview", {
+          filename: "day.csv",
+          content_base64: Buffer.from(
+            `品牌,门店,日期,日能耗\r\n${store.brand_name},${store.name},${day3},1.0000\r\n`,
+            "utf8",
+          ).toString("base64"),
+          reason: "replica test",
+        }, { "idempotency-key": crypto.randomUUID() }))).text,
+      ) as { id: number };
+      await ok(call(withReplica, "GET", `/api/v1/imports/${preview.id}`));
 
       // 3. Replay resumed: the replica serves the new data.
       await query(standbyPort, "SELECT pg_wal_replay_resume()");

@@ -48,11 +48,12 @@ export const readRouteMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
     if (!url.pathname.startsWith("/api/v1/")) return yield* app;
     const target = yield* replica.value.route(yield* needOf(url.searchParams));
     if (target === "primary") return yield* app;
-    // A credential the replica does not know yet (a session or key made moments ago on the
-    // primary) is asked again of the primary: signing in and reading at once must not be 401.
+    // What the replica does not know yet (a session or key made moments ago on the primary, a
+    // preview just stored) is asked again of the primary: a client reading what it has just made
+    // is not answered 401 or 404.
     const exit = yield* Effect.exit(onTarget("replica")(app));
-    const refused = Exit.isSuccess(exit)
-      ? exit.value.status === 401
-      : statusOfError(Cause.squash(exit.cause)) === 401;
-    return yield* (refused ? app : exit);
+    const status = Exit.isSuccess(exit)
+      ? exit.value.status
+      : statusOfError(Cause.squash(exit.cause));
+    return yield* (status === 401 || status === 404 ? app : exit);
   });
