@@ -18,7 +18,8 @@ export const unwatchPool = (pool: pg.Pool) => {
   pools.delete(pool);
 };
 
-// Every live pool together (the service has one); undefined when none has been made.
+// Every live pool together (the service has one, two with a read replica); undefined when none has
+// been made.
 export const pgPoolFacts = (): PoolFacts | undefined => {
   let total = 0, idle = 0, waiting = 0, max = 0, live = 0;
   for (const pool of pools) {
