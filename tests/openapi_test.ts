@@ -35,6 +35,7 @@ const BODY_OPERATIONS = [
   "patch /api/v1/stores/{store_id}/profile",
   "post /api/v1/imports/preview",
   "post /api/v1/imports/{batch_id}/commit",
+  "post /api/v1/imports/{batch_id}/discard",
 ];
 
 Deno.test("every error answer is the Error body, with the codes of its status", () => {

@@ -3,8 +3,17 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
 import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
-import { DateString, IdFromString } from "../domain/common.ts";
-import { CommitInput, Import, Lineage, PreviewInput, Template } from "../domain/imports.ts";
+import { CountFromString, DateString, IdFromString } from "../domain/common.ts";
+import {
+  CommitInput,
+  DiscardResult,
+  Import,
+  ImportAction,
+  ImportReview,
+  Lineage,
+  PreviewInput,
+  Template,
+} from "../domain/imports.ts";
 import { fileOperation, XLSX_MEDIA } from "./export_api.ts";
 import { CALLER, JSON_BODY, operation, STORE_OBJECT, WRITE } from "./openapi.ts";
 import { IdempotencyHeaders, RowPageParams } from "./params.ts";
@@ -16,6 +25,50 @@ export const TemplateParams = Schema.Struct({
   end: Schema.optional(DateString),
   download: Schema.optional(Schema.Literal("1")).annotations({
     description: "1: answer the workbook itself instead of the JSON Template",
+  }),
+});
+
+const ACTION_TEXT = `(${ImportAction.literals.join("|")})`;
+const ACTION_LIST = new RegExp(`^${ACTION_TEXT}(,${ACTION_TEXT})*$`);
+
+// "UPDATE,INSERT": import actions separated by commas, each at most once.
+export const ActionList = Schema.transform(
+  Schema.String.pipe(
+    Schema.maxLength(200),
+    Schema.pattern(ACTION_LIST, {
+      message: () => `expected import actions separated by commas (${ImportAction.literals})`,
+    }),
+  ),
+  Schema.Array(ImportAction),
+  {
+    strict: true,
+    decode: (text) => [...new Set(text.split(","))] as Array<ImportAction>,
+    encode: (actions) => actions.join(","),
+  },
+).annotations({
+  jsonSchema: {
+    type: "string",
+    pattern: ACTION_LIST.source,
+    description: "Import actions separated by commas, such as UPDATE,INSERT",
+  },
+});
+
+// What a review sends: a filter of the rows, a page of them, or all of them as a CSV file.
+export const ReviewParams = Schema.Struct({
+  action: Schema.optional(ActionList).annotations({
+    description: "Only rows with one of these actions (default: every action)",
+  }),
+  warned: Schema.optional(Schema.Literal("1")).annotations({
+    description: "1: only rows with a plausibility warning",
+  }),
+  row_offset: Schema.optional(CountFromString).annotations({
+    description: "Rows to skip among those that match, in file order (default 0)",
+  }),
+  row_limit: Schema.optional(IdFromString).annotations({
+    description: "At most this many rows (default, and at most: 10,000, a whole file)",
+  }),
+  download: Schema.optional(Schema.Literal("csv")).annotations({
+    description: "csv: answer the same rows as a CSV file (UTF-8, a BOM) to keep or share",
   }),
 });
 
@@ -101,6 +154,51 @@ export class ImportsApi extends HttpApiGroup.make("imports")
       })),
   )
   .add(
+    HttpApiEndpoint.get("review", "/imports/:batch_id/review")
+      .annotate(Admission, admits("write", false))
+      .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setUrlParams(ReviewParams)
+      .addSuccess(ImportReview)
+      .annotateContext(
+        fileOperation(
+          {
+            summary: "Review an upload batch before its commit",
+            description: "An upload batch's rows named by their place in the file (worksheet, " +
+              "row and column as a spreadsheet shows them), with the plausibility warnings its " +
+              "preview found (a value far from the store's recent days, a drop to zero: they " +
+              "never block the commit). `action` and `warned` filter the rows, `row_offset` and " +
+              "`row_limit` page through those that match (`matched_rows` counts them all), and " +
+              "`download=csv` answers them as a CSV file. Counts cover every row. Needs the " +
+              "write and read permissions, as the preview.",
+            errors: [...CALLER, ...STORE_OBJECT, "ROLE_READ_ONLY", "NOT_COMMITTABLE"],
+          },
+          ["text/csv; charset=utf-8"],
+          true,
+        ),
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("discard", "/imports/:batch_id/discard")
+      .annotate(Admission, admits("write", false))
+      .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setPayload(CommitInput)
+      .addSuccess(DiscardResult)
+      .annotateContext(operation({
+        summary: "Discard a previewed batch",
+        description: "The preview expires at once (its status reads EXPIRED) and can never be " +
+          "committed; nothing else changes. Discarding it again answers the same. A committed " +
+          "batch is 409. The body is `{}`. Needs the write and read permissions.",
+        errors: [
+          ...CALLER,
+          ...JSON_BODY,
+          ...WRITE,
+          ...STORE_OBJECT,
+          "NOT_COMMITTABLE",
+          "ALREADY_COMMITTED",
+        ],
+      })),
+  )
+  .add(
     HttpApiEndpoint.get("batch", "/imports/:batch_id")
       .setPath(Schema.Struct({ batch_id: IdFromString }))
       .setUrlParams(RowPageParams)
@@ -129,5 +227,6 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   .prefix("/api/v1")
   .annotate(
     OpenApi.Description,
-    "Importing cleaned energy: template, preview, commit, batch detail and row lineage",
+    "Importing cleaned energy: template, preview, review, discard, commit, batch detail and " +
+      "row lineage",
   ) {}

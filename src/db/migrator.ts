@@ -15,6 +15,7 @@ import m0009 from "../../migrations/0009_unused_day_index.sql" with { type: "tex
 import m0010 from "../../migrations/0010_state_revision_key.sql" with { type: "text" };
 import m0011 from "../../migrations/0011_set_checked_references.sql" with { type: "text" };
 import m0012 from "../../migrations/0012_revision_states.sql" with { type: "text" };
+import m0013 from "../../migrations/0013_import_review.sql" with { type: "text" };
 
 // Each migration is a plain SQL file, imported as text (no globbing at run time: the record below
 // is the list).
@@ -31,6 +32,7 @@ export const migrationTexts: Readonly<Record<string, string>> = {
   "0010_state_revision_key": m0010,
   "0011_set_checked_references": m0011,
   "0012_revision_states": m0012,
+  "0013_import_review": m0013,
 };
 
 export const migrations = Object.fromEntries(

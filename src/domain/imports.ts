@@ -107,3 +107,76 @@ export const Lineage = Schema.Struct({
   source_reference: Nullable(FreeObject),
   sources: Schema.Array(SourceRecord),
 }).annotations({ identifier: "Lineage" });
+
+// --- The review of a preview (docs/imports.md, "Reviewing a preview"): beyond the contract, its
+// own read, so that the Import answer keeps the contract's shape.
+
+export const PlausibilityCode = Schema.Literal(
+  "FAR_ABOVE_RECENT",
+  "FAR_BELOW_RECENT",
+  "DROP_TO_ZERO",
+);
+export type PlausibilityCode = typeof PlausibilityCode.Type;
+
+export const PlausibilityWarning = Schema.Struct({
+  code: PlausibilityCode,
+  message: Schema.String,
+  value_kwh: DecimalString,
+  before_kwh: Nullable(DecimalString),
+  recent_mean_kwh: Nullable(DecimalString),
+  recent_days: Count,
+}).annotations({
+  identifier: "PlausibilityWarning",
+  description: "A value worth a second look; it never blocks the commit",
+});
+
+export const ReviewRow = Schema.Struct({
+  id: Id,
+  row_number: Id,
+  sheet: Nullable(Schema.String).annotations({
+    description: "The worksheet (XLSX); null for a CSV file",
+  }),
+  file_row: Id.annotations({
+    description: "The row of the worksheet or of the CSV file (its header is row 1)",
+  }),
+  column: Schema.String.annotations({
+    description: "The column letter (XLSX) or the header name (CSV)",
+  }),
+  brand: Nullable(Schema.String),
+  store_name: Nullable(Schema.String),
+  resolved_store_id: Id,
+  business_date: DateString,
+  raw_date: Nullable(Schema.String),
+  raw_energy: Nullable(Schema.String),
+  before_energy_kwh: Nullable(DecimalString),
+  proposed_energy_kwh: Nullable(DecimalString),
+  action: ImportAction,
+  quality_note: Nullable(Schema.String),
+  note_field: Nullable(Schema.String),
+  warnings: Schema.Array(PlausibilityWarning),
+}).annotations({ identifier: "ReviewRow" });
+export type ReviewRow = typeof ReviewRow.Type;
+
+export const ImportReview = Schema.Struct({
+  id: Id,
+  batch_no: Schema.String,
+  filename: Nullable(Schema.String),
+  status: Schema.String,
+  uploaded_at: Schema.String,
+  total_rows: Count,
+  changing_rows: Count.annotations({ description: "Rows the commit writes (a revision each)" }),
+  action_counts: Schema.Record({ key: Schema.String, value: Count }),
+  warned_rows: Count,
+  warning_counts: Schema.Record({ key: Schema.String, value: Count }),
+  matched_rows: Count.annotations({ description: "Rows that match the filter, all pages" }),
+  row_offset: Count,
+  rows: Schema.Array(ReviewRow),
+}).annotations({ identifier: "ImportReview" });
+export type ImportReview = typeof ImportReview.Type;
+
+export const DiscardResult = Schema.Struct({
+  id: Id,
+  batch_no: Schema.String,
+  status: Schema.String,
+  discarded_at: Schema.String,
+}).annotations({ identifier: "DiscardResult" });

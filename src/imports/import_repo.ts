@@ -11,6 +11,7 @@ import { applyRevisions, createRevisionTable, recordCommits } from "../energy/da
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CurrentDay, PlannedRow } from "./model.ts";
+import { type PlausibilityWarning, RECENT_DAYS, type RecentLevel } from "./plausibility.ts";
 import { span } from "../ops/span.ts";
 
 // How long a previewed batch can be committed, and how long an Idempotency-Key is remembered.
@@ -59,6 +60,8 @@ export interface BatchHead {
   readonly batch_kind: string;
   readonly status: "PREVIEWED" | "COMMITTED";
   readonly expired: boolean;
+  // Discarded by a clerk (it expired then).
+  readonly discarded: boolean;
   readonly change_reason: string | null;
 }
 
@@ -103,6 +106,27 @@ export interface ImportRowOut {
   readonly note_field: string | null;
 }
 
+// A ReviewRow as read: its warnings as their JSON text (null: none).
+export interface ReviewRowOut {
+  readonly id: number;
+  readonly row_number: number;
+  readonly sheet: string | null;
+  readonly file_row: number;
+  readonly column: string;
+  readonly brand: string | null;
+  readonly store_name: string | null;
+  readonly resolved_store_id: number;
+  readonly business_date: string;
+  readonly raw_date: string | null;
+  readonly raw_energy: string | null;
+  readonly before_energy_kwh: string | null;
+  readonly proposed_energy_kwh: string | null;
+  readonly action: ImportAction;
+  readonly quality_note: string | null;
+  readonly note_field: string | null;
+  readonly warnings: string | null;
+}
+
 // The ranges of days that cover `keys`: per store, its first to its last day when they are at most
 // twice as many days as it has keys (a file of stores x consecutive days: one index range scan
 // each, where a lookup per key costs four times as much), else each of its days alone. So the days
@@ -136,6 +160,66 @@ export const dayRanges = (keys: ReadonlyArray<{ scopeId: number; date: string }>
     }
   }
   return { scopeIds, firsts, lasts };
+};
+
+// The windows of RECENT_DAYS days before each key's day, and the day itself, merged per store into
+// intervals (overlapping or adjacent windows are one interval), in pages of whole intervals of at
+// most RECENT_PAGE_DAYS days (an interval longer than that is a page of its own). Each key names
+// its interval by its 1-based place in the page.
+export const RECENT_PAGE_DAYS = 4_000;
+export const recentIntervals = (keys: ReadonlyArray<{ scopeId: number; date: string }>) => {
+  const byScope = new Map<number, Set<string>>();
+  for (const k of keys) {
+    const dates = byScope.get(k.scopeId);
+    if (dates === undefined) byScope.set(k.scopeId, new Set([k.date]));
+    else dates.add(k.date);
+  }
+  const newPage = () => ({
+    scopeIds: [] as Array<number>,
+    firsts: [] as Array<string>,
+    lasts: [] as Array<string>,
+    keyIntervals: [] as Array<number>,
+    keyScopes: [] as Array<number>,
+    keyDates: [] as Array<string>,
+  });
+  const pages: Array<ReturnType<typeof newPage>> = [];
+  let page = newPage();
+  let days = 0;
+  const close = (scopeId: number, dates: ReadonlyArray<string>) => {
+    const first = addDays(dates[0], -RECENT_DAYS);
+    const last = dates[dates.length - 1];
+    const length = dayIndex(last) - dayIndex(first) + 1;
+    if (days > 0 && days + length > RECENT_PAGE_DAYS) {
+      pages.push(page);
+      page = newPage();
+      days = 0;
+    }
+    page.scopeIds.push(scopeId);
+    page.firsts.push(first);
+    page.lasts.push(last);
+    for (const date of dates) {
+      page.keyIntervals.push(page.scopeIds.length);
+      page.keyScopes.push(scopeId);
+      page.keyDates.push(date);
+    }
+    days += length;
+  };
+  for (const [scopeId, set] of byScope) {
+    const sorted = [...set].sort();
+    let run: Array<string> = [];
+    for (const date of sorted) {
+      // The next window starts RECENT_DAYS before its day: it joins the run when that is at most
+      // the day after the run's last day.
+      if (run.length > 0 && dayIndex(date) - RECENT_DAYS > dayIndex(run[run.length - 1]) + 1) {
+        close(scopeId, run);
+        run = [];
+      }
+      run.push(date);
+    }
+    if (run.length > 0) close(scopeId, run);
+  }
+  if (page.scopeIds.length > 0) pages.push(page);
+  return pages;
 };
 
 // Days of current facts read per statement by a preview: each statement's answer (and what the
@@ -279,6 +363,8 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       readonly sha256: string;
       readonly format: "XLSX" | "CSV";
       readonly rows: ReadonlyArray<PlannedRow>;
+      // Each row's plausibility warnings, by index of `rows` (absent or empty: none).
+      readonly warnings?: ReadonlyArray<ReadonlyArray<PlausibilityWarning>>;
     }) =>
       Effect.gen(function* () {
         const size = input.bytes.byteLength;
@@ -336,7 +422,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         // handed over: they move to the embedded database's worker without a copy.
         const stored: Array<{ id: number; n: number }> = [];
         for (let at = 0; at < input.rows.length; at += SAVE_PAGE_ROWS) {
-          const page = input.rows.slice(at, at + SAVE_PAGE_ROWS).map((p) => ({
+          const page = input.rows.slice(at, at + SAVE_PAGE_ROWS).map((p, i) => ({
             n: p.row.rowNumber,
             store: p.row.storeId,
             scope: p.row.scopeId,
@@ -358,25 +444,26 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
             row: p.row.location.row,
             col: p.row.location.column,
             note: p.row.note ?? null,
+            w: (input.warnings?.[at + i]?.length ?? 0) > 0 ? input.warnings![at + i] : null,
           }));
           const inserted = yield* sql<{ id: number; n: number }>`
             INSERT INTO import_rows
               (batch_id, row_number, resolved_store_id, scope_id, business_date, raw_brand,
                raw_store_name, raw_date, raw_energy, proposed_kwh, proposed_void, before_kwh,
                before_is_void, before_revision_no, action, source_kind, quality_status,
-               quality_note, note_field, lineage_status, source_reference)
+               quality_note, note_field, lineage_status, source_reference, warnings)
             SELECT ${batch.id}, i.n, i.store, i.scope, i.date, i.brand, i.name, i.raw_date,
               i.raw, i.kwh, i.void, i.before, i.before_void, i.before_rev, i.action,
               'MANUAL_UPLOAD', i.qs, i.qn, i.nf, ${LINEAGE_SEALED},
               jsonb_strip_nulls(jsonb_build_object(
                 'batch_no', ${batch.batch_no}::text, 'source_table', ${table}::text,
                 'row_number', i.n, 'source_record_id', r.id, 'sheet', i.sheet, 'row', i."row",
-                'column', i.col, 'note', i.note))
+                'column', i.col, 'note', i.note)), i.w
             FROM json_to_recordset(${handOver(jsonArrayBytes(page))}::json) AS i(
                 n int, store int, scope int, date date, brand text, name text, raw_date text,
                 raw text, kwh numeric, void boolean, before numeric, before_void boolean,
                 before_rev int, action text, qs text, qn text, nf text, sheet text, "row" int,
-                col text, note text)
+                col text, note text, w jsonb)
               JOIN json_to_recordset(${recordIds}::json) AS r(id int, sheet text)
                 ON r.sheet IS NOT DISTINCT FROM i.sheet
             RETURNING id, row_number AS n`;
@@ -396,7 +483,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     const lockBatch = (batchId: number) =>
       sql<BatchHead>`
         SELECT b.id, b.batch_no, b.batch_kind, b.status, b.expires_at < now() AS expired,
-          b.change_reason
+          b.discarded_at IS NOT NULL AS discarded, b.change_reason
         FROM import_batches b WHERE b.id = ${batchId}
         FOR UPDATE OF b`.pipe(Effect.map((rows) => rows[0] as BatchHead | undefined));
 
@@ -518,6 +605,121 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         span("ImportRepo.batchScope"),
       );
 
+    // --- The review of a preview.
+
+    // The recent days of each key's day (plausibility.ts): how many of the RECENT_DAYS days before
+    // it have a served value, and their exact sum. The keys' windows are merged into intervals per
+    // store (recentIntervals), each read by one index range scan; the sums are moving window
+    // aggregates over the served days and the keys' own days (which add nothing: count and sum
+    // skip their NULL). A statement per page of intervals.
+    const recentLevels = (keys: ReadonlyArray<{ scopeId: number; date: string }>) =>
+      Effect.map(
+        Effect.forEach(recentIntervals(keys), (page) =>
+          sql<RecentLevel & { scopeId: number; date: string }>`
+            SELECT x.scope_id AS "scopeId", x.day::text AS date, x.days, x.total::text AS total
+            FROM (
+              SELECT v.scope_id, v.day, v.key,
+                (count(v.kwh) OVER w)::int AS days, sum(v.kwh) OVER w AS total
+              FROM (
+                SELECT i.n, i.scope_id, e.business_date AS day, e.served_kwh AS kwh, false AS key
+                FROM unnest(${page.scopeIds}::int[], ${page.firsts}::date[],
+                  ${page.lasts}::date[]) WITH ORDINALITY AS i(scope_id, first, last, n)
+                CROSS JOIN LATERAL (
+                  SELECT d.business_date, d.served_kwh FROM energy_days d
+                  WHERE d.scope_id = i.scope_id AND d.business_date BETWEEN i.first AND i.last
+                    AND d.served_kwh IS NOT NULL
+                ) e
+                UNION ALL
+                SELECT k.n, k.scope_id, k.day, NULL::numeric, true
+                FROM unnest(${page.keyIntervals}::int[], ${page.keyScopes}::int[],
+                  ${page.keyDates}::date[]) AS k(n, scope_id, day)
+              ) v
+              WINDOW w AS (PARTITION BY v.n ORDER BY v.day
+                RANGE BETWEEN ${sql.literal(`'${RECENT_DAYS} days'`)}::interval PRECEDING
+                  AND '1 day'::interval PRECEDING)
+            ) x
+            WHERE x.key`),
+        (pages) =>
+          pages.flat(),
+      ).pipe(span("ImportRepo.recentLevels"));
+
+    // A batch's head for its review (null when there is no such batch).
+    const reviewHead = (batchId: number) =>
+      sql<
+        ImportHead & {
+          batch_kind: string;
+          action_counts: Partial<Record<ImportAction, number>>;
+        }
+      >`
+        SELECT b.id, b.batch_no, b.batch_kind, b.filename,
+          CASE WHEN b.status = 'PREVIEWED' AND b.expires_at < now() THEN 'EXPIRED'
+               ELSE b.status END AS status,
+          ${sql.literal(utc("b.uploaded_at"))} AS uploaded_at,
+          ${sql.literal(utc("b.committed_at"))} AS committed_at, b.change_reason, b.action_counts
+        FROM import_batches b WHERE b.id = ${batchId}`.pipe(
+        Effect.map((rows) => rows[0]),
+        span("ImportRepo.reviewHead"),
+      );
+
+    // Counts of a batch's warnings, and of its rows that match a filter (actions: null, any).
+    const reviewCounts = (
+      batchId: number,
+      actions: ReadonlyArray<ImportAction> | null,
+      warnedOnly: boolean,
+    ) =>
+      sql<{ warned: number; matched: number; codes: string }>`
+        SELECT count(*) FILTER (WHERE r.warnings IS NOT NULL)::int AS warned,
+          count(*) FILTER (WHERE (${actions}::text[] IS NULL OR r.action = ANY(${actions}::text[]))
+            AND (NOT ${warnedOnly}::boolean OR r.warnings IS NOT NULL))::int AS matched,
+          coalesce((
+            SELECT json_object_agg(c.code, c.n)::text FROM (
+              SELECT w->>'code' AS code, count(*)::int AS n
+              FROM import_rows x, jsonb_array_elements(x.warnings) w
+              WHERE x.batch_id = ${batchId} AND x.warnings IS NOT NULL
+              GROUP BY 1
+            ) c), '{}') AS codes
+        FROM import_rows r WHERE r.batch_id = ${batchId}`.pipe(
+        Effect.map((rows) => rows[0]),
+        span("ImportRepo.reviewCounts"),
+      );
+
+    // The rows of a batch that match a filter, in file order, `limit` of them after `offset`.
+    const reviewRows = (
+      batchId: number,
+      actions: ReadonlyArray<ImportAction> | null,
+      warnedOnly: boolean,
+      offset: number,
+      limit: number,
+    ) =>
+      sql<ReviewRowOut>`
+        SELECT r.id, r.row_number, r.source_reference->>'sheet' AS sheet,
+          (r.source_reference->>'row')::int AS file_row, r.source_reference->>'column' AS "column",
+          r.raw_brand AS brand, r.raw_store_name AS store_name, r.resolved_store_id,
+          r.business_date::text AS business_date, r.raw_date, r.raw_energy,
+          round(r.before_kwh, 4)::text AS before_energy_kwh,
+          round(r.proposed_kwh, 4)::text AS proposed_energy_kwh, r.action, r.quality_note,
+          r.note_field, r.warnings::text AS warnings
+        FROM import_rows r
+        WHERE r.batch_id = ${batchId}
+          AND (${actions}::text[] IS NULL OR r.action = ANY(${actions}::text[]))
+          AND (NOT ${warnedOnly}::boolean OR r.warnings IS NOT NULL)
+        ORDER BY r.row_number
+        OFFSET ${offset} LIMIT ${limit}`.pipe(span("ImportRepo.reviewRows"));
+
+    // Discards a previewed upload batch (locked by the caller): it expires now and says who
+    // discarded it. A batch discarded before keeps its first instant.
+    const discard = (batchId: number, memberId: number) =>
+      sql<{ discarded_at: string }>`
+        UPDATE import_batches
+        SET discarded_at = coalesce(discarded_at, now()),
+          discarded_by = coalesce(discarded_by, ${memberId}),
+          expires_at = least(expires_at, now())
+        WHERE id = ${batchId}
+        RETURNING ${sql.literal(utc("discarded_at"))} AS discarded_at`.pipe(
+        Effect.map((rows) => rows[0].discarded_at),
+        span("ImportRepo.discard"),
+      );
+
     const lineageBody = (importRowId: number) =>
       sql.unsafe<{ body: string; store_id: number }>(lineageJson, [importRowId]).pipe(
         Effect.map((rows) => rows[0]),
@@ -538,6 +740,11 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       importRows,
       batchScope,
       lineageBody,
+      recentLevels,
+      reviewHead,
+      reviewCounts,
+      reviewRows,
+      discard,
     } as const;
   }),
 }) {}

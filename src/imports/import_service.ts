@@ -14,7 +14,13 @@ import {
   notReady,
   type ServiceUnavailable,
 } from "../domain/errors.ts";
-import { ImportAction, MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
+import {
+  ImportAction,
+  type ImportReview,
+  MAX_FILE_BYTES,
+  MAX_IMPORT_ROWS,
+  type ReviewRow,
+} from "../domain/imports.ts";
 import { addDays } from "../domain/range.ts";
 import { inScope, outsideStores, requirePermission } from "../auth/access.ts";
 import {
@@ -26,7 +32,8 @@ import {
   type SavedPreview,
 } from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
-import { countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { CHANGING_ACTIONS, countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { isChecked, plausibility, type PlausibilityWarning } from "./plausibility.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { CatalogRepo } from "../files/catalog_repo.ts";
@@ -130,6 +137,15 @@ const plannedRows = (saved: SavedPreview, planned: ReadonlyArray<PlannedRow>) =>
     lineage_status: LINEAGE_SEALED,
     note_field: p.noteField,
   }));
+
+// Which rows of a batch its review sends: those of some actions (null: any), only those with a
+// warning, `limit` of them after the first `offset` (in file order, among those that match).
+export interface ReviewFilter {
+  readonly actions: ReadonlyArray<ImportAction> | null;
+  readonly warnedOnly: boolean;
+  readonly offset: number;
+  readonly limit: number;
+}
 
 export interface PreviewRequest {
   readonly filename: string;
@@ -322,6 +338,23 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           );
         }).pipe(span("Imports.plan"));
 
+        // Plausibility warnings (plausibility.ts) against the store's recent days as served now.
+        const checked = planned.filter(isChecked);
+        const levels = checked.length === 0 ? [] : yield* dbBoundary(
+          repo.recentLevels(checked.map((p) => ({ scopeId: p.row.scopeId, date: p.row.date }))),
+        );
+        const warnings = yield* Effect.sync(() => {
+          const byScope = new Map<number, Map<string, (typeof levels)[number]>>();
+          for (const level of levels) {
+            const ofScope = byScope.get(level.scopeId);
+            if (ofScope === undefined) byScope.set(level.scopeId, new Map([[level.date, level]]));
+            else ofScope.set(level.date, level);
+          }
+          return planned.map((p): ReadonlyArray<PlausibilityWarning> =>
+            isChecked(p) ? plausibility(p, byScope.get(p.row.scopeId)?.get(p.row.date)) : []
+          );
+        }).pipe(span("Imports.plausibility"));
+
         const outcome = yield* dbBoundary(sql.withTransaction(Effect.gen(function* () {
           const taken = yield* repo.claim(caller.memberId, key, "PREVIEW", requestHash);
           if (taken !== undefined) {
@@ -338,6 +371,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             sha256: fileSha,
             format: file.format,
             rows: planned,
+            warnings,
           });
           yield* repo.completeClaim(caller.memberId, key, saved.batchId);
           return { replay: undefined, saved } as const;
@@ -385,6 +419,12 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return yield* conflict(
             `Batch ${head.batch_no} is already committed`,
             "ALREADY_COMMITTED",
+          );
+        }
+        if (head.discarded) {
+          return yield* conflict(
+            `Batch ${head.batch_no} was discarded; preview the file again`,
+            "BATCH_EXPIRED",
           );
         }
         if (head.expired) {
@@ -466,7 +506,90 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         return JsonText(found.body);
       }).pipe(span("ImportService.lineage"));
 
-    return { template, preview, commit, batch, lineage } as const;
+    // The review of an upload batch (write permission, as its preview: the clerk who previewed
+    // it reads it, raw is not needed). Its rows carry their place in the file and their warnings.
+    const review = (caller: CallerShape, batchId: number, filter: ReviewFilter) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "write");
+        const scope = yield* dbBoundary(repo.batchScope(batchId, caller.storeIds));
+        if (scope === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (scope.outside) return yield* batchForbidden;
+        const head = yield* dbBoundary(repo.reviewHead(batchId));
+        if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (head.batch_kind !== "UPLOAD") {
+          return yield* conflict(
+            `Batch ${head.batch_no} is a sealed platform batch: only uploads have a review`,
+            "NOT_COMMITTABLE",
+          );
+        }
+        const counts = allCounts(head.action_counts);
+        const tally = yield* dbBoundary(
+          repo.reviewCounts(batchId, filter.actions, filter.warnedOnly),
+        );
+        const found = yield* dbBoundary(
+          repo.reviewRows(batchId, filter.actions, filter.warnedOnly, filter.offset, filter.limit),
+        );
+        const rows = found.map((r): ReviewRow => ({
+          ...r,
+          warnings: r.warnings === null ? [] : JSON.parse(r.warnings),
+        }));
+        const codes = JSON.parse(tally.codes) as Record<string, number>;
+        return {
+          id: head.id,
+          batch_no: head.batch_no,
+          filename: head.filename,
+          status: head.status,
+          uploaded_at: head.uploaded_at,
+          total_rows: Object.values(counts).reduce((sum, n) => sum + n, 0),
+          changing_rows: [...CHANGING_ACTIONS].reduce((sum, a) => sum + counts[a], 0),
+          action_counts: counts,
+          warned_rows: tally.warned,
+          warning_counts: {
+            FAR_ABOVE_RECENT: codes.FAR_ABOVE_RECENT ?? 0,
+            FAR_BELOW_RECENT: codes.FAR_BELOW_RECENT ?? 0,
+            DROP_TO_ZERO: codes.DROP_TO_ZERO ?? 0,
+          },
+          matched_rows: tally.matched,
+          row_offset: filter.offset,
+          rows,
+        } satisfies ImportReview;
+      }).pipe(span("ImportService.review"));
+
+    // Discards a previewed upload batch: it expires now and can never be committed. Discarding it
+    // again, or once it expired, answers it as it is; a committed batch is 409.
+    const discard = (caller: CallerShape, batchId: number) =>
+      Effect.gen(function* () {
+        yield* requirePermission(caller, "write");
+        return yield* dbBoundary(sql.withTransaction(Effect.gen(function* () {
+          // The batch's lock orders a discard and a commit of it: one of them sees the other.
+          const head = yield* repo.lockBatch(batchId);
+          if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+          if ((yield* repo.batchScope(batchId, caller.storeIds))?.outside) {
+            return yield* batchForbidden;
+          }
+          if (head.batch_kind !== "UPLOAD") {
+            return yield* conflict(
+              `Batch ${head.batch_no} is a sealed platform batch and cannot be discarded`,
+              "NOT_COMMITTABLE",
+            );
+          }
+          if (head.status === "COMMITTED") {
+            return yield* conflict(
+              `Batch ${head.batch_no} is already committed`,
+              "ALREADY_COMMITTED",
+            );
+          }
+          const discardedAt = yield* repo.discard(batchId, caller.memberId);
+          return {
+            id: head.id,
+            batch_no: head.batch_no,
+            status: "EXPIRED",
+            discarded_at: discardedAt,
+          };
+        })));
+      }).pipe(span("ImportService.discard"));
+
+    return { template, preview, commit, batch, lineage, review, discard } as const;
   }),
   dependencies: [ImportRepo.Default, CatalogRepo.Default],
 }) {}

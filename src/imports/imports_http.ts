@@ -14,6 +14,9 @@ import { Caller } from "../domain/auth.ts";
 import { badRequest } from "../domain/errors.ts";
 import { downloadHeaders } from "../files/layout.ts";
 import { TEMPLATE_COLUMNS, templateLimits } from "../files/template.ts";
+import { protectText } from "../files/cell_text.ts";
+import { CSV_BOM, CSV_MEDIA_TYPE, csvLine } from "../exports/layout.ts";
+import { type ImportReview, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import { type ImportAnswer, ImportService } from "./import_service.ts";
 import { TemplateService } from "./template_service.ts";
 
@@ -50,6 +53,40 @@ const encode = (answer: ImportAnswer) => {
   const rows = answer.rows.pipe(Stream.map((page) => JsonText(JSON.stringify(page).slice(1, -1))));
   return jsonStream(`${top.slice(0, -1)},"rows":[`, rows, "]}", undefined, ",");
 };
+
+// The review's rows as a CSV file: their place in the file first, free text protected against
+// formula evaluation (as exports write it).
+const REVIEW_COLUMNS = [
+  "sheet",
+  "row",
+  "column",
+  "brand",
+  "store",
+  "date",
+  "raw_energy",
+  "before_kwh",
+  "proposed_kwh",
+  "action",
+  "warnings",
+  "quality_note",
+];
+export const reviewCsv = (review: ImportReview) =>
+  CSV_BOM + csvLine(REVIEW_COLUMNS) + review.rows.map((r) =>
+    csvLine([
+      protectText(r.sheet ?? ""),
+      String(r.file_row),
+      protectText(r.column),
+      protectText(r.brand ?? ""),
+      protectText(r.store_name ?? ""),
+      r.business_date,
+      protectText(r.raw_energy ?? ""),
+      r.before_energy_kwh ?? "",
+      r.proposed_energy_kwh ?? "",
+      r.action,
+      protectText(r.warnings.map((w) => `${w.code}: ${w.message}`).join("; ")),
+      protectText(r.quality_note ?? ""),
+    ])
+  ).join("");
 
 export const ImportsHttpLive = HttpApiBuilder.group(
   Api,
@@ -105,6 +142,25 @@ export const ImportsHttpLive = HttpApiBuilder.group(
                 encode,
               )),
         )
+        .handle("review", ({ path, urlParams }) =>
+          Effect.gen(function* () {
+            const caller = yield* Caller;
+            const review = yield* imports.review(caller, path.batch_id, {
+              actions: urlParams.action ?? null,
+              warnedOnly: urlParams.warned === "1",
+              offset: urlParams.row_offset ?? 0,
+              // A batch to review holds at most a file's rows.
+              limit: Math.min(urlParams.row_limit ?? MAX_IMPORT_ROWS, MAX_IMPORT_ROWS),
+            });
+            return urlParams.download === "csv"
+              ? HttpServerResponse.text(reviewCsv(review), {
+                contentType: CSV_MEDIA_TYPE,
+                headers: downloadHeaders(`review-${review.batch_no}.csv`),
+              })
+              : review;
+          }))
+        .handle("discard", ({ path }) =>
+          Effect.flatMap(Caller, (caller) => imports.discard(caller, path.batch_id)))
         .handle(
           "batch",
           ({ path, urlParams }) =>

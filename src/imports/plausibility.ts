@@ -1,0 +1,107 @@
+// Plausibility warnings of a preview's rows (docs/imports.md, "Plausibility warnings"): a value far
+// from the store's own recent days, or a day dropping to zero. Pure and exact (decimal.js); they
+// never block a commit, a clerk reads them before committing.
+import { Decimal } from "decimal.js";
+import type { ImportAction, PlausibilityCode } from "../domain/imports.ts";
+import type { PlannedRow } from "./model.ts";
+
+// The recent days of a row's day D: D-28 to D-1, of the same store, as they are served before the
+// commit; at least 7 of them must have a value for the range rules to apply.
+export const RECENT_DAYS = 28;
+export const MIN_RECENT_DAYS = 7;
+// "Far": more than 3 times the recent mean, or less than a third of it.
+export const FAR_FACTOR = 3;
+
+// The rows whose value a commit writes: their value is checked.
+const CHECKED: ReadonlySet<ImportAction> = new Set<ImportAction>([
+  "INSERT",
+  "UPDATE",
+  "RELINK",
+  "RESTORE",
+]);
+
+// The store's recent days before a row's day: how many have a value, and the exact sum of those
+// values (null when none has one). Their mean is compared without dividing.
+export interface RecentLevel {
+  readonly days: number;
+  readonly total: string | null;
+}
+
+export interface PlausibilityWarning {
+  readonly code: PlausibilityCode;
+  readonly message: string;
+  // The value written and what it is compared with, printed with 4 decimals.
+  readonly value_kwh: string;
+  readonly before_kwh: string | null;
+  // The recent mean, rounded half-up to 4 decimals for display (the rule compares it exactly).
+  readonly recent_mean_kwh: string | null;
+  readonly recent_days: number;
+}
+
+const fixed4 = (d: Decimal) => d.toFixed(4, Decimal.ROUND_HALF_UP);
+
+export const isChecked = (planned: PlannedRow) =>
+  CHECKED.has(planned.action) && planned.proposedKwh !== null;
+
+/**
+ * The warnings of one planned row, given its store's recent days (undefined: none read).
+ *
+ * - DROP_TO_ZERO: the value is 0 and the day serves a value above 0 now, or (the day serving none)
+ *   the recent mean is above 0.
+ * - FAR_ABOVE_RECENT: value > 3 x recent mean, that is value x n > 3 x sum over the n recent days.
+ * - FAR_BELOW_RECENT: value > 0 and 3 x value < recent mean, that is 3 x value x n < sum.
+ *
+ * The range rules need MIN_RECENT_DAYS recent days with a value; a zero is only ever DROP_TO_ZERO.
+ */
+export const plausibility = (
+  planned: PlannedRow,
+  recent: RecentLevel | undefined,
+): ReadonlyArray<PlausibilityWarning> => {
+  if (!isChecked(planned)) return [];
+  const value = new Decimal(planned.proposedKwh!);
+  const before = planned.beforeKwh === null || planned.beforeKwh.trim() === ""
+    ? null
+    : new Decimal(planned.beforeKwh);
+  const enough = recent !== undefined && recent.days >= MIN_RECENT_DAYS && recent.total !== null;
+  const n = enough ? recent.days : 0;
+  const sum = enough ? new Decimal(recent.total!) : null;
+  const mean = sum === null ? null : sum.div(n);
+  const date = planned.row.date;
+  const warning = (code: PlausibilityCode, message: string): PlausibilityWarning => ({
+    code,
+    message,
+    value_kwh: fixed4(value),
+    before_kwh: before === null ? null : fixed4(before),
+    recent_mean_kwh: mean === null ? null : fixed4(mean),
+    recent_days: recent?.days ?? 0,
+  });
+  const over = `its ${n} days with a value among the ${RECENT_DAYS} days before ${date}`;
+  if (value.isZero()) {
+    if (before !== null && before.gt(0)) {
+      return [warning("DROP_TO_ZERO", `0 kWh where ${date} now has ${fixed4(before)} kWh`)];
+    }
+    if (before === null && sum !== null && sum.gt(0)) {
+      return [warning(
+        "DROP_TO_ZERO",
+        `0 kWh where the store's mean is ${fixed4(mean!)} kWh over ${over}`,
+      )];
+    }
+    return [];
+  }
+  if (sum === null) return [];
+  if (value.times(n).gt(sum.times(FAR_FACTOR))) {
+    return [warning(
+      "FAR_ABOVE_RECENT",
+      `${fixed4(value)} kWh is more than ${FAR_FACTOR} times the store's mean of ` +
+        `${fixed4(mean!)} kWh over ${over}`,
+    )];
+  }
+  if (value.times(FAR_FACTOR).times(n).lt(sum)) {
+    return [warning(
+      "FAR_BELOW_RECENT",
+      `${fixed4(value)} kWh is less than a third of the store's mean of ${fixed4(mean!)} kWh ` +
+        `over ${over}`,
+    )];
+  }
+  return [];
+};
