@@ -84,6 +84,9 @@ interface Reply {
   readonly ms: number;
 }
 
+// Long enough that a read which waited is told from one that did not on a busy machine.
+const WAIT_MS = 1_500;
+
 const SECRET = "replica-test-session-secret-0123456789";
 
 Deno.test({
@@ -193,7 +196,7 @@ Deno.test({
       // primary alone: what the newest data is.
       const replicaService = start("with-replica", {
         DATABASE_READ_URL: url(standbyPort),
-        DATABASE_READ_WAIT_MS: "300",
+        DATABASE_READ_WAIT_MS: String(WAIT_MS),
         DATABASE_READ_MAX_LAG_MS: "60000",
       });
       const withReplica = `http://127.0.0.1:${await portOf(replicaService)}`;
@@ -315,7 +318,7 @@ Deno.test({
       );
       assert.equal(asOfNew.text, newest.text);
       assert.equal(asOfNew.headers.get("data-token"), newToken);
-      assert.ok(asOfNew.ms >= 300, `waited for the replica first (${asOfNew.ms} ms)`);
+      assert.ok(asOfNew.ms >= WAIT_MS, `waited for the replica first (${asOfNew.ms} ms)`);
       const metricsPath = `/api/v1/stores/${store.id}/metrics?${range}`;
       const metricsNew = await ok(
         call(withReplica, "GET", `${metricsPath}&data_token=${encodeURIComponent(newToken)}`),
@@ -335,7 +338,7 @@ Deno.test({
         call(withReplica, "GET", `${energyPath}&data_token=${encodeURIComponent(oldToken)}`),
       );
       assert.equal(asOfOld.text, stale.text);
-      assert.ok(asOfOld.ms < 300, `no wait for a replayed commit (${asOfOld.ms} ms)`);
+      assert.ok(asOfOld.ms < WAIT_MS, `no wait for a replayed commit (${asOfOld.ms} ms)`);
       assert.equal(await ready(), "replica", "a paused replica inside the lag limit is still read");
       // A session made now is on the primary only: a read with its cookie is not refused.
       const signIn = await fetch(`${withReplica}/auth/session`, {
@@ -370,25 +373,36 @@ Deno.test({
         call(withReplica, "GET", `${energyPath}&data_token=${encodeURIComponent(newToken)}`),
       );
       assert.equal(quick.text, newest.text);
-      assert.ok(quick.ms < 300, `a replayed token is not waited for (${quick.ms} ms)`);
+      assert.ok(quick.ms < WAIT_MS, `a replayed token is not waited for (${quick.ms} ms)`);
 
       // 4. The standby stopped: reads fall back to the primary, and the ready answer says so.
       await pgCtl(`${dir}/standby`, "-m", "fast", "-w", "stop");
       running.splice(running.indexOf(`${dir}/standby`), 1);
+      // A read that was handed a connection the standby had just closed may fail (503); the
+      // next ones read the primary.
       const stoppedAt = performance.now();
-      const fallback = await ok(call(withReplica, "GET", energyPath));
+      let fallback: Reply;
+      let failedReads = 0;
+      while (true) {
+        fallback = await call(withReplica, "GET", energyPath);
+        if (fallback.status === 200) break;
+        assert.equal(fallback.status, 503, fallback.text);
+        assert.ok(++failedReads <= 3, "reads fall back to the primary");
+      }
       const fallbackMs = performance.now() - stoppedAt;
       assert.equal(daysOf(fallback.text).get(day2), "222.2000");
       assert.equal(await ready(), "primary; replica unreachable");
       await commitDay(day3, "333.3000");
-      await until(withReplica, day3, "333.3000", 1_000);
+      await until(withReplica, day3, "333.3000", 5_000);
       assert.match(replicaService.lines.join("\n"), /reads go to the primary: replica unreachable/);
 
       console.log(
         `replica_test: replay of a commit seen in ${replayMs.toFixed(0)} ms; a newer token ` +
-          `answered in ${asOfNew.ms.toFixed(0)} ms (300 ms wait, then the primary); a replayed ` +
+          `answered in ${
+            asOfNew.ms.toFixed(0)
+          } ms (${WAIT_MS} ms wait, then the primary); a replayed ` +
           `token in ${quick.ms.toFixed(0)} ms; first read after the standby stopped in ` +
-          `${fallbackMs.toFixed(0)} ms; whole test ${
+          `${fallbackMs.toFixed(0)} ms (${failedReads} failed before it); whole test ${
             ((performance.now() - started) / 1000).toFixed(1)
           } s`,
       );

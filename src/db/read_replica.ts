@@ -243,8 +243,9 @@ export const makeReadReplica = (
           yield* fresh(POLL_MS / 2, probeReplica);
           if (!usable()) return "primary" as const;
           if (has(need)) return "replica" as const;
-          if (performance.now() + POLL_MS > deadline) return "primary" as const;
-          yield* Effect.sleep(POLL_MS);
+          const left = deadline - performance.now();
+          if (left <= 0) return "primary" as const;
+          yield* Effect.sleep(Math.min(POLL_MS, left));
         }
       });
 
