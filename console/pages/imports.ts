@@ -1,22 +1,27 @@
 /// <reference lib="dom" />
-// Imports (write permission): the template as a file, an upload previewed as a table grouped by
-// action (or every located problem of a refused file), the commit with an Idempotency-Key made
-// once per preview (a retry after a lost connection sends the same request), and batch details.
+// Imports (write permission): the template as a file, an upload previewed and reviewed a page at a
+// time (rows named by their cell, filtered by action or warning, downloadable; or every located
+// problem of a refused file), discarded or committed with an Idempotency-Key made once per preview
+// (a retry after a lost connection sends the same request), and batch details.
 import { useState } from "preact/hooks";
 import {
   ApiError,
   call,
+  type DiscardResult,
   type FailureCode,
   get,
   type ImportBatch,
+  type ImportReview,
   type ImportRow,
+  type PlausibilityWarning,
   type PreviewInput,
+  type ReviewRow,
   type StoresResponse,
   type Template,
 } from "../api.ts";
 import { type Key, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
+import { Code, formatDecimal, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
 
 const ACTIONS = [
   "INSERT",
@@ -106,6 +111,155 @@ export const RowsByAction = (props: {
     })
   }`;
 
+// The actions whose rows a commit writes.
+const CHANGING = ["INSERT", "UPDATE", "RELINK", "RESTORE", "VOID"];
+
+// A row's name: its cell, in the words the problems of a refused file use.
+const rowName = (r: ReviewRow) =>
+  r.sheet === null
+    ? t("csvRowCol", { row: r.file_row, column: r.column })
+    : t("sheetRowCol", { sheet: r.sheet, row: r.file_row, column: r.column });
+
+const warningText = (w: PlausibilityWarning) => {
+  const params = {
+    mean: w.recent_mean_kwh === null ? "" : formatDecimal(w.recent_mean_kwh, 2),
+    days: w.recent_days,
+    before: w.before_kwh === null ? "" : formatDecimal(w.before_kwh, 2),
+  };
+  return w.code === "DROP_TO_ZERO" && w.before_kwh === null
+    ? t("DROP_TO_ZERO_MEAN", params)
+    : t(w.code, params);
+};
+
+const REVIEW_PAGE = 100;
+
+interface ReviewFilter {
+  readonly action: string | null;
+  readonly warned: boolean;
+}
+
+const reviewQuery = (filter: ReviewFilter) =>
+  (filter.action === null ? "" : `&action=${filter.action}`) + (filter.warned ? "&warned=1" : "");
+
+// The review of a preview: its warnings, its rows a page at a time named by their cell, a filter by
+// action or warning, and a download of the rows the filter keeps.
+const Review = (props: {
+  batchId: number;
+  storeNames: ReadonlyMap<number, string>;
+  round: number;
+}) => {
+  const [filter, setFilter] = useState<ReviewFilter>({ action: null, warned: false });
+  const [offset, setOffset] = useState(0);
+  const review = useLoad(
+    (signal) =>
+      get<ImportReview>(
+        `/api/v1/imports/${props.batchId}/review?row_offset=${offset}&row_limit=${REVIEW_PAGE}${
+          reviewQuery(filter)
+        }`,
+        signal,
+      ),
+    [props.batchId, offset, filter.action, filter.warned, props.round],
+  );
+  const choose = (next: ReviewFilter) => {
+    setFilter(next);
+    setOffset(0);
+  };
+  const chip = (label: string, pressed: boolean, next: ReviewFilter, attrs: object = {}) =>
+    html`
+      <button type="button" class="chip" aria-pressed=${pressed} onClick=${() => choose(next)}
+        ...${attrs}>${label}</button>
+    `;
+  return html`<${Loaded} load=${review.load} retry=${review.reload}>${(r: ImportReview) =>
+    html`
+      ${r.warned_rows > 0 &&
+        html`
+          <div class="warning" role="status" data-testid="warnings-summary">
+            <p>${t("warningsTitle", { n: r.warned_rows })}</p>
+          </div>
+        `}
+      <div class="filters" role="group" aria-label=${t("reviewFilter")} data-testid="review-filter">
+        ${chip(t("allRows", { n: r.total_rows }), filter.action === null && !filter.warned, {
+          action: null,
+          warned: false,
+        }, { "data-testid": "filter-all" })}
+        ${ACTIONS.filter((a) => (r.action_counts[a] ?? 0) > 0).map((a) =>
+          chip(
+            `${words(a)} (${r.action_counts[a]})`,
+            filter.action === a,
+            { action: a, warned: false },
+            { "data-testid": "action-group", "data-action": a, title: a },
+          )
+        )}
+        ${r.warned_rows > 0 &&
+          chip(t("warnedRows", { n: r.warned_rows }), filter.warned, {
+            action: null,
+            warned: true,
+          }, { "data-testid": "filter-warned" })}
+        <a href=${`/api/v1/imports/${r.id}/review?download=csv${reviewQuery(filter)}`}
+          download=${`review-${r.batch_no}.csv`} data-testid="review-download">${t(
+            "downloadRows",
+          )}</a>
+      </div>
+      ${r.matched_rows === 0
+        ? html`<p class="muted" data-testid="review-empty">${t("noRowsMatch")}</p>`
+        : html`
+          <p class="muted" data-testid="review-shown">${t("rowsShown", {
+            from: r.row_offset + 1,
+            to: r.row_offset + r.rows.length,
+            total: r.matched_rows,
+          })}</p>
+          <${Table}
+            caption=${t("previewTitle", { batch: r.batch_no })}
+            head=${[
+              t("cell"),
+              t("store"),
+              t("date"),
+              t("before"),
+              t("proposed"),
+              t("action"),
+              t("warningsCol"),
+              t("note"),
+            ]}
+          >
+            ${r.rows.map((row) =>
+              html`
+                <tr data-testid="review-row" data-action=${row
+                  .action} class=${row.warnings.length > 0 ? "warned" : ""}>
+                  <th scope="row" data-testid="row-name">${rowName(row)}</th>
+                  <td>${props.storeNames.get(row.resolved_store_id) ?? show(row.store_name)}</td>
+                  <td>${row.business_date}</td>
+                  <td class="num">${show(row.before_energy_kwh)}</td>
+                  <td class="num">${show(row.proposed_energy_kwh ?? row.raw_energy)}</td>
+                  <td>
+                    <${Code} code=${row.action} />
+                  </td>
+                  <td>${row.warnings.length === 0
+                    ? ""
+                    : html`<ul class="warnings">${
+                      row.warnings.map((w) =>
+                        html`
+                          <li class="warning" data-testid="row-warning" data-code=${w.code}
+                            title=${w.message}>⚠ ${warningText(w)}</li>
+                        `
+                      )
+                    }</ul>`}</td>
+                  <td>${show(row.quality_note)}</td>
+                </tr>
+              `
+            )}
+          <//>
+          <div class="pager">
+            <button type="button" data-testid="review-previous" disabled=${offset ===
+              0} onClick=${() => setOffset(Math.max(0, offset - REVIEW_PAGE))}>${t(
+                "previous",
+              )}</button>
+            <button type="button" data-testid="review-next" disabled=${offset + REVIEW_PAGE >=
+              r.matched_rows} onClick=${() => setOffset(offset + REVIEW_PAGE)}>${t("next")}</button>
+          </div>
+        `}
+    `}<//>`;
+};
+
 const Counts = (props: { counts: Readonly<Record<string, number>> }) =>
   html`<ul class="counts" data-testid="action-counts">
     ${
@@ -131,7 +285,8 @@ export const ImportsPage = (props: { session: Session }) => {
   const storeNames = useStoreNames();
   const [templateBusy, setTemplateBusy] = useState(false);
   const [templateError, setTemplateError] = useState<string | null>(null);
-  const [busy, setBusy] = useState<"preview" | "commit" | null>(null);
+  const [busy, setBusy] = useState<"preview" | "commit" | "discard" | null>(null);
+  const [discarded, setDiscarded] = useState<DiscardResult | null>(null);
   const [problems, setProblems] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [preview, setPreview] = useState<ImportBatch | null>(null);
@@ -170,6 +325,7 @@ export const ImportsPage = (props: { session: Session }) => {
     setError(null);
     setPreview(null);
     setCommitted(null);
+    setDiscarded(null);
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
       const content = base64Of(bytes);
@@ -214,11 +370,26 @@ export const ImportsPage = (props: { session: Session }) => {
     }
   };
 
-  const changing = (b: ImportBatch) =>
-    ["INSERT", "UPDATE", "RELINK", "RESTORE", "VOID"].reduce(
-      (n, a) => n + (b.action_counts[a] ?? 0),
-      0,
-    );
+  // A discarded preview can never be committed: it is cleared from the page.
+  const discard = async () => {
+    if (preview === null) return;
+    setBusy("discard");
+    setError(null);
+    try {
+      const result = await call<DiscardResult>("POST", `/api/v1/imports/${preview.id}/discard`, {
+        body: {},
+      });
+      setDiscarded(result);
+      setPreview(null);
+      setCommitKey(null);
+    } catch (failure) {
+      setError(failure instanceof ApiError ? conflictText(failure) : (failure as Error).message);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const changing = (b: ImportBatch) => CHANGING.reduce((n, a) => n + (b.action_counts[a] ?? 0), 0);
 
   return html`<h1 tabindex="-1">${t("importsTitle")}</h1>
     <p>${t("importsIntro")}</p>
@@ -253,6 +424,12 @@ export const ImportsPage = (props: { session: Session }) => {
   }
     </section>
     ${
+    discarded &&
+    html`<p class="notice" role="status" data-testid="discarded">${
+      t("discardedOk", { batch: discarded.batch_no })
+    }</p>`
+  }
+    ${
     preview &&
     html`<section aria-labelledby="preview-title" data-testid="preview">
       <h2 id="preview-title">${t("previewTitle", { batch: preview.batch_no })}</h2>
@@ -260,11 +437,25 @@ export const ImportsPage = (props: { session: Session }) => {
       <${Counts} counts=${preview.action_counts} />
       ${
       committed === null
-        ? html`<button type="button" class="primary" onClick=${commit} disabled=${
-          busy !== null
-        } data-testid="commit">
-            ${busy === "commit" ? t("committing") : t("commit")}
-          </button>`
+        ? html`
+          <div class="pager">
+            <button type="button" class="primary" onClick=${commit} disabled=${busy !== null ||
+              changing(preview) === 0}
+              aria-describedby=${changing(preview) === 0
+                ? "nothing-to-commit"
+                : undefined} data-testid="commit">
+                        ${busy === "commit" ? t("committing") : t("commit")}
+                      </button>
+            <button type="button" onClick=${discard} disabled=${busy !==
+              null} data-testid="discard">
+                        ${busy === "discard" ? t("discarding") : t("discard")}
+                      </button>
+          </div>
+                    ${changing(preview) === 0 &&
+                      html`<p class="muted" id="nothing-to-commit" data-testid="nothing-to-commit">${
+                        t("nothingToCommit")
+                      }</p>`}
+        `
         : html`<p class="notice" role="status" data-testid="committed">${
           t("committedOk", { n: changing(committed) })
         }
@@ -274,7 +465,9 @@ export const ImportsPage = (props: { session: Session }) => {
           `
         }</p>`
     }
-      <${RowsByAction} rows=${preview.rows} storeNames=${storeNames} />
+      <${Review} batchId=${preview.id} storeNames=${storeNames} round=${
+      committed === null ? 0 : 1
+    } />
     </section>`
   }`;
 };

@@ -1,0 +1,364 @@
+// The clerk's review of an import in a real browser (Debian's chromium, puppeteer-core), in English
+// and in Chinese: every problem of a refused file at once, rows named by their cell, paging and
+// filters, a download of the rows, warnings shown as warnings, commit disabled when nothing
+// changes, and a discarded preview. The service runs as a process over a fresh database with the
+// demo; screenshots go to a temporary folder, named in the output. Without chromium
+// (CHROMIUM_PATH, else /usr/bin/chromium) the journeys are skipped.
+import assert from "node:assert/strict";
+import pg from "pg";
+// @ts-types="./puppeteer_core.d.ts"
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { buildConsole } from "../src/console/build.ts";
+import { testDatabaseUrl } from "./db.ts";
+
+const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+const hasChromium = (() => {
+  try {
+    return Deno.statSync(CHROMIUM).isFile;
+  } catch {
+    return false;
+  }
+})();
+
+interface Running {
+  readonly base: string;
+  readonly keys: ReadonlyArray<{ readonly member: string; readonly key: string }>;
+  readonly browser: Browser;
+  readonly stop: () => Promise<void>;
+}
+
+const adminQuery = async (text: string) => {
+  const client = new pg.Client({ connectionString: testDatabaseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+};
+
+// The service as a person starts it (demo on first start), on a free loopback port.
+const start = async (): Promise<Running> => {
+  await buildConsole();
+  const dataDir = await Deno.makeTempDir({ prefix: "console-review-" });
+  let databaseUrl = "";
+  let drop = async () => {};
+  if (testDatabaseUrl) {
+    const name = `review_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const url = new URL(testDatabaseUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    drop = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "src/main.ts"],
+    cwd: new URL("..", import.meta.url),
+    env: {
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "info",
+      BUILD_CONSOLE: "false",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let port = 0;
+  while (port === 0) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the service stopped before it was ready:\n${seen}`);
+    seen += value;
+    port = Number(/ready on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1] ?? 0);
+  }
+  const draining = (async () => {
+    while (!(await reader.read()).done) { /* the access log */ }
+  })();
+  child.stderr.cancel();
+  const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`));
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--lang=en-US",
+    ],
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    keys,
+    browser,
+    stop: async () => {
+      await browser.close();
+      child.kill("SIGTERM");
+      await child.status;
+      await draining.catch(() => {});
+      await drop();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    },
+  };
+};
+
+const texts = (page: Page, selector: string) =>
+  page.$$eval(selector, (nodes) => nodes.map((n) => (n.textContent ?? "").trim()));
+
+// An API answer as the signed-in page gets it (its cookie).
+const api = <T>(page: Page, path: string) =>
+  page.evaluate(async (p: string) => {
+    const response = await fetch(p, { credentials: "same-origin" });
+    return { status: response.status, body: await response.text() };
+  }, path).then((a) => ({ status: a.status, text: a.body, body: JSON.parse(a.body) as T }));
+
+// What a test reads of an element it picked by selector.
+type El = {
+  readonly textContent: string | null;
+  readonly className: string;
+  getAttribute(name: string): string | null;
+  hasAttribute(name: string): boolean;
+  value: string;
+};
+// (A function handed to the page takes nothing from here: the selector and name go as text.)
+const attribute = (page: Page, selector: string, name: string) =>
+  page.evaluate<string | null>(
+    `document.querySelector(${JSON.stringify(selector)})?.getAttribute(${
+      JSON.stringify(name)
+    }) ?? null`,
+  );
+const disabled = (page: Page, selector: string) =>
+  page.$eval(selector, (el) => (el as El).hasAttribute("disabled"));
+// Waits until the text of the first element of `selector` includes `text`.
+const untilText = (page: Page, selector: string, text: string) =>
+  page.waitForFunction(
+    `document.querySelector(${JSON.stringify(selector)})?.textContent?.includes(${
+      JSON.stringify(text)
+    })`,
+  );
+
+type Store = { id: number; name: string; brand_name: string; scope_id: number };
+type Day = { business_date: string; energy_kwh: string | null; source_kind: string | null };
+
+const addDays = (date: string, n: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+Deno.test({
+  name: "the clerk's import review in a real browser, in English and Chinese",
+  ignore: !hasChromium,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    const run = await start();
+    const shots = await Deno.makeTempDir({ prefix: "console-review-shots-" });
+    const files = await Deno.makeTempDir({ prefix: "console-review-files-" });
+    const context = await run.browser.createBrowserContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.setViewport({ width: 1280, height: 900 });
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(String(error)));
+    const shoot = (name: string) =>
+      page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+    try {
+      await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
+      await page.waitForSelector("#access_key");
+      await page.type("#access_key", run.keys.find((k) => k.member === "demo-analyst")!.key);
+      await page.click("form button[type=submit]");
+      await page.waitForSelector("[data-testid=portfolio-row]");
+
+      // Days to correct: two legacy days with a month of history behind them, and 150 blank
+      // store-days to page through.
+      const end = (await api<{ end: string }>(page, "/api/v1/dataset")).body.end;
+      const stores = (await api<{ stores: Store[] }>(page, "/api/v1/stores")).body.stores;
+      const legacy: Array<{ store: Store; day: Day }> = [];
+      for (const store of stores) {
+        const days = (await api<{ days: Day[] }>(
+          page,
+          `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${
+            addDays(end, -120)
+          }&end=${addDays(end, -1)}`,
+        )).body.days;
+        days.forEach((day, i) => {
+          const recent = days.slice(Math.max(0, i - 28), i).filter((d) => d.energy_kwh !== null);
+          if (
+            i >= 28 && day.source_kind === "LEGACY_DIRECT" && Number(day.energy_kwh) > 0 &&
+            recent.length >= 20 && legacy.length < 2 &&
+            !legacy.some((l) => l.store.id === store.id)
+          ) legacy.push({ store, day });
+        });
+        if (legacy.length === 2) break;
+      }
+      assert.equal(legacy.length, 2, "the demo has legacy days with history");
+      const [high, zero] = legacy;
+      const other = stores.find((s) => s.id !== high.store.id && s.id !== zero.store.id)!;
+      const line = (s: Store, date: string, value: string) =>
+        `${s.brand_name},${s.name},${date},${value}`;
+      const blanks = Array.from(
+        { length: 150 },
+        (_, i) => line(other, addDays(end, -1 - i), ""),
+      );
+      const header = "品牌,门店,日期,日能耗";
+      const upload = async (name: string, lines: ReadonlyArray<string>, reason: string) => {
+        const path = `${files}/${name}`;
+        await Deno.writeTextFile(path, [header, ...lines].join("\r\n") + "\r\n");
+        const input = (await page.$("input[type=file]"))!;
+        await input.uploadFile(path);
+        await page.$eval("input[name=reason]", (el) => ((el as El).value = ""));
+        await page.type("input[name=reason]", reason);
+        await page.click("form.upload button[type=submit]");
+      };
+      const openImports = async () => {
+        await page.click("nav a[href='/console/imports']");
+        await page.waitForSelector("[data-testid=template]");
+      };
+
+      await t.step("every problem of a refused file in one answer", async () => {
+        await openImports();
+        await upload("bad.csv", [
+          line(high.store, high.day.business_date, "12x"),
+          line(high.store, high.day.business_date, "3"),
+        ], "bad file");
+        await page.waitForSelector("[data-testid=import-error] .problems li");
+        const problems = await texts(page, "[data-testid=import-error] .problems li");
+        assert.equal(problems.length, 2, problems.join("\n"));
+        assert.match(problems[0], /row 2.*not a number/);
+        assert.match(problems[1], /row 3.*duplicate store-day/);
+      });
+
+      const good = [
+        line(high.store, high.day.business_date, "99999.9"),
+        line(zero.store, zero.day.business_date, "0"),
+        ...blanks,
+      ];
+
+      await t.step(
+        "rows named by their cell, paged, filtered, downloadable; warnings",
+        async () => {
+          await upload("july.csv", good, "meter check");
+          await page.waitForSelector("[data-testid=review-row]");
+          const names = await texts(page, "[data-testid=row-name]");
+          assert.equal(names[0], "row 2, column 日能耗");
+          assert.equal(names[1], "row 3, column 日能耗");
+          assert.equal(names.length, 100, "a page of 100 rows");
+          assert.match((await texts(page, "[data-testid=review-shown]"))[0], /Rows 1–100 of 152/);
+
+          // Warnings are warnings: amber, a status, not an alert; the commit stays possible.
+          const summary = await page.$eval(
+            "[data-testid=warnings-summary]",
+            (el) => ({
+              role: (el as El).getAttribute("role"),
+              cls: (el as El).className,
+              text: (el as El).textContent,
+            }),
+          );
+          assert.equal(summary.role, "status");
+          assert.equal(summary.cls, "warning");
+          assert.match(summary.text ?? "", /2 values look unusual/);
+          assert.equal(await page.$("[data-testid=import-error]"), null);
+          const codes = await page.$$eval(
+            "[data-testid=row-warning]",
+            (nodes) => nodes.map((n) => n.getAttribute("data-code")),
+          );
+          assert.deepEqual(codes, ["FAR_ABOVE_RECENT", "DROP_TO_ZERO"]);
+          const warnings = await texts(page, "[data-testid=row-warning]");
+          assert.match(warnings[0], /more than 3 times the store's mean of/);
+          assert.match(warnings[1], /drops to 0 from/);
+          assert.equal(
+            await disabled(page, "[data-testid=commit]"),
+            false,
+          );
+          await shoot("review-en");
+
+          // Next page, then only the warned rows, then only the blank ones.
+          await page.click("[data-testid=review-next]");
+          await untilText(page, "[data-testid=review-shown]", "101–152");
+          assert.equal((await texts(page, "[data-testid=row-name]"))[0], "row 102, column 日能耗");
+          await page.click("[data-testid=filter-warned]");
+          await page.waitForFunction(
+            'document.querySelectorAll("[data-testid=review-row]").length === 2',
+          );
+          assert.deepEqual(await texts(page, "[data-testid=row-name]"), [
+            "row 2, column 日能耗",
+            "row 3, column 日能耗",
+          ]);
+          await page.click("[data-testid=action-group][data-action=SKIP_MISSING]");
+          await untilText(page, "[data-testid=review-shown]", "of 150");
+          const href = (await attribute(page, "[data-testid=review-download]", "href")) ?? "";
+          assert.match(href, /download=csv&action=SKIP_MISSING$/);
+          const raw = await page.evaluate(async (p: string) => (await fetch(p)).text(), href);
+          const lines = raw.trim().split("\r\n");
+          assert.equal(lines.length, 151);
+          assert.match(lines[1], /^,4,日能耗,/);
+        },
+      );
+
+      await t.step("discard clears the preview; it can no longer be committed", async () => {
+        const href = (await attribute(page, "[data-testid=review-download]", "href")) ?? "";
+        const id = /imports\/(\d+)\/review/.exec(href)![1];
+        await page.click("[data-testid=discard]");
+        await page.waitForSelector("[data-testid=discarded]");
+        assert.equal(await page.$("[data-testid=preview]"), null);
+        const after = await api<{ status: string; batch_no: string }>(
+          page,
+          `/api/v1/imports/${id}/review?row_limit=1`,
+        );
+        assert.equal(after.body.status, "EXPIRED");
+        assert.match(
+          (await texts(page, "[data-testid=discarded]"))[0],
+          new RegExp(after.body.batch_no),
+        );
+        await shoot("discarded-en");
+      });
+
+      await t.step("commit is disabled when nothing changes", async () => {
+        await upload("blank.csv", blanks.slice(0, 5), "nothing");
+        await page.waitForSelector("[data-testid=review-row]");
+        assert.equal(
+          await disabled(page, "[data-testid=commit]"),
+          true,
+        );
+        assert.match(
+          (await texts(page, "[data-testid=nothing-to-commit]"))[0],
+          /Nothing to commit/,
+        );
+        await shoot("nothing-to-commit-en");
+      });
+
+      await t.step("the same review in Chinese", async () => {
+        await page.select("header .language select", "zh-CN");
+        await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
+        await upload("july-zh.csv", good, "核对电表");
+        await untilText(page, "[data-testid=row-name]", "第 2 行");
+        assert.equal((await texts(page, "[data-testid=row-name]"))[0], "第 2 行，日能耗 列");
+        const warnings = await texts(page, "[data-testid=row-warning]");
+        assert.match(warnings[0], /超过门店最近 \d+ 天平均值 .* kWh 的 3 倍/);
+        assert.match(warnings[1], /降为 0/);
+        assert.match((await texts(page, "[data-testid=warnings-summary]"))[0], /不会阻止提交/);
+        assert.match((await texts(page, "[data-testid=discard]"))[0], /放弃/);
+        await shoot("review-zh");
+        // Committed as it is: warnings never block.
+        await page.click("[data-testid=commit]");
+        await page.waitForSelector("[data-testid=committed]");
+        await page.select("header .language select", "en");
+        await page.waitForFunction("document.documentElement.lang === 'en'");
+      });
+      assert.deepEqual(errors, []);
+      console.log(`screenshots: ${shots}`);
+    } catch (error) {
+      await shoot("failed").catch(() => {});
+      console.log(`screenshots: ${shots}`);
+      throw error;
+    } finally {
+      await context.close().catch(() => {});
+      await run.stop();
+      await Deno.remove(files, { recursive: true }).catch(() => {});
+    }
+  },
+});
