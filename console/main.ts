@@ -71,7 +71,8 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
             html`<${Link} href="/console/changes">${t("navChanges")}<//>`}
         </nav>
         <div class="who">
-          <span data-testid="member">${t("you")} <strong>${info.name ?? info.member}</strong></span>
+          <span data-testid="member"><span class="label">${t("you")}</span> <strong>${info.name ??
+            info.member}</strong></span>
           <span data-testid="permissions">${t("may")}: ${perms.join(
             ", ",
           )} · ${info.store_ids === null
@@ -84,11 +85,11 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
           <button type="button" onClick=${props.onSignOut}>${t("signOut")}</button>
         </div>
         <p class="dataset" data-testid="dataset">
-          ${t("datasetBanner")}: <strong>${dataset.label}</strong> · ${t("range")} ${dataset
-            .start} – ${dataset.end}
-          · ${t("policy")} ${dataset.source_policy} · ${t("timezone")} ${dataset.timezone} · ${t(
-            "unit",
-          )} ${dataset.unit}
+          ${t("datasetBanner")}: <strong>${dataset.label}</strong>
+          <span class="detail"> · ${t("range")} ${dataset.start} – ${dataset.end} · ${t(
+            "policy",
+          )} ${dataset.source_policy}</span> · ${t("timezone")} ${dataset.timezone}
+          <span class="detail"> · ${t("unit")} ${dataset.unit}</span>
         </p>
       </header>
   `;
