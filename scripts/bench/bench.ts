@@ -41,8 +41,8 @@ import {
   prepareDatabase,
   preparePlainTable,
   safeUrl,
-  SERVICE_ARGS,
   SERVICE_READS,
+  serviceArgsOn,
   serviceEnv,
   START_ENV,
   startSettingsText,
@@ -93,6 +93,9 @@ Environment:
   BENCH_FLAGS_ROUNDS    rounds per read in the flags' cost run (default 8)
   BENCH_FLAGS_LOAD      how the flags' cost run loads its three processes: alone (default: one
                         after another in each round) or together (all three in the same seconds)
+  BENCH_ENTRY           main (default): src/main.ts as the start task runs it; deploy: the Deno
+                        Deploy entry, src/deploy.ts under deno serve with Deploy's permissions
+                        (--allow-net --allow-env --allow-read) and no flag (needs BENCH_V8_FLAGS="")
   BENCH_ONLY            reads: only the reads (and the RSS over them);
                         imports: only the import benchmark (no wrk, no baseline server);
                         scale: only the scale run (60, 500 and 2,000 stores);
@@ -428,7 +431,7 @@ const startReadServers = async (
   const servicePort = port(18080);
   const service = await startServer(
     "service",
-    SERVICE_ARGS,
+    serviceArgsOn(servicePort),
     serviceEnv(settings.databaseUrl, settings.pool, servicePort),
     servicePort,
     "/health/ready",

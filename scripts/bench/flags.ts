@@ -193,7 +193,7 @@ export const flagsRun = async (settings: FlagsSettings, stamp: string, key: stri
       `service-${setting}`,
       // All three trace their collections (--trace-gc: a line a collection on the process's
       // output, read back once it has stopped).
-      serviceArgs([flags.trim(), "--trace-gc"].filter((f) => f !== "").join(",")),
+      serviceArgs([flags.trim(), "--trace-gc"].filter((f) => f !== "").join(","), port),
       serviceEnv(settings.databaseUrl, settings.pool, port, setting !== "flagged"),
       port,
       "/health/ready",

@@ -18,8 +18,8 @@ import {
   FIXED_WINDOW,
   issueKey,
   prepareDatabase,
-  SERVICE_ARGS,
   SERVICE_READS,
+  serviceArgsOn,
   serviceEnv,
   writeLines,
   writeTargets,
@@ -84,7 +84,7 @@ export const scaleRun = async (settings: ScaleSettings, stamp: string) => {
       ports.push(port);
       const server = await startServer(
         `service-${size}`,
-        SERVICE_ARGS,
+        serviceArgsOn(port),
         {
           ...serviceEnv(url, settings.pool, port),
           // The statement path's cost per request at each size: with answers kept, every year of

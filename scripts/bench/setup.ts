@@ -35,16 +35,41 @@ export const START_ENV = envWords(
 );
 const startEnvText = () =>
   Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`).join(" ") || "none";
+// The entry the service runs from: src/main.ts as the start task runs it (default), or
+// BENCH_ENTRY=deploy: src/deploy.ts under `deno serve` with Deno Deploy's permissions and no flag.
+const ENTRY = Deno.env.get("BENCH_ENTRY")?.trim() || "main";
+if (ENTRY !== "main" && ENTRY !== "deploy") {
+  throw new SetupError(`BENCH_ENTRY must be main or deploy, got "${ENTRY}"`);
+}
+if (ENTRY === "deploy" && V8_FLAGS !== "") {
+  throw new SetupError(`BENCH_ENTRY=deploy takes no V8 flag: set BENCH_V8_FLAGS=""`);
+}
 export const startSettingsText = () =>
-  `V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}`;
-export const serviceArgs = (flags: string) => [
-  "run",
-  "-A",
-  "--unstable-no-legacy-abort",
-  ...(flags.trim() === "" ? [] : [`--v8-flags=${flags.trim()}`]),
-  "src/main.ts",
-];
-export const SERVICE_ARGS = serviceArgs(V8_FLAGS);
+  ENTRY === "deploy"
+    ? `the Deploy entry (deno serve src/deploy.ts, --allow-net --allow-env --allow-read); environment ${startEnvText()}`
+    : `V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}`;
+export const serviceArgs = (flags: string, port: number) =>
+  ENTRY === "deploy"
+    ? [
+      "serve",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "src/deploy.ts",
+    ]
+    : [
+      "run",
+      "-A",
+      "--unstable-no-legacy-abort",
+      ...(flags.trim() === "" ? [] : [`--v8-flags=${flags.trim()}`]),
+      "src/main.ts",
+    ];
+// The service's arguments on `port` with the benchmark's flags.
+export const serviceArgsOn = (port: number) => serviceArgs(V8_FLAGS, port);
 // The service's environment: the start task's (unless `plain`), the benchmark's database and pool,
 // loopback, no demo seed.
 export const serviceEnv = (databaseUrl: URL, pool: number, port: number, plain = false) => ({
