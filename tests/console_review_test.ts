@@ -171,7 +171,8 @@ Deno.test({
       await page.waitForSelector("#access_key");
       await page.type("#access_key", run.keys.find((k) => k.member === "demo-analyst")!.key);
       await page.click("form button[type=submit]");
-      await page.waitForSelector("[data-testid=portfolio-row]");
+      // Signed in: the navigation offers the import page (the landing page may still be loading).
+      await page.waitForSelector("nav a[href='/console/imports']");
 
       // Days to correct: two legacy days with a month of history behind them, and 150 blank
       // store-days to page through.

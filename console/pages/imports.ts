@@ -3,7 +3,7 @@
 // time (rows named by their cell, filtered by action or warning, downloadable; or every located
 // problem of a refused file), discarded or committed with an Idempotency-Key made once per preview
 // (a retry after a lost connection sends the same request), and batch details.
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import {
   ApiError,
   call,
@@ -19,9 +19,9 @@ import {
   type StoresResponse,
   type Template,
 } from "../api.ts";
-import { type Key, t, words } from "../i18n.ts";
+import { type Key, language, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, formatDecimal, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
+import { Code, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
 
 const ACTIONS = [
   "INSERT",
@@ -120,11 +120,17 @@ const rowName = (r: ReviewRow) =>
     ? t("csvRowCol", { row: r.file_row, column: r.column })
     : t("sheetRowCol", { sheet: r.sheet, row: r.file_row, column: r.column });
 
+// kWh in a warning: grouped, 2 decimals, in the page's language (the string goes to Intl as a
+// decimal, never through a float); the exact values are in the warning's title.
+const kwhText = (value: string) =>
+  new Intl.NumberFormat(language(), { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+    .format(value as Intl.StringNumericLiteral);
+
 const warningText = (w: PlausibilityWarning) => {
   const params = {
-    mean: w.recent_mean_kwh === null ? "" : formatDecimal(w.recent_mean_kwh, 2),
+    mean: w.recent_mean_kwh === null ? "" : kwhText(w.recent_mean_kwh),
     days: w.recent_days,
-    before: w.before_kwh === null ? "" : formatDecimal(w.before_kwh, 2),
+    before: w.before_kwh === null ? "" : kwhText(w.before_kwh),
   };
   return w.code === "DROP_TO_ZERO" && w.before_kwh === null
     ? t("DROP_TO_ZERO_MEAN", params)
@@ -144,22 +150,27 @@ const reviewQuery = (filter: ReviewFilter) =>
 // The review of a preview: its warnings, its rows a page at a time named by their cell, a filter by
 // action or warning, and a download of the rows the filter keeps.
 const Review = (props: {
-  batchId: number;
+  batch: ImportBatch;
   storeNames: ReadonlyMap<number, string>;
   round: number;
 }) => {
+  const batchId = props.batch.id;
   const [filter, setFilter] = useState<ReviewFilter>({ action: null, warned: false });
   const [offset, setOffset] = useState(0);
   const review = useLoad(
     (signal) =>
       get<ImportReview>(
-        `/api/v1/imports/${props.batchId}/review?row_offset=${offset}&row_limit=${REVIEW_PAGE}${
+        `/api/v1/imports/${batchId}/review?row_offset=${offset}&row_limit=${REVIEW_PAGE}${
           reviewQuery(filter)
         }`,
         signal,
       ),
-    [props.batchId, offset, filter.action, filter.warned, props.round],
+    [batchId, offset, filter.action, filter.warned, props.round],
   );
+  // The warnings' count stays shown while another page or filter loads.
+  const last = useRef<ImportReview | null>(null);
+  if (review.load.state === "ready") last.current = review.load.value;
+  const warned = last.current?.id === batchId ? last.current.warned_rows : 0;
   const choose = (next: ReviewFilter) => {
     setFilter(next);
     setOffset(0);
@@ -169,95 +180,106 @@ const Review = (props: {
       <button type="button" class="chip" aria-pressed=${pressed} onClick=${() => choose(next)}
         ...${attrs}>${label}</button>
     `;
-  return html`<${Loaded} load=${review.load} retry=${review.reload}>${(r: ImportReview) =>
-    html`
-      ${r.warned_rows > 0 &&
-        html`
-          <div class="warning" role="status" data-testid="warnings-summary">
-            <p>${t("warningsTitle", { n: r.warned_rows })}</p>
-          </div>
-        `}
-      <div class="filters" role="group" aria-label=${t("reviewFilter")} data-testid="review-filter">
-        ${chip(t("allRows", { n: r.total_rows }), filter.action === null && !filter.warned, {
+  // The filters come from the preview's own counts: they are there as soon as the preview is.
+  const counts = props.batch.action_counts;
+  return html`
+    ${warned > 0 &&
+      html`
+        <div class="warning" role="status" data-testid="warnings-summary">
+          <p>${t("warningsTitle", { n: warned })}</p>
+        </div>
+      `}
+    <div class="filters" role="group" aria-label=${t("reviewFilter")} data-testid="review-filter">
+      ${chip(
+        t("allRows", { n: props.batch.total_rows }),
+        filter.action === null && !filter.warned,
+        {
           action: null,
           warned: false,
-        }, { "data-testid": "filter-all" })}
-        ${ACTIONS.filter((a) => (r.action_counts[a] ?? 0) > 0).map((a) =>
-          chip(
-            `${words(a)} (${r.action_counts[a]})`,
-            filter.action === a,
-            { action: a, warned: false },
-            { "data-testid": "action-group", "data-action": a, title: a },
-          )
-        )}
-        ${r.warned_rows > 0 &&
-          chip(t("warnedRows", { n: r.warned_rows }), filter.warned, {
-            action: null,
-            warned: true,
-          }, { "data-testid": "filter-warned" })}
-        <a href=${`/api/v1/imports/${r.id}/review?download=csv${reviewQuery(filter)}`}
-          download=${`review-${r.batch_no}.csv`} data-testid="review-download">${t(
-            "downloadRows",
-          )}</a>
-      </div>
-      ${r.matched_rows === 0
-        ? html`<p class="muted" data-testid="review-empty">${t("noRowsMatch")}</p>`
-        : html`
-          <p class="muted" data-testid="review-shown">${t("rowsShown", {
-            from: r.row_offset + 1,
-            to: r.row_offset + r.rows.length,
-            total: r.matched_rows,
-          })}</p>
-          <${Table}
-            caption=${t("previewTitle", { batch: r.batch_no })}
-            head=${[
-              t("cell"),
-              t("store"),
-              t("date"),
-              t("before"),
-              t("proposed"),
-              t("action"),
-              t("warningsCol"),
-              t("note"),
-            ]}
-          >
-            ${r.rows.map((row) =>
-              html`
-                <tr data-testid="review-row" data-action=${row
-                  .action} class=${row.warnings.length > 0 ? "warned" : ""}>
-                  <th scope="row" data-testid="row-name">${rowName(row)}</th>
-                  <td>${props.storeNames.get(row.resolved_store_id) ?? show(row.store_name)}</td>
-                  <td>${row.business_date}</td>
-                  <td class="num">${show(row.before_energy_kwh)}</td>
-                  <td class="num">${show(row.proposed_energy_kwh ?? row.raw_energy)}</td>
-                  <td>
-                    <${Code} code=${row.action} />
-                  </td>
-                  <td>${row.warnings.length === 0
-                    ? ""
-                    : html`<ul class="warnings">${
-                      row.warnings.map((w) =>
-                        html`
-                          <li class="warning" data-testid="row-warning" data-code=${w.code}
-                            title=${w.message}>⚠ ${warningText(w)}</li>
-                        `
-                      )
-                    }</ul>`}</td>
-                  <td>${show(row.quality_note)}</td>
-                </tr>
-              `
-            )}
-          <//>
-          <div class="pager">
-            <button type="button" data-testid="review-previous" disabled=${offset ===
-              0} onClick=${() => setOffset(Math.max(0, offset - REVIEW_PAGE))}>${t(
-                "previous",
-              )}</button>
-            <button type="button" data-testid="review-next" disabled=${offset + REVIEW_PAGE >=
-              r.matched_rows} onClick=${() => setOffset(offset + REVIEW_PAGE)}>${t("next")}</button>
-          </div>
-        `}
-    `}<//>`;
+        },
+        { "data-testid": "filter-all" },
+      )}
+      ${ACTIONS.filter((a) => (counts[a] ?? 0) > 0).map((a) =>
+        chip(
+          `${words(a)} (${counts[a]})`,
+          filter.action === a,
+          { action: a, warned: false },
+          { "data-testid": "action-group", "data-action": a, title: a },
+        )
+      )}
+      ${warned > 0 &&
+        chip(t("warnedRows", { n: warned }), filter.warned, {
+          action: null,
+          warned: true,
+        }, { "data-testid": "filter-warned" })}
+      <a href=${`/api/v1/imports/${batchId}/review?download=csv${reviewQuery(filter)}`}
+        download=${`review-${props.batch.batch_no}.csv`} data-testid="review-download">${t(
+          "downloadRows",
+        )}</a>
+    </div>
+    <${Loaded} load=${review.load} retry=${review.reload}>${(r: ImportReview) =>
+      html`
+        ${r.matched_rows === 0
+          ? html`<p class="muted" data-testid="review-empty">${t("noRowsMatch")}</p>`
+          : html`
+            <p class="muted" data-testid="review-shown">${t("rowsShown", {
+              from: r.row_offset + 1,
+              to: r.row_offset + r.rows.length,
+              total: r.matched_rows,
+            })}</p>
+            <${Table}
+              caption=${t("previewTitle", { batch: r.batch_no })}
+              head=${[
+                t("cell"),
+                t("store"),
+                t("date"),
+                t("before"),
+                t("proposed"),
+                t("action"),
+                t("warningsCol"),
+                t("note"),
+              ]}
+            >
+              ${r.rows.map((row) =>
+                html`
+                  <tr data-testid="review-row" data-action=${row
+                    .action} class=${row.warnings.length > 0 ? "warned" : ""}>
+                    <th scope="row" data-testid="row-name">${rowName(row)}</th>
+                    <td>${props.storeNames.get(row.resolved_store_id) ?? show(row.store_name)}</td>
+                    <td>${row.business_date}</td>
+                    <td class="num">${show(row.before_energy_kwh)}</td>
+                    <td class="num">${show(row.proposed_energy_kwh ?? row.raw_energy)}</td>
+                    <td>
+                      <${Code} code=${row.action} />
+                    </td>
+                    <td>${row.warnings.length === 0
+                      ? ""
+                      : html`<ul class="warnings">${
+                        row.warnings.map((w) =>
+                          html`
+                            <li class="warning" data-testid="row-warning" data-code=${w.code}
+                              title=${w.message}>⚠ ${warningText(w)}</li>
+                          `
+                        )
+                      }</ul>`}</td>
+                    <td>${show(row.quality_note)}</td>
+                  </tr>
+                `
+              )}
+            <//>
+            <div class="pager">
+              <button type="button" data-testid="review-previous" disabled=${offset ===
+                0} onClick=${() => setOffset(Math.max(0, offset - REVIEW_PAGE))}>${t(
+                  "previous",
+                )}</button>
+              <button type="button" data-testid="review-next" disabled=${offset + REVIEW_PAGE >=
+                r.matched_rows} onClick=${() => setOffset(offset + REVIEW_PAGE)}>${t(
+                  "next",
+                )}</button>
+            </div>
+          `}
+      `}<//>
+  `;
 };
 
 const Counts = (props: { counts: Readonly<Record<string, number>> }) =>
@@ -465,9 +487,7 @@ export const ImportsPage = (props: { session: Session }) => {
           `
         }</p>`
     }
-      <${Review} batchId=${preview.id} storeNames=${storeNames} round=${
-      committed === null ? 0 : 1
-    } />
+      <${Review} batch=${preview} storeNames=${storeNames} round=${committed === null ? 0 : 1} />
     </section>`
   }`;
 };
