@@ -1,11 +1,20 @@
 /// <reference lib="dom" />
 // Shared pieces of the console: htm bound to Preact, routing by the History API, dates, and the
-// small components every page uses (a value or a dash, a loading or error state, a table).
+// small components every page uses (a value or a dash, a number or an instant for people, a loading
+// or error state, a table).
 import { h } from "preact";
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htmModule from "htm";
 import { ApiError } from "./api.ts";
+import {
+  formatCount as countIn,
+  formatDecimal as decimalIn,
+  formatInstant,
+  instantOf,
+  isDecimal,
+  withNote,
+} from "./format.ts";
 import { language, t, words } from "./i18n.ts";
 
 // htm's types describe a CommonJS export; its default export is the function itself.
@@ -73,32 +82,43 @@ export const daysBetween = (start: string, end: string) =>
 export const isDate = (text: string | null): text is string =>
   text !== null && /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text));
 
-// --- Values: exactly as the service sent them, a dash for null.
+// --- Values: a dash for null; numbers and instants written for people by format.ts, in the page's
+// language and the dataset's time zone, with the service's exact text on hover and for copy.
 
 export const show = (value: string | number | null | undefined) =>
   value === null || value === undefined || value === "" ? t("none") : String(value);
 
-// --- Numbers for people: grouped digits and a fixed number of decimals in the page's language.
-// A decimal string is handed to Intl as a string, which rounds it as a decimal (no float on the
-// way); the exact string stays in the cell's title.
-
-const formats = new Map<string, Intl.NumberFormat>();
-const formatOf = (digits: number) => {
-  const key = `${language()} ${digits}`;
-  let format = formats.get(key);
-  if (format === undefined) {
-    format = new Intl.NumberFormat(language(), {
-      minimumFractionDigits: digits,
-      maximumFractionDigits: digits,
-    });
-    formats.set(key, format);
-  }
-  return format;
+// The dataset's time zone, in which every instant is shown (set once the dataset is read).
+let zone = "UTC";
+export const setTimeZone = (name: string) => {
+  zone = name;
 };
+export const timeZone = () => zone;
 
 export const formatDecimal = (value: string, digits: number) =>
-  formatOf(digits).format(value as Intl.StringNumericLiteral);
-export const formatCount = (value: number) => formatOf(0).format(value);
+  decimalIn(value, digits, language());
+export const formatCount = (value: number) => countIn(value, language());
+// A heading with its unit ("Before (kWh)"), or with the zone its times are in.
+export const withUnit = (label: string, unit: string) => withNote(label, unit, language());
+export const withZone = (label: string) => withNote(label, zone, language());
+// An instant in the dataset's zone, as text: "2026-11-18 14:03", or with " (Asia/Shanghai)".
+export const instant = (text: string, named = false, seconds = false) =>
+  `${formatInstant(text, zone, seconds)}${named && instantOf(text) !== null ? ` (${zone})` : ""}`;
+
+// The attributes of a rounded number: its exact decimal and unit on hover, the decimal for copy.
+const exact = (value: string, unit: string) => ({ title: `${value} ${unit}`, "data-exact": value });
+
+// A number in running text or a card; a text that is no decimal (a raw cell) is shown as it is.
+export const Num = (
+  props: { value: string | null; digits: number; unit: string; testid?: string },
+) =>
+  props.value === null
+    ? html`<span class="dash" data-testid=${props.testid}>${t("none")}</span>`
+    : !isDecimal(props.value)
+    ? html`<span data-testid=${props.testid}>${props.value}</span>`
+    : html`<span class="num" data-testid=${props.testid} ...${exact(props.value, props.unit)}>${
+      formatDecimal(props.value, props.digits)
+    }</span>`;
 
 // A table cell with a rounded number; hovering it shows the service's exact decimal and its unit.
 export const NumCell = (
@@ -106,9 +126,32 @@ export const NumCell = (
 ) =>
   props.value === null
     ? html`<td class="num" data-testid=${props.testid}><span class="dash">${t("none")}</span></td>`
-    : html`<td class="num" data-testid=${props.testid} title=${`${props.value} ${props.unit}`}>${
+    : !isDecimal(props.value)
+    ? html`<td class="num" data-testid=${props.testid}>${props.value}</td>`
+    : html`<td class="num" data-testid=${props.testid} ...${exact(props.value, props.unit)}>${
       formatDecimal(props.value, props.digits)
     }</td>`;
+
+// An instant in the dataset's zone; the service's text on hover. `named` adds the zone, for a time
+// shown outside a table whose heading names it.
+export const When = (
+  props: { at: string | null; named?: boolean; seconds?: boolean; testid?: string },
+) =>
+  props.at === null
+    ? html`<span class="dash" data-testid=${props.testid}>${t("none")}</span>`
+    : html`<time datetime=${
+      instantOf(props.at) === null ? undefined : props.at
+    } title=${props.at} data-testid=${props.testid}>${
+      instant(props.at, props.named, props.seconds)
+    }</time>`;
+
+// The page's title in the browser's tab and history, in the page's language.
+export const useTitle = (title: string | null) => {
+  const app = t("appTitle");
+  useEffect(() => {
+    document.title = title === null ? app : `${title} · ${app}`;
+  }, [title, app]);
+};
 
 export const Flag = (props: { value: boolean | null }) =>
   props.value === null

@@ -14,6 +14,7 @@ import {
 } from "../api.ts";
 import { type Key, language, t } from "../i18n.ts";
 import type { Session } from "../main.ts";
+import { DIGITS } from "../format.ts";
 import {
   addDays,
   daysBetween,
@@ -25,6 +26,7 @@ import {
   navigate,
   NumCell,
   useLoad,
+  useTitle,
 } from "../ui.ts";
 
 // The service's limit for one portfolio read.
@@ -217,10 +219,10 @@ const Figures = (
 ) => {
   const s = props.summary;
   return html`
-    <${NumCell} value=${s.actual_kwh} digits=${1} unit="kWh" testid="actual" />
-    <${NumCell} value=${s.matched_eba_kwh} digits=${1} unit="kWh" />
-    <${NumCell} value=${s.aes_kwh} digits=${1} unit="kWh" />
-    <${NumCell} value=${s.aer_percent} digits=${2} unit="%" testid="aer" />
+    <${NumCell} value=${s.actual_kwh} digits=${DIGITS.total} unit="kWh" testid="actual" />
+    <${NumCell} value=${s.matched_eba_kwh} digits=${DIGITS.total} unit="kWh" />
+    <${NumCell} value=${s.aes_kwh} digits=${DIGITS.total} unit="kWh" />
+    <${NumCell} value=${s.aer_percent} digits=${DIGITS.percent} unit="%" testid="aer" />
     ${FLAGS.map((f) => html`<${FlagCell} value=${s[f]} />`)}
     <td
       class="num"
@@ -536,6 +538,7 @@ const Portfolio = (props: { view: View; answer: PortfolioResponse }) => {
 };
 
 export const PortfolioPage = (props: { session: Session; query: URLSearchParams }) => {
+  useTitle(t("pfTitle"));
   const view = viewOf(props.session, props.query);
   const problem = rangeProblem(view);
   const { load, reload } = useLoad(

@@ -8,6 +8,7 @@ import type { MetricsResponse, MetricSummary, MonthRow, MonthsResponse } from ".
 import { get } from "../api.ts";
 import { SavingsChart, savingsCount } from "../chart.ts";
 import { type Key, language, t } from "../i18n.ts";
+import { DIGITS } from "../format.ts";
 import { formatCount, html, Loaded, NumCell, Table, useLoad } from "../ui.ts";
 
 // Each verdict of the range's summary as one phrase: "TES-180: not met".
@@ -103,7 +104,7 @@ const SavingsCell = (props: { summary: MetricSummary }) =>
         "overBaseline",
       )
     }</span></td>`
-    : html`<${NumCell} value=${props.summary.aes_kwh} digits=${1} unit="kWh" testid="month-aes" />`;
+    : html`<${NumCell} value=${props.summary.aes_kwh} digits=${DIGITS.total} unit="kWh" testid="month-aes" />`;
 
 const MonthLine = (props: { row: MonthRow; total?: boolean }) => {
   const s = props.row.summary;
@@ -113,16 +114,16 @@ const MonthLine = (props: { row: MonthRow; total?: boolean }) => {
       ? "total"
       : ""}>
       <${MonthHead} row=${props.row} />
-      <${NumCell} value=${s.actual_kwh} digits=${1} unit="kWh" testid="month-actual" />
-      <${NumCell} value=${s.matched_eba_kwh} digits=${1} unit="kWh" testid="month-eba" />
+      <${NumCell} value=${s.actual_kwh} digits=${DIGITS.total} unit="kWh" testid="month-actual" />
+      <${NumCell} value=${s.matched_eba_kwh} digits=${DIGITS.total} unit="kWh" testid="month-eba" />
       <${SavingsCell} summary=${s} />
-      <${NumCell} value=${s.aer_percent} digits=${1} unit="%" />
+      <${NumCell} value=${s.aer_percent} digits=${DIGITS.percent} unit="%" />
       <td class="num" title=${t("pfMatchedTitle", {
         matched: s.matched_days,
         requested: s.requested_days,
       })}>${formatCount(s.matched_days)} / ${formatCount(s.requested_days)}</td>
       ${earlier === null ? html`<td class="num"><span class="dash">${t("none")}</span></td>` : html`
-        <${NumCell} value=${earlier.summary.actual_kwh} digits=${1}
+        <${NumCell} value=${earlier.summary.actual_kwh} digits=${DIGITS.total}
           unit=${`kWh (${earlier.start} – ${earlier.end})`} testid="month-earlier" />
       `}
     </tr>

@@ -1,0 +1,174 @@
+// How the console writes numbers and instants for people, as plain functions of the value, the
+// language and the time zone (no page state, so they are tested without a browser): decimals
+// grouped and rounded by the language, instants in the dataset's time zone, a unit or a zone added
+// to a heading, and a wall time picked in a zone turned back into the instant it names.
+
+// Decimals shown per kind of value: a day's kWh with 2, a sum over a range with 1, a percent with 2.
+export const DIGITS = { kwh: 2, total: 1, percent: 2 } as const;
+
+const numberFormats = new Map<string, Intl.NumberFormat>();
+const numberFormat = (lang: string, digits: number) => {
+  const key = `${lang} ${digits}`;
+  let format = numberFormats.get(key);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(lang, {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    });
+    numberFormats.set(key, format);
+  }
+  return format;
+};
+
+// A decimal string of the service, grouped and rounded. Intl is handed the string itself, which it
+// rounds as a decimal (half away from zero), never through a binary float.
+export const formatDecimal = (value: string, digits: number, lang: string) =>
+  numberFormat(lang, digits).format(value as Intl.StringNumericLiteral);
+
+export const formatCount = (value: number, lang: string) => numberFormat(lang, 0).format(value);
+
+// A number already a float (a chart's tick), grouped, with the decimals it has (up to 3).
+export const formatTick = (value: number, lang: string) =>
+  new Intl.NumberFormat(lang, { maximumFractionDigits: 3 }).format(value);
+
+// Whether a text is a decimal as the service writes them (an import row's raw cell may be not).
+export const isDecimal = (text: string) => /^-?\d+(\.\d+)?$/.test(text);
+
+// A column heading with its unit or a note: "Actual (kWh)", "实际（kWh）".
+export const withNote = (label: string, note: string, lang: string) =>
+  lang === "zh-CN" ? `${label}（${note}）` : `${label} (${note})`;
+
+// --- Instants.
+
+// An instant as the service writes it: an ISO 8601 date and time with Z or an offset. A time
+// without a zone names no instant and is shown as it is.
+const INSTANT = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+export const instantOf = (text: string): number | null => {
+  if (!INSTANT.test(text)) return null;
+  const ms = Date.parse(text.replace(" ", "T"));
+  return Number.isNaN(ms) ? null : ms;
+};
+
+const partFormats = new Map<string, Intl.DateTimeFormat>();
+const partFormat = (zone: string) => {
+  let format = partFormats.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    partFormats.set(zone, format);
+  }
+  return format;
+};
+
+interface Wall {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+// The wall clock of a zone at an instant.
+const wallAt = (ms: number, zone: string): Wall => {
+  const parts: Record<string, number> = {};
+  for (const p of partFormat(zone).formatToParts(ms)) {
+    if (p.type !== "literal") parts[p.type] = Number(p.value);
+  }
+  return {
+    year: parts.year,
+    month: parts.month,
+    day: parts.day,
+    hour: parts.hour === 24 ? 0 : parts.hour,
+    minute: parts.minute,
+    second: parts.second,
+  };
+};
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+const wallText = (w: Wall, seconds: boolean, separator: string) =>
+  `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}${separator}${pad(w.hour)}:${pad(w.minute)}${
+    seconds ? `:${pad(w.second)}` : ""
+  }`;
+
+// An instant of the service in a zone, "2026-11-18 14:03" (with seconds on request); a text that
+// names no instant comes back as it is.
+export const formatInstant = (text: string, zone: string, seconds = false) => {
+  const ms = instantOf(text);
+  return ms === null ? text : wallText(wallAt(ms, zone), seconds, " ");
+};
+
+// The same as a datetime-local input's value ("2026-11-18T14:03:05"), or "" for no instant.
+export const wallInputOf = (text: string, zone: string) => {
+  const ms = instantOf(text);
+  return ms === null ? "" : wallText(wallAt(ms, zone), true, "T");
+};
+
+// How far a zone's wall clock is ahead of UTC at an instant, in milliseconds.
+export const offsetAt = (ms: number, zone: string) => {
+  const w = wallAt(ms, zone);
+  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  return asUtc - (ms - (((ms % 1000) + 1000) % 1000));
+};
+
+// The instant a wall time of a zone names ("2026-11-18T14:03" or with seconds), in milliseconds;
+// null when the text is no such time. The wall time is read as UTC, then moved back by the zone's
+// offset. The offset is taken a day before and a day after (a zone changes it at most once within
+// that span), and each candidate is kept when the zone's clock shows the picked time at it:
+// - one candidate fits (most times): that one;
+// - two fit (a clock set back repeats an hour, as Berlin's in October): the earlier;
+// - none fits (a clock set forward skips an hour, as Berlin's in March): the time is read with the
+//   offset before the change, which lands as far past the gap as the time was into it.
+// These are the rules of Temporal's "compatible" disambiguation.
+export const instantOfWall = (text: string, zone: string): number | null => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1).map((s) => Number(s ?? 0));
+  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(asUtc);
+  if (
+    check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 ||
+    check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59
+  ) return null;
+  const DAY = 86_400_000;
+  const before = asUtc - offsetAt(asUtc - DAY, zone);
+  const after = asUtc - offsetAt(asUtc + DAY, zone);
+  const fits = [before, after].filter((ms) => {
+    const w = wallAt(ms, zone);
+    return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) === asUtc;
+  });
+  return fits.length === 0 ? before : Math.min(...fits);
+};
+
+// --- Dates and weekdays in words.
+
+// Weekdays as the legacy strategies number them, 1 (Monday) to 7 (Sunday), in the language's
+// short names: "1,2,3,4,5" becomes "Mon, Tue, Wed, Thu, Fri"; anything else stays as it is.
+export const weekdays = (text: string, lang: string) => {
+  const days = text.split(",").map((s) => s.trim());
+  if (!days.every((d) => /^[1-7]$/.test(d))) return text;
+  const format = new Intl.DateTimeFormat(lang, { weekday: "short", timeZone: "UTC" });
+  // 2024-01-01 was a Monday.
+  return days.map((d) => format.format(Date.UTC(2024, 0, Number(d)))).join(
+    lang === "zh-CN" ? "、" : ", ",
+  );
+};
+
+// A chart's date tick: "Nov 18" / "11月18日", or "Jan 2026" / "2026年1月" on the first of a month
+// when the ticks are months.
+export const tickDate = (seconds: number, months: boolean, lang: string) =>
+  new Intl.DateTimeFormat(
+    lang,
+    months
+      ? { year: "numeric", month: "short", timeZone: "UTC" }
+      : { month: "short", day: "numeric", timeZone: "UTC" },
+  ).format(seconds * 1000);
