@@ -8,7 +8,8 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import type { DailyRow, MetricDay } from "./api.ts";
-import { t } from "./i18n.ts";
+import { formatTick, tickDate } from "./format.ts";
+import { language, t } from "./i18n.ts";
 import { html } from "./ui.ts";
 
 const toNumber = (value: string | null | undefined) => (value == null ? null : Number(value));
@@ -128,7 +129,21 @@ const useChart = (
       ...sizeOf(element),
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "UTC"),
       scales: { x: { time: true } },
-      axes: [{}, { label: "kWh", size: 60 }],
+      // Ticks in the page's language (uPlot's own are English dates and the browser's numbers):
+      // month ticks fall on the first of a month, day ticks on any day.
+      axes: [
+        {
+          values: (_u, splits) => {
+            const months = splits.every((s) => new Date(s * 1000).getUTCDate() === 1);
+            return splits.map((s) => tickDate(s, months && splits.length > 1, language()));
+          },
+        },
+        {
+          label: t("kwh"),
+          size: 60,
+          values: (_u, splits) => splits.map((v) => formatTick(v, language())),
+        },
+      ],
       cursor: { points: { size: 6 } },
       hooks,
       series: [

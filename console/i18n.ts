@@ -375,6 +375,75 @@ const en = {
   ZERO_BASELINE: "the baseline is zero",
   NO_PRICED_ITEMS: "the target period has no priced items",
   NO_TEV_OBSERVATION: "no TEV has been observed yet",
+  // codes of the service in words (each shown with its code on hover)
+  ONLINE: "online",
+  OFFLINE: "offline",
+  UNKNOWN: "unknown",
+  UNREVIEWED: "not reviewed",
+  REVIEWED: "reviewed",
+  ESTIMATED: "estimated",
+  PREVIEWED: "previewed",
+  COMMITTED: "committed",
+  EXPIRED: "expired",
+  UPLOAD: "upload",
+  PLATFORM_LEGACY: "sealed legacy snapshot",
+  PLATFORM_CLEANED: "sealed cleaned snapshot",
+  LEGACY_SNAPSHOT: "sealed legacy snapshot",
+  CLEANED_SNAPSHOT: "sealed cleaned snapshot",
+  CLEANED_SAMPLE: "cleaned values only",
+  CLEANED_THEN_LEGACY_THEN_NULL: "cleaned value, else sealed legacy value, else empty",
+  BASELINE: "baseline",
+  INSTALLING: "installing",
+  TRIAL: "trial",
+  OPERATING: "operating",
+  SUSPENDED: "suspended",
+  EXITED: "exited",
+  STOPPED: "stopped",
+  EXECUTING: "running",
+  NOT_DISPATCHED: "not dispatched",
+  PARTIALLY_DISPATCHED: "partly dispatched",
+  WORKDAY: "workdays",
+  WEEKEND: "weekends",
+  HOLIDAY: "holidays",
+  PUBLISHED: "published",
+  DRAFT: "draft",
+  PROFILE_UPDATED: "profile edited",
+  AWAITING_EFFECTIVE_DATE: "awaiting an effective date",
+  AWAITING_SETTLEMENT_AND_DATE: "awaiting settlement and an effective date",
+  VOIDED_DAY: "voided day",
+  // headings with units, and the words of the metrics' notes
+  availableDays: "Available days",
+  missingDays: "Missing days",
+  voidDays: "Void days",
+  daysUnit: "days",
+  dayType: "Day type",
+  strategyCounts: "Strategy: {configured} configured, {dispatched} dispatched",
+  weekdays: "Weekdays",
+  traceColumn: "Lineage",
+  m_actual: "Actual energy (kWh)",
+  m_eba: "Baseline energy EBA (kWh)",
+  m_aes: "Energy saved AES (kWh)",
+  m_aer: "Energy saving rate AER (%)",
+  m_tes: "Legacy target TES (kWh/day)",
+  m_tes_180: "Target TES-180 (kWh/day)",
+  m_tes_210: "Target TES-210 (kWh/day)",
+  m_tev: "Target value TEV (kWh/day)",
+  noteSums:
+    "Sums cover only the days that have a value: a partial sum is not a sum of the whole period. Read the requested days together with the days that have an actual value, a baseline, or both.",
+  noteProvisional:
+    "Provisional days (intraday values, not settled) count in the totals but never make a target met or not met.",
+  noteEba:
+    "The EBA baseline exists for summer days only (June 1 to September 30): the mean of the same calendar month in the latest earlier year with at least 15 settled days in the baseline stage. Other days have no baseline.",
+  noteEvaluated:
+    "Savings, the savings rate and the targets are judged only on days of the trial or operating stage that have both an actual value and a baseline; the range's verdicts use settled days only.",
+  noteTes:
+    "TES-180 and TES-210 are two separate targets (device cost over 180 or 210 days at 1 per kWh), each judged against its own value; neither comes from the legacy TES.",
+  noteNegative:
+    "When the actual energy is above the baseline, the savings are left empty (more energy than the baseline); the day still counts as above the baseline.",
+  noteTevStale:
+    "A TEV observed more than 180 days before a day is too old for that day: it gives no verdict.",
+  noteReasons:
+    "The availability table lists every reason a value or a verdict of a metric is empty in this range; read it together with the values.",
   notFound: "Nothing here.",
   forbidden: "This key may not see this.",
   storeNotFound: "This store does not exist.",
@@ -742,6 +811,69 @@ const zh: Record<Key, string> = {
   ZERO_BASELINE: "基线为零",
   NO_PRICED_ITEMS: "目标周期没有计价项目",
   NO_TEV_OBSERVATION: "尚无 TEV 观测值",
+  ONLINE: "在线",
+  OFFLINE: "离线",
+  UNKNOWN: "未知",
+  UNREVIEWED: "未审核",
+  REVIEWED: "已审核",
+  ESTIMATED: "估算值",
+  PREVIEWED: "已预览",
+  COMMITTED: "已提交",
+  EXPIRED: "已过期",
+  UPLOAD: "上传",
+  PLATFORM_LEGACY: "封存原始快照",
+  PLATFORM_CLEANED: "封存清洗快照",
+  LEGACY_SNAPSHOT: "封存原始快照",
+  CLEANED_SNAPSHOT: "封存清洗快照",
+  CLEANED_SAMPLE: "仅用清洗值",
+  CLEANED_THEN_LEGACY_THEN_NULL: "优先清洗值，其次封存原始值，否则为空",
+  BASELINE: "基线期",
+  INSTALLING: "安装期",
+  TRIAL: "试运行",
+  OPERATING: "正式运行",
+  SUSPENDED: "暂停",
+  EXITED: "已退出",
+  STOPPED: "已停止",
+  EXECUTING: "执行中",
+  NOT_DISPATCHED: "未下发",
+  PARTIALLY_DISPATCHED: "部分下发",
+  WORKDAY: "工作日",
+  WEEKEND: "周末",
+  HOLIDAY: "节假日",
+  PUBLISHED: "已发布",
+  DRAFT: "草稿",
+  PROFILE_UPDATED: "修改档案",
+  AWAITING_EFFECTIVE_DATE: "待定生效日期",
+  AWAITING_SETTLEMENT_AND_DATE: "待定结算方式和生效日期",
+  VOIDED_DAY: "作废日",
+  availableDays: "有数据天数",
+  missingDays: "缺失天数",
+  voidDays: "作废天数",
+  daysUnit: "天",
+  dayType: "日期类型",
+  strategyCounts: "策略：已配置 {configured} 条，已下发 {dispatched} 条",
+  weekdays: "星期",
+  traceColumn: "溯源",
+  m_actual: "实际能耗（kWh）",
+  m_eba: "基线能耗 EBA（kWh）",
+  m_aes: "节能量 AES（kWh）",
+  m_aer: "节能率 AER（%）",
+  m_tes: "旧目标 TES（kWh/日）",
+  m_tes_180: "目标 TES-180（kWh/日）",
+  m_tes_210: "目标 TES-210（kWh/日）",
+  m_tev: "目标值 TEV（kWh/日）",
+  noteSums:
+    "合计只包含有数值的日子：部分合计不是整个周期的合计。请把请求天数与有实际值、有基线或两者都有的天数一起看。",
+  noteProvisional: "临时值（日内滚动值，未结算）计入合计，但不参与达标判断。",
+  noteEba:
+    "EBA 基线只在夏季（6 月 1 日至 9 月 30 日）存在：取之前最近一个在基线阶段有至少 15 个已结算日的年份的同月平均值。其他日子没有基线。",
+  noteEvaluated:
+    "节能量、节能率和各目标只在试运行或正式运行阶段、且同时有实际值和基线的日子评估；区间结论只用已结算的日子。",
+  noteTes:
+    "TES-180 与 TES-210 是两个独立目标（设备费用按 180 天或 210 天摊销，电价按每 kWh 1 元），各自与自身数值比较；两者都不来自旧的 TES。",
+  noteNegative: "实际能耗高于基线时，节能量留空（超过基线）；该日仍记为高于基线。",
+  noteTevStale: "早于某日 180 天以上观测到的 TEV 对该日已过时，不给出结论。",
+  noteReasons: "可用性表列出本区间内某项指标的数值或结论为空的每个原因；请与数值一起看。",
   notFound: "这里没有内容。",
   forbidden: "该密钥无权查看。",
   storeNotFound: "该门店不存在。",
@@ -791,4 +923,38 @@ export const words = (code: string | null | undefined) => {
   if (code === null || code === undefined) return t("none");
   const key = (code === "VOID" ? "VOID_STATUS" : code) as Key;
   return key in en ? t(key) : code;
+};
+
+// Where a day's served value comes from, in words: as the service's source label is made (a void
+// or an empty day says so; otherwise the kind of its source).
+export const sourceWords = (status: string | null, kind: string | null) =>
+  status === "VOID"
+    ? t("VOIDED_DAY")
+    : status === "NO_DATA"
+    ? t("NO_DATA")
+    : kind === null
+    ? t("none")
+    : words(kind);
+
+// The metrics' notes in words. The service's notes are fixed sentences; each is known by its first
+// words, and one not known here is shown as the service wrote it.
+const NOTES: ReadonlyArray<readonly [string, Key]> = [
+  ["Sums cover only", "noteSums"],
+  ["Provisional days", "noteProvisional"],
+  ["EBA is a local", "noteEba"],
+  ["AES, AER and pass flags", "noteEvaluated"],
+  ["TES-180 and TES-210 are independent", "noteTes"],
+  ["Savings that would be negative", "noteNegative"],
+  ["A TEV observed", "noteTevStale"],
+  ["availability[].reasons", "noteReasons"],
+];
+export const noteWords = (note: string) => {
+  const known = NOTES.find(([start]) => note.startsWith(start));
+  return known === undefined ? note : t(known[1]);
+};
+
+// A metric of the availability table by its code ("tes_180"), or the service's label.
+export const metricWords = (metric: string, label: string) => {
+  const key = `m_${metric}` as Key;
+  return key in en ? t(key) : label;
 };

@@ -13,7 +13,7 @@ import {
   whenUnauthorized,
 } from "./api.ts";
 import { type Lang, language, setLanguage, t } from "./i18n.ts";
-import { html, isDate, Link, useLocation } from "./ui.ts";
+import { Code, html, isDate, Link, setTimeZone, useLocation, useTitle } from "./ui.ts";
 import { SignIn } from "./pages/signin.ts";
 import { PortfolioPage } from "./pages/portfolio.ts";
 import { StoresPage } from "./pages/stores.ts";
@@ -28,13 +28,17 @@ export interface Session {
   readonly may: (permission: Permission) => boolean;
 }
 
-const sessionOf = (info: SessionInfo, dataset: Dataset): Session => ({
-  info,
-  dataset,
-  may: (permission) =>
-    info.permissions.includes(permission) && info.permissions.includes("read") &&
-    (permission !== "write" || info.can_write),
-});
+const sessionOf = (info: SessionInfo, dataset: Dataset): Session => {
+  // Every instant of the console is shown in the dataset's time zone.
+  setTimeZone(dataset.timezone);
+  return {
+    info,
+    dataset,
+    may: (permission) =>
+      info.permissions.includes(permission) && info.permissions.includes("read") &&
+      (permission !== "write" || info.can_write),
+  };
+};
 
 const LanguageSwitch = (props: { onChange: () => void }) =>
   html`
@@ -88,7 +92,7 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
           ${t("datasetBanner")}: <strong>${dataset.label}</strong>
           <span class="detail"> · ${t("range")} ${dataset.start} – ${dataset.end} · ${t(
             "policy",
-          )} ${dataset.source_policy}</span> · ${t("timezone")} ${dataset.timezone}
+          )} <${Code} code=${dataset.source_policy} /></span> · ${t("timezone")} ${dataset.timezone}
           <span class="detail"> · ${t("unit")} ${dataset.unit}</span>
         </p>
       </header>
@@ -96,13 +100,15 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
 };
 
 // A path the console has no page for: said in words, with the way back to the landing page.
-const NotFoundPage = () =>
-  html`
+const NotFoundPage = () => {
+  useTitle(t("pageNotFound"));
+  return html`
     <h1 tabindex="-1" data-testid="not-found-title">${t("pageNotFound")}</h1>
     <p data-testid="not-found">${t("pageNotFoundIntro")}</p>
     <p>
       <${Link} href="/console/portfolio" testid="not-found-home">${t("toPortfolio")}<//></p>
   `;
+};
 
 // After a move to another path (not a change of the query alone, such as a sort or a filter),
 // the new page's heading takes the focus, so keyboard and screen-reader users start on the new
@@ -212,6 +218,7 @@ const App = () => {
     }
   };
 
+  useTitle(session === null ? t("signInTitle") : null);
   if (session === undefined) return html`<p class="muted" role="status">${t("loading")}</p>`;
   if (session === null) {
     return html`

@@ -318,17 +318,23 @@ Deno.test({
             `/api/v1/stores/${storeId}/energy?scope_id=${scope}&start=2025-11-20&end=2026-11-20`,
           );
           await page.click("details.days summary");
+          // Each value rounded for people, the API's exact string kept on the cell (hover, copy).
           const shown = await page.$$eval("[data-testid=day-row]", (rows) =>
-            rows.map((r) => [
-              r.getAttribute("data-date"),
-              r.querySelector("[data-testid=kwh]")!.textContent!.trim(),
-            ]));
+            rows.map((r) => {
+              const cell = r.querySelector("[data-testid=kwh]")!;
+              return [
+                r.getAttribute("data-date"),
+                cell.getAttribute("data-exact") ?? cell.textContent!.trim(),
+                cell.textContent!.trim(),
+              ];
+            }));
           assert.equal(shown.length, energy.body.days.length);
           assert.deepEqual(
-            shown,
+            shown.map(([date, exact]) => [date, exact]),
             energy.body.days.map((d) => [d.business_date, d.energy_kwh ?? "—"]),
           );
-          assert.ok(shown.some(([, kwh]) => /^\d+\.\d{4}$/.test(kwh!)), "4-decimal strings");
+          assert.ok(shown.some(([, exact]) => /^\d+\.\d{4}$/.test(exact!)), "4-decimal strings");
+          assert.ok(shown.some(([, , text]) => /^[\d,]+\.\d{2}$/.test(text!)), "2 decimals shown");
           await shoot(page, "03-store");
           await page.setViewport({ width: 390, height: 844 });
           await shoot(page, "04-store-390px");
@@ -478,7 +484,8 @@ Deno.test({
           await page.waitForSelector("[data-testid=committed]", { timeout: 20_000 });
           await shoot(page, "07-committed");
 
-          // The day now reads 4321.1250 and its history holds the upload, traced to the file.
+          // The day now reads 4,321.13 (exactly 4321.1250) and its history holds the upload, traced
+          // to the file.
           const stores = await api<{ stores: Array<{ id: number; name: string }> }>(
             page,
             "/api/v1/stores",
@@ -490,7 +497,14 @@ Deno.test({
             waitUntil: "networkidle0",
           });
           await page.waitForSelector("[data-testid=current-kwh]");
-          assert.equal((await texts(page, "[data-testid=current-kwh]"))[0], "4321.1250");
+          assert.equal((await texts(page, "[data-testid=current-kwh]"))[0], "4,321.13");
+          assert.equal(
+            await page.$eval(
+              "[data-testid=current-kwh]",
+              (el) => (el as El).getAttribute("data-exact"),
+            ),
+            "4321.1250",
+          );
           const versions = await texts(page, "[data-testid=version-row]");
           assert.match(versions.at(-1)!, /meter replaced, reading corrected/);
           assert.match(versions.at(-1)!, /Demo Cleaning Analyst/);
@@ -578,9 +592,12 @@ Deno.test({
 
           const shownKwh = async () => {
             await page.click("details.days summary");
+            // The exact value the cell keeps (the text is rounded for people).
             return page.$eval(
               `[data-testid=day-row][data-date="${day.business_date}"] [data-testid=kwh]`,
-              (cell) => (cell as { textContent: string | null }).textContent!.trim(),
+              (cell) =>
+                (cell as El).getAttribute("data-exact") ??
+                  (cell as { textContent: string | null }).textContent!.trim(),
             );
           };
           // The link still shows the numbers as they were; the page without it, the new ones.
@@ -615,7 +632,7 @@ Deno.test({
           await page.waitForSelector("[data-testid=change-row]");
           const rows = await texts(page, "[data-testid=change-row]");
           assert.ok(
-            rows.some((r) => r.includes(day.business_date) && r.includes("1234.5678")),
+            rows.some((r) => r.includes(day.business_date) && r.includes("1,234.57")),
             rows.slice(-3).join(" | "),
           );
           await page.waitForSelector("[data-testid=batch-row]");

@@ -9,18 +9,44 @@ import {
   type Change,
   type ChangesPage as FeedPage,
   get,
+  type StoresResponse,
 } from "../api.ts";
-import { t } from "../i18n.ts";
+import { DIGITS } from "../format.ts";
+import { t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, errorText, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+import {
+  Code,
+  errorText,
+  formatCount,
+  html,
+  Link,
+  Loaded,
+  Num,
+  show,
+  Table,
+  useLoad,
+  useTitle,
+  When,
+  withUnit,
+  withZone,
+} from "../ui.ts";
 
 const actorName = (a: Actor | null) => a === null ? t("none") : a.display_name ?? a.login_name;
 
 const served = (kwh: string | null, status: string | null) =>
-  status === "AVAILABLE" ? show(kwh) : html`<${Code} code=${status} />`;
+  status === "AVAILABLE"
+    ? html`<${Num} value=${kwh} digits=${DIGITS.kwh} unit="kWh" />`
+    : html`<${Code} code=${status} />`;
+
+// The names of the stores the key may see, by id (a store not among them keeps its number).
+const useStoreNames = () => {
+  const { load } = useLoad((signal) => get<StoresResponse>("/api/v1/stores", signal), []);
+  return new Map(load.state === "ready" ? load.value.stores.map((s) => [s.id, s.name]) : []);
+};
 
 // The feed from the latest commits, or from the start: each "more" follows the last cursor.
 const Feed = () => {
+  const storeNames = useStoreNames();
   const [changes, setChanges] = useState<ReadonlyArray<Change>>([]);
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const [more, setMore] = useState(true);
@@ -97,30 +123,33 @@ const Feed = () => {
       `}
       ${changes.length > 0 && html`
         <${Table} caption=${t("feedTitle")} head=${[
-          t("committedAt"),
+          withZone(t("committedAt")),
           t("batch"),
           t("store"),
           t("date"),
           t("revision"),
           t("operation"),
-          t("before"),
-          t("after"),
+          withUnit(t("before"), "kWh"),
+          withUnit(t("after"), "kWh"),
           t("source"),
           t("actor"),
         ]}>
           ${changes.map((c) =>
             html`
               <tr data-testid="change-row">
-                <th scope="row">${c.committed_at.slice(0, 19).replace("T", " ")}</th>
+                <th scope="row">
+                  <${When} at=${c.committed_at} testid="change-at" />
+                </th>
                 <td>
                   <${Link} href=${`/console/imports/${c.batch_id}`}>${c.batch_no}<//></td>
-                <td><${Link} href=${`/console/stores/${c.store_id}`}>${c.store_id}<//></td>
+                <td data-testid="change-store"><${Link} href=${`/console/stores/${c.store_id}`}>${storeNames
+                  .get(c.store_id) ?? c.store_id}<//></td>
                 <td><${Link} href=${`/console/stores/${c.store_id}/days/${c.business_date}`}>${c
                   .business_date}<//></td>
                 <td>${c.revision_no}</td>
                 <td><${Code} code=${c.operation} /></td>
-                <td>${served(c.before_energy_kwh, c.before_status)}</td>
-                <td>${served(c.energy_kwh, c.status)}</td>
+                <td class="num">${served(c.before_energy_kwh, c.before_status)}</td>
+                <td class="num" data-testid="change-after">${served(c.energy_kwh, c.status)}</td>
                 <td><${Code} code=${c.source_kind} /></td>
                 <td>${actorName(c.actor)}</td>
               </tr>
@@ -129,7 +158,7 @@ const Feed = () => {
         <//>
       `}
       <p role="status" class="muted" data-testid="feed-status">${t("feedShown", {
-        n: changes.length,
+        n: formatCount(changes.length),
       })}${more ? "" : ` · ${t("feedUpToDate")}`}</p>
       ${error && html`<p class="alert" role="alert">${error}</p>`}
       <button type="button" onClick=${() => next()} disabled=${busy ||
@@ -160,7 +189,7 @@ const Batches = () => {
           setStatus((event.target as HTMLSelectElement).value)}>
           <option value="">${t("all")}</option>
           ${["PREVIEWED", "COMMITTED", "EXPIRED"].map((s) =>
-            html`<option value=${s}>${s}</option>`
+            html`<option value=${s}>${words(s)}</option>`
           )}
         </select>
       </label>
@@ -172,8 +201,8 @@ const Batches = () => {
             t("status"),
             t("file"),
             t("reason"),
-            t("uploadedAt"),
-            t("committedAt"),
+            withZone(t("uploadedAt")),
+            withZone(t("committedAt")),
             t("actor"),
             t("rows"),
           ]}>
@@ -186,11 +215,11 @@ const Batches = () => {
                   <td><${Code} code=${b.status} /></td>
                   <td>${show(b.filename)}</td>
                   <td>${show(b.change_reason)}</td>
-                  <td>${b.uploaded_at}</td>
-                  <td>${show(b.committed_at)}</td>
+                  <td><${When} at=${b.uploaded_at} /></td>
+                  <td><${When} at=${b.committed_at} /></td>
                   <td>${actorName(b.uploaded_by)}</td>
                   <td>${Object.entries(b.action_counts).filter(([, n]) => n > 0).map(([a, n]) =>
-                    `${a} ${n}`
+                    `${words(a)} ${formatCount(n)}`
                   ).join(
                     ", ",
                   )}</td>
@@ -204,8 +233,9 @@ const Batches = () => {
   `;
 };
 
-export const ChangesPage = (props: { session: Session }) =>
-  html`
+export const ChangesPage = (props: { session: Session }) => {
+  useTitle(t("changesTitle"));
+  return html`
     <h1 tabindex="-1">${t("changesTitle")}</h1>
     ${props.session.may("raw")
       ? html`
@@ -214,3 +244,4 @@ export const ChangesPage = (props: { session: Session }) =>
       `
       : html`<p class="alert" role="alert">${t("forbidden")}</p>`}
   `;
+};

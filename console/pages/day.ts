@@ -2,10 +2,30 @@
 // One store-day (raw permission): its current value, every version with who and which batch, its
 // revision history, and from a revision the import row's lineage back to the sealed source.
 import { useState } from "preact/hooks";
-import { type EnergyVersions, get, type HistoryResponse, type Lineage } from "../api.ts";
-import { t, words } from "../i18n.ts";
+import {
+  type EnergyVersions,
+  get,
+  type HistoryResponse,
+  type Lineage,
+  type StoresResponse,
+} from "../api.ts";
+import { DIGITS } from "../format.ts";
+import { sourceWords, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+import {
+  Code,
+  html,
+  Link,
+  Loaded,
+  Num,
+  show,
+  Table,
+  useLoad,
+  useTitle,
+  When,
+  withUnit,
+  withZone,
+} from "../ui.ts";
 
 const cellOf = (reference: Record<string, unknown> | null) => {
   if (reference === null) return t("platformPath");
@@ -20,9 +40,9 @@ const cellOf = (reference: Record<string, unknown> | null) => {
 // The served value before or after a revision: a void day says so (its kWh is null then, as is
 // the value before a day's first revision).
 const served = (kwh: string | null, isVoid: 0 | 1 | null) =>
-  isVoid === 1 ? words("VOID") : show(kwh);
+  isVoid === 1 ? words("VOID") : html`<${Num} value=${kwh} digits=${DIGITS.kwh} unit="kWh" />`;
 
-const LineageView = (props: { importRowId: number }) => {
+const LineageView = (props: { importRowId: number; batchNo: string | null }) => {
   const lineage = useLoad(
     (signal) => get<Lineage>(`/api/v1/import-rows/${props.importRowId}/lineage`, signal),
     [props.importRowId],
@@ -36,7 +56,8 @@ const LineageView = (props: { importRowId: number }) => {
             <div>
               <dt>${t("batch")}</dt>
               <dd>
-                <${Link} href=${`/console/imports/${l.batch_id}`}>${l.batch_id}<//></dd></div>
+                <${Link} href=${`/console/imports/${l.batch_id}`}>${props.batchNo ??
+                  l.batch_id}<//></dd></div>
                   <div><dt>${t("action")}</dt><dd><${Code} code=${l.action} /></dd></div>
                   <div><dt>${t("brand")} / ${t("store")}</dt><dd>${show(l.raw_brand)} / ${show(
                     l.raw_store_name,
@@ -58,7 +79,7 @@ const LineageView = (props: { importRowId: number }) => {
                       </div>
                       <div>
                         <dt>${t("source")}</dt>
-                        <dd>${s.source_kind} · ${s.source_table}</dd>
+                        <dd><${Code} code=${s.source_kind} /> · ${s.source_table}</dd>
                       </div>
                       <div>
                         <dt>${t("sha")}</dt>
@@ -77,7 +98,15 @@ const LineageView = (props: { importRowId: number }) => {
 };
 
 export const DayPage = (props: { session: Session; storeId: number; date: string }) => {
-  const [traced, setTraced] = useState<number | null>(null);
+  const [traced, setTraced] = useState<{ row: number; batchNo: string | null } | null>(null);
+  // The store by its name; its number only while the list loads or when the key may not see it.
+  const stores = useLoad((signal) => get<StoresResponse>("/api/v1/stores", signal), []);
+  const storeName =
+    (stores.load.state === "ready"
+      ? stores.load.value.stores.find((s) => s.id === props.storeId)?.name
+      : undefined) ?? `${t("store")} ${props.storeId}`;
+  const title = t("dayTitle", { date: props.date, store: storeName });
+  useTitle(title);
   const versions = useLoad(
     (signal) =>
       get<EnergyVersions>(`/api/v1/stores/${props.storeId}/energy/${props.date}/versions`, signal),
@@ -95,22 +124,30 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
   );
   return html`
     <p>
-      <${Link} href=${`/console/stores/${props.storeId}`}>← ${t("store")} ${props.storeId}<//></p>
-        <h1 tabindex="-1">${t("dayTitle", { date: props.date, store: props.storeId })}</h1>
+      <${Link} href=${`/console/stores/${props.storeId}`} testid="day-back">← ${storeName}<//></p>
+        <h1 tabindex="-1" data-testid="day-title">${title}</h1>
         <${Loaded} load=${versions.load} retry=${versions.reload}>${(v: EnergyVersions) =>
           v.current === null ? html`<p class="muted">${t("noFact")}</p>` : html`
             <dl class="summary" data-testid="current">
               <div>
                 <dt>${t("current")}</dt>
-                <dd data-testid="current-kwh">${show(v.current.energy_kwh)}</dd>
+                <dd>${v.current.is_void === 1 ? words("VOID") : html`
+                  <${Num} value=${v.current.energy_kwh} digits=${DIGITS.kwh} unit="kWh"
+                    testid="current-kwh" />
+                `}${v.current.energy_kwh === null ? "" : " kWh"}</dd>
               </div>
               <div>
                 <dt>${t("source")}</dt>
-                <dd>${show(v.current.source_label)}</dd>
+                <dd title=${v.current.source_label ?? undefined}>${sourceWords(
+                  v.current.is_void === 1 ? "VOID" : null,
+                  v.current.source_kind,
+                )}</dd>
               </div>
               <div>
                 <dt>${t("quality")}</dt>
-                <dd>${show(v.current.quality_status)}</dd>
+                <dd>
+                  <${Code} code=${v.current.quality_status} />
+                </dd>
               </div>
               <div>
                 <dt>${t("note")}</dt>
@@ -126,14 +163,14 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
               head=${[
                 t("revision"),
                 t("operation"),
-                t("before"),
-                t("after"),
+                withUnit(t("before"), "kWh"),
+                withUnit(t("after"), "kWh"),
                 t("source"),
                 t("actor"),
                 t("batch"),
-                t("committed"),
+                withZone(t("committed")),
                 t("reason"),
-                "",
+                t("traceColumn"),
               ]}
             >
                       ${v.versions.map((r) =>
@@ -145,32 +182,38 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                             </td>
                             <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
                             <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
-                            <td>${r.source_label}</td>
+                            <td title=${r.source_label}>${words(r.source_kind)}</td>
                             <td>${show(r.actor.label)}</td>
                             <td>${r.batch === null
                               ? t("none")
                               : html`${r.batch.batch_no}${
                                 r.batch.filename ? ` (${r.batch.filename})` : ""
                               }`}</td>
-                            <td>${r.committed_at}</td>
+                            <td>
+                              <${When} at=${r.committed_at} testid="version-at" />
+                            </td>
                             <td>${show(r.change_reason)}</td>
                             <td><button type="button" onClick=${() =>
-                              setTraced(r.import_row_id)}>${t("showLineage")}</button></td>
+                              setTraced({
+                                row: r.import_row_id,
+                                batchNo: r.batch?.batch_no ?? null,
+                              })}>${t("showLineage")}</button></td>
                           </tr>
                         `
                       )}
                     <//>
           `}<//>
-        ${traced !== null && html`<${LineageView} key=${traced} importRowId=${traced} />`}
+        ${traced !== null &&
+          html`<${LineageView} key=${traced.row} importRowId=${traced.row} batchNo=${traced.batchNo} />`}
         <h2>${t("history")}</h2>
         <${Loaded} load=${history.load} retry=${history.reload}>${(h: HistoryResponse) =>
           html`<${Table} caption=${t("history")} head=${[
             t("revision"),
             t("operation"),
-            t("before"),
-            t("after"),
+            withUnit(t("before"), "kWh"),
+            withUnit(t("after"), "kWh"),
             t("source"),
-            t("committed"),
+            withZone(t("committed")),
             t("reason"),
           ]}>
         ${
@@ -184,7 +227,9 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                   <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
                   <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
                   <td>${words(r.source_kind)}</td>
-                  <td>${r.committed_at}</td>
+                  <td>
+                    <${When} at=${r.committed_at} />
+                  </td>
                   <td>${r.change_reason}</td>
                 </tr>
               `

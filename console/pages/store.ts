@@ -21,22 +21,32 @@ import {
 import { EnergyChart } from "../chart.ts";
 import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
 import { MonthsSection, SavingsSection } from "./store_savings.ts";
-import { t, words } from "../i18n.ts";
+import { DIGITS, instantOfWall, wallInputOf, weekdays } from "../format.ts";
+import { language, metricWords, noteWords, sourceWords, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import {
   addDays,
   Code,
   daysBetween,
   Flag,
+  formatCount,
   html,
+  instant,
   isDate,
   Link,
   type Load,
   Loaded,
   navigate,
+  Num,
+  NumCell,
   show,
   Table,
+  timeZone,
   useLoad,
+  useTitle,
+  When,
+  withUnit,
+  withZone,
 } from "../ui.ts";
 
 const ENERGY_MAX_DAYS = 366;
@@ -75,15 +85,6 @@ const asOfQuery = (asOf: AsOf) =>
 const pageUrl = (storeId: number, start: string, end: string, asOf: AsOf) =>
   `/console/stores/${storeId}?start=${start}&end=${end}${asOfQuery(asOf)}`;
 
-// A local date and time for the picker (the browser's time zone).
-const localInput = (iso: string) => {
-  const d = new Date(iso);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${
-    pad(d.getMinutes())
-  }`;
-};
-
 const AsOfForm = (
   props: { storeId: number; start: string; end: string; asOf: AsOf; token: string | null },
 ) => {
@@ -92,9 +93,14 @@ const AsOfForm = (
     event.preventDefault();
     const value =
       ((event.target as HTMLFormElement).elements.namedItem("known_at") as HTMLInputElement).value;
-    const at = new Date(value);
-    if (value === "" || Number.isNaN(at.getTime())) return setError(t("asOfInvalid"));
-    if (at.getTime() > Date.now()) return setError(t("asOfFuture"));
+    // The picker's value is a wall time without a zone ("2026-11-18T14:03:05"): it is read in the
+    // dataset's zone, as its label says, whatever the browser's zone (format.ts, instantOfWall:
+    // read as UTC, then moved back by the zone's offset at that time; a time a clock change skips
+    // or repeats is settled as Temporal's "compatible" does). The instant goes out in UTC.
+    const ms = instantOfWall(value, timeZone());
+    if (ms === null) return setError(t("asOfInvalid"));
+    const at = new Date(ms);
+    if (ms > Date.now()) return setError(t("asOfFuture"));
     setError(null);
     navigate(
       pageUrl(props.storeId, props.start, props.end, {
@@ -103,9 +109,9 @@ const AsOfForm = (
       }),
     );
   };
-  const shown = props.asOf?.param === "known_at" ? localInput(props.asOf.value) : "";
+  const shown = props.asOf?.param === "known_at" ? wallInputOf(props.asOf.value, timeZone()) : "";
   return html`<form class="range as-of" onSubmit=${submit} data-testid="as-of-form">
-    <label><span>${t("asOfLabel")}</span>
+    <label><span>${withZone(t("asOfLabel"))}</span>
       <input name="known_at" type="datetime-local" step="1" value=${shown} />
     </label>
     <button type="submit">${t("asOfShow")}</button>
@@ -133,7 +139,7 @@ const AsOfBanner = (props: { asOf: AsOf; answer: Answer<unknown> }) =>
     }</p>`
     : html`<p class="notice" role="status" data-testid="as-of-banner">${
       t("asOfBanner", {
-        at: props.answer.knownAt ?? props.asOf.value,
+        at: instant(props.answer.knownAt ?? props.asOf.value, true, true),
         token: props.answer.token ?? "—",
       })
     }</p>`;
@@ -217,23 +223,26 @@ const EnergySection = (props: {
           <dl class="summary" data-testid="energy-summary">
             <div>
               <dt>${t("requested")}</dt>
-              <dd>${e.summary.requested_days}</dd>
+              <dd>${formatCount(e.summary.requested_days)}</dd>
             </div>
             <div>
-              <dt>${t("available")}</dt>
-              <dd>${e.summary.available_days}</dd>
+              <dt>${t("availableDays")}</dt>
+              <dd>${formatCount(e.summary.available_days)}</dd>
             </div>
             <div>
-              <dt>${t("missing")}</dt>
-              <dd>${e.summary.missing_days}</dd>
+              <dt>${t("missingDays")}</dt>
+              <dd>${formatCount(e.summary.missing_days)}</dd>
             </div>
             <div>
-              <dt>${t("voided")}</dt>
-              <dd>${e.summary.void_days}</dd>
+              <dt>${t("voidDays")}</dt>
+              <dd>${formatCount(e.summary.void_days)}</dd>
             </div>
             <div>
               <dt>${t("total")}</dt>
-              <dd>${show(e.summary.available_energy_kwh)}</dd>
+              <dd>
+                <${Num} value=${e.summary.available_energy_kwh} digits=${DIGITS.total}
+                  unit="kWh" testid="total-kwh" />
+              </dd>
             </div>
             <div>
               <dt>${t("complete")}</dt>
@@ -260,12 +269,15 @@ const EnergySection = (props: {
                           <th scope="row">${raw && d.energy_id !== null
                             ? html`<${Link} href=${`/console/stores/${props.storeId}/days/${d.business_date}`}>${d.business_date}<//>`
                             : d.business_date}</th>
-                          <td class="num" data-testid="kwh">${show(d.energy_kwh)}</td>
+                          <${NumCell} value=${d.energy_kwh} digits=${DIGITS.kwh} unit="kWh"
+                            testid="kwh" />
                           <td>
                             <${Code} code=${d.status} />
                           </td>
-                          <td>${d.source_label}</td>
-                          <td>${show(d.quality_status)}</td>
+                          <td title=${d.source_label}>${sourceWords(d.status, d.source_kind)}</td>
+                          <td>
+                            <${Code} code=${d.quality_status} />
+                          </td>
                           <td>${show(d.quality_note)}</td>
                           <td class="num">${show(d.revision_no)}</td>
                         </tr>
@@ -290,25 +302,26 @@ const EnergySection = (props: {
 
 const Cards = (props: { summary: MetricSummary }) => {
   const s = props.summary;
-  const card = (label: string, value: string | null, unit = "kWh") =>
+  const card = (label: string, field: string, value: string | null, unit = "kWh") =>
     html`
-      <div
-        class="card"><span class="label">${label}</span><span class="value">${show(
-          value,
-        )}</span>${value !== null ? html`<span class="unit">${unit}</span>` : ""}</div>
+      <div class="card" data-field=${field}><span class="label">${label}</span><span class="value">
+        <${Num} value=${value} digits=${unit === "%" ? DIGITS.percent : DIGITS.total} unit=${unit}
+          testid="card-value" /></span>${value !== null
+            ? html`<span class="unit">${unit}</span>`
+            : ""}</div>
     `;
   return html`
     <div class="cards" data-testid="metric-cards">
-        ${card(t("actual"), s.actual_kwh)}
-        ${card(t("matchedEba"), s.matched_eba_kwh)}
-        ${card(t("aes"), s.aes_kwh)}
-        ${card(t("aer"), s.aer_percent, "%")}
-        ${card(t("tes180"), s.tes_180_kwh)}
-        ${card(t("tes210"), s.tes_210_kwh)}
+        ${card(t("actual"), "actual_kwh", s.actual_kwh)}
+        ${card(t("matchedEba"), "matched_eba_kwh", s.matched_eba_kwh)}
+        ${card(t("aes"), "aes_kwh", s.aes_kwh)}
+        ${card(t("aer"), "aer_percent", s.aer_percent, "%")}
+        ${card(t("tes180"), "tes_180_kwh", s.tes_180_kwh)}
+        ${card(t("tes210"), "tes_210_kwh", s.tes_210_kwh)}
       </div>
     <p class="muted">${t("matchedDays", {
-      matched: s.matched_days,
-      requested: s.requested_days,
+      matched: formatCount(s.matched_days),
+      requested: formatCount(s.requested_days),
     })}</p>
   `;
 };
@@ -326,17 +339,19 @@ const MetricsSection = (props: {
           <${Table} caption=${t("availability")} head=${[
             t("details"),
             t("status"),
-            t("available"),
+            withUnit(t("available"), t("daysUnit")),
             t("reason"),
           ]}>
                   ${m.availability.map((a) =>
                     html`
                       <tr>
-                        <th scope="row">${a.label}</th>
+                        <th scope="row" title=${a.metric}>${metricWords(a.metric, a.label)}</th>
                         <td>
                           <${Code} code=${a.status} />
                         </td>
-                        <td class="num">${a.available_days} / ${a.requested_days}</td>
+                        <td class="num">${formatCount(a.available_days)} / ${formatCount(
+                          a.requested_days,
+                        )}</td>
                         <td>${a.reasons.length === 0
                           ? t("none")
                           : a.reasons.map(words).join("; ")}</td>
@@ -347,7 +362,9 @@ const MetricsSection = (props: {
                 ${m.notes.length > 0 &&
                   html`
                     <h3>${t("notes")}</h3>
-                    <ul class="notes">${m.notes.map((n) => html`<li>${n}</li>`)}</ul>
+                    <ul class="notes" data-testid="metric-notes">${m.notes.map((n) =>
+                      html`<li>${noteWords(n)}</li>`
+                    )}</ul>
                   `}
         `}<//>
       </section>
@@ -376,10 +393,10 @@ const PeriodsSection = (
             head=${[
               t("period"),
               t("range"),
-              t("actual"),
-              t("matchedEba"),
-              t("aes"),
-              t("aer"),
+              t("colActual"),
+              t("colEba"),
+              t("colAes"),
+              t("colAer"),
               t("ebaPass"),
             ]}
           >
@@ -388,10 +405,13 @@ const PeriodsSection = (
                       <tr data-testid="period-row">
                         <th scope="row">${t(r.key)}</th>
                         <td>${r.start} – ${r.end}</td>
-                        <td class="num">${show(r.summary.actual_kwh)}</td>
-                        <td class="num">${show(r.summary.matched_eba_kwh)}</td>
-                        <td class="num">${show(r.summary.aes_kwh)}</td>
-                        <td class="num">${show(r.summary.aer_percent)}</td>
+                        <${NumCell} value=${r.summary.actual_kwh} digits=${DIGITS.total} unit="kWh"
+                          testid="period-actual" />
+                        <${NumCell} value=${r.summary.matched_eba_kwh} digits=${DIGITS
+                          .total} unit="kWh" />
+                        <${NumCell} value=${r.summary.aes_kwh} digits=${DIGITS.total} unit="kWh" />
+                        <${NumCell} value=${r.summary.aer_percent} digits=${DIGITS
+                          .percent} unit="%" />
                         <td>
                           <${Flag} value=${r.summary.eba_pass} />
                         </td>
@@ -503,6 +523,12 @@ const ProfileEdit = (
   </form>`;
 };
 
+// A device by its name, else its code; its number only when the reference does not list it.
+const deviceName = (r: StoreReference, id: number) => {
+  const d = r.devices.find((d) => d.id === id);
+  return d === undefined ? String(id) : d.device_name ?? d.device_code;
+};
+
 const ReferenceSection = (
   props: { session: Session; storeId: number; load: ReturnType<typeof useLoad<StoreReference>> },
 ) => {
@@ -543,9 +569,14 @@ const ReferenceSection = (
         }
       ${
           r.target_candidate &&
-          html`<p class="muted">${
-            t("candidate")
-          }: TES-180 ${r.target_candidate.tes_180_kwh} · TES-210 ${r.target_candidate.tes_210_kwh} kWh · ${r.target_candidate.status}</p>`
+          html`
+            <p
+              class="muted">${t("candidate")}: TES-180 <${Num} value=${r.target_candidate
+                .tes_180_kwh} digits=${DIGITS.kwh} unit="kWh" /> · TES-210 <${Num} value=${r
+                .target_candidate.tes_210_kwh} digits=${DIGITS
+                .kwh} unit="kWh" /> kWh · <${Code} code=${r
+                .target_candidate.status} /></p>
+          `
         }
       <${Table} caption=${t("devices")} head=${[
           t("deviceName"),
@@ -553,7 +584,7 @@ const ReferenceSection = (
           t("deviceType"),
           t("material"),
           t("status"),
-          t("observed"),
+          withZone(t("observed")),
         ]}>
         ${
           r.devices.map((d) =>
@@ -563,8 +594,12 @@ const ReferenceSection = (
                 <td>${d.device_code}</td>
                 <td>${d.device_type}</td>
                 <td>${show(d.material_code)}</td>
-                <td>${words(d.online_status)}</td>
-                <td>${show(d.status_observed_at)}</td>
+                <td>
+                  <${Code} code=${d.online_status} />
+                </td>
+                <td>
+                  <${When} at=${d.status_observed_at} />
+                </td>
               </tr>
             `
           )
@@ -572,16 +607,19 @@ const ReferenceSection = (
       <//>
       ${
           r.strategy &&
-          html`<p>${t("strategy")}: ${show(r.strategy.configured_count)} ${t("configured")}, ${
-            show(r.strategy.dispatched_count)
-          } ${t("dispatched")} · ${r.strategy.execution_status}</p>`
+          html`<p>${
+            t("strategyCounts", {
+              configured: show(r.strategy.configured_count),
+              dispatched: show(r.strategy.dispatched_count),
+            })
+          } · <${Code} code=${r.strategy.execution_status} /></p>`
         }
       ${
           r.strategy_items.length > 0 &&
           html`<${Table} caption=${t("strategy")} head=${[
             t("name"),
-            "",
-            "",
+            t("dayType"),
+            t("weekdays"),
             t("status"),
             t("dispatched"),
           ]}>
@@ -590,9 +628,15 @@ const ReferenceSection = (
               html`
                 <tr>
                   <th scope="row">${i.name}</th>
-                  <td>${show(i.date_category)}</td>
-                  <td>${show(i.day_week)}</td>
-                  <td>${show(i.publish_status)}</td>
+                  <td>
+                    <${Code} code=${i.date_category} />
+                  </td>
+                  <td title=${i.day_week ?? undefined}>${i.day_week === null
+                    ? t("none")
+                    : weekdays(i.day_week, language())}</td>
+                  <td>
+                    <${Code} code=${i.publish_status} />
+                  </td>
                   <td>${i.issue_status === 1 ? t("yes") : t("no")}</td>
                 </tr>
               `
@@ -610,7 +654,9 @@ const ReferenceSection = (
           r.stage_history.map((s) =>
             html`
               <tr>
-                <th scope="row">${s.stage}</th>
+                <th scope="row">
+                  <${Code} code=${s.stage} />
+                </th>
                 <td>${s.valid_from}</td>
                 <td>${show(s.valid_to)}</td>
                 <td>${s.change_reason}</td>
@@ -622,7 +668,7 @@ const ReferenceSection = (
       <${Table} caption=${`${
           t("deviceEvents")
         } (${r.device_events.start} – ${r.device_events.end})`} head=${[
-          t("occurred"),
+          withZone(t("occurred")),
           t("event"),
           t("deviceName"),
           t("note"),
@@ -631,9 +677,13 @@ const ReferenceSection = (
           r.device_events.events.map((e) =>
             html`
               <tr>
-                <th scope="row">${e.occurred_at}</th>
-                <td>${e.event_type}</td>
-                <td>${e.device_id}</td>
+                <th scope="row">
+                  <${When} at=${e.occurred_at} />
+                </th>
+                <td>
+                  <${Code} code=${e.event_type} />
+                </td>
+                <td>${deviceName(r, e.device_id)}</td>
                 <td>${show(e.note)}</td>
               </tr>
             `
@@ -671,6 +721,10 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
   const store = stores.load.state === "ready"
     ? stores.load.value.stores.find((s) => s.id === props.storeId)
     : undefined;
+  useTitle(
+    store?.name ??
+      (reference.load.state === "ready" ? reference.load.value.profile.name : t("store")),
+  );
   return html`
     <p>
       <${Link} href="/console/stores">← ${t("backToStores")}<//></p>

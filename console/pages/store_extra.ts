@@ -3,14 +3,28 @@
 // with the devices' reports, with the evidence), the range as a file in the import layout, and
 // the profile's audit log (raw permission).
 import { type AuditLog, get, type QualityFlag, type QualityResponse } from "../api.ts";
-import { t } from "../i18n.ts";
+import { DIGITS } from "../format.ts";
+import { type Key, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, html, Loaded, show, Table, useLoad } from "../ui.ts";
+import {
+  Code,
+  formatCount,
+  html,
+  instant,
+  Loaded,
+  NumCell,
+  Table,
+  useLoad,
+  When,
+  withZone,
+} from "../ui.ts";
 
+// Each device's state that day in words, with the time of its first report in the dataset's zone
+// (the column's heading names the zone).
 const evidence = (f: QualityFlag) =>
   f.devices.map((d) =>
-    `${d.device_name ?? d.device_code}: ${d.state}` +
-    (d.reports[0] === undefined ? "" : ` (${d.reports[0].occurred_at})`)
+    `${d.device_name ?? d.device_code}: ${words(d.state)}` +
+    (d.reports[0] === undefined ? "" : ` (${instant(d.reports[0].occurred_at)})`)
   ).join("; ") + (f.device_count > f.devices.length ? " …" : "");
 
 export const QualitySection = (
@@ -30,17 +44,17 @@ export const QualitySection = (
       <${Loaded} load=${load} retry=${reload}>${(q: QualityResponse) =>
         html`
           <p role="status" data-testid="quality-summary">${t("qualitySummary", {
-            checked: q.summary.checked_days,
-            agreeing: q.summary.agreeing_days,
-            flagged: q.summary.flagged_days,
-            none: q.summary.no_evidence_days,
+            checked: formatCount(q.summary.checked_days),
+            agreeing: formatCount(q.summary.agreeing_days),
+            flagged: formatCount(q.summary.flagged_days),
+            none: formatCount(q.summary.no_evidence_days),
           })}</p>
           ${q.flags.length > 0 && html`
             <${Table} caption=${t("qualityCheckTitle")} head=${[
               t("date"),
               t("qualityKind"),
               t("kwh"),
-              t("qualityEvidence"),
+              withZone(t("qualityEvidence")),
             ]}>
               ${q.flags.map((f) =>
                 html`
@@ -49,7 +63,7 @@ export const QualitySection = (
                     <td>
                       <${Code} code=${f.kind} />
                     </td>
-                    <td>${show(f.energy_kwh)}</td>
+                    <${NumCell} value=${f.energy_kwh} digits=${DIGITS.kwh} unit="kWh" />
                     <td>${evidence(f)}</td>
                   </tr>
                 `
@@ -80,8 +94,18 @@ export const ExportLinks = (
   `;
 };
 
+// The profile fields an audit entry records, by their names in words.
+const FIELD_WORDS: Readonly<Record<string, Key>> = {
+  name: "name",
+  address: "address",
+  version: "version",
+};
 const fields = (o: Readonly<Record<string, unknown>> | null) =>
-  o === null ? t("none") : Object.entries(o).map(([k, v]) => `${k}: ${v ?? "—"}`).join("; ");
+  o === null
+    ? t("none")
+    : Object.entries(o).map(([k, v]) =>
+      `${FIELD_WORDS[k] === undefined ? k : t(FIELD_WORDS[k])}: ${v ?? t("none")}`
+    ).join("; ");
 
 export const AuditSection = (props: { session: Session; storeId: number }) => {
   if (!props.session.may("raw")) return null;
@@ -95,7 +119,7 @@ export const AuditSection = (props: { session: Session; storeId: number }) => {
       <${Loaded} load=${load} retry=${reload}>${(value: AuditLog) =>
         value.entries.length === 0 ? html`<p class="muted">${t("auditEmpty")}</p>` : html`
           <${Table} caption=${t("auditTitle")} head=${[
-            t("when"),
+            withZone(t("when")),
             t("operation"),
             t("actor"),
             t("before"),
@@ -104,7 +128,9 @@ export const AuditSection = (props: { session: Session; storeId: number }) => {
             ${value.entries.map((e) =>
               html`
                 <tr data-testid="audit-row">
-                  <th scope="row">${e.created_at.slice(0, 19).replace("T", " ")}</th>
+                  <th scope="row">
+                    <${When} at=${e.created_at} />
+                  </th>
                   <td>
                     <${Code} code=${e.action} />
                   </td>

@@ -2,9 +2,20 @@
 // The catalog: every store the key may see, searchable and filterable.
 import { useMemo, useState } from "preact/hooks";
 import { type CatalogResponse, type CatalogStore, get } from "../api.ts";
-import { t } from "../i18n.ts";
+import { t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { addDays, Code, html, Link, Loaded, show, Table, useLoad } from "../ui.ts";
+import {
+  addDays,
+  Code,
+  formatCount,
+  html,
+  Link,
+  Loaded,
+  show,
+  Table,
+  useLoad,
+  useTitle,
+} from "../ui.ts";
 import { ExportLinks } from "./store_extra.ts";
 
 const distinct = (values: ReadonlyArray<string | null>) =>
@@ -65,7 +76,8 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
       </label>
       <${Select} label=${t("brand")} value=${brand} options=${brands} onChange=${setBrand} />
       <${Select} label=${t("city")} value=${city} options=${cities} onChange=${setCity} />
-      <${Select} label=${t("stage")} value=${stage} options=${stages} onChange=${setStage} />
+      <${Select} label=${t("stage")} value=${stage} options=${stages} words=${words}
+        onChange=${setStage} />
       <${Select}
         label=${t("keyStore")}
         value=${key}
@@ -75,8 +87,8 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
       />
     </div>
     <p class="muted" role="status">${t("storesShown", {
-      n: shown.length,
-      total: props.stores.length,
+      n: formatCount(shown.length),
+      total: formatCount(props.stores.length),
     })}</p>
     <${Table}
       caption=${t("storesTitle")}
@@ -98,7 +110,9 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
                         <td>${s.store_code}</td>
                         <td>${s.brand_name}</td>
                         <td>${show(s.city)}</td>
-                        <td>${show(s.stage)}</td>
+                        <td>${s.stage === null
+                          ? show(s.stage)
+                          : html`<${Code} code=${s.stage} />`}</td>
                         <td><${Code} code=${s.key_store_status} /></td>
                         <td class="devices">
                           ${s.device_count} · <span class="ok">${s.online_count} ${t(
@@ -120,6 +134,7 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
 };
 
 export const StoresPage = (props: { session: Session }) => {
+  useTitle(t("storesTitle"));
   const end = props.session.dataset.end;
   const { load, reload } = useLoad(
     (signal) => get<CatalogResponse>("/api/v1/catalog", signal),
