@@ -19,9 +19,24 @@ import {
   type StoresResponse,
   type Template,
 } from "../api.ts";
-import { type Key, language, t, words } from "../i18n.ts";
+import { type Key, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { Code, html, Link, Loaded, navigate, show, Table, useLoad } from "../ui.ts";
+import { DIGITS } from "../format.ts";
+import {
+  Code,
+  formatDecimal,
+  html,
+  Link,
+  Loaded,
+  navigate,
+  NumCell,
+  show,
+  Table,
+  useLoad,
+  useTitle,
+  When,
+  withUnit,
+} from "../ui.ts";
 
 const ACTIONS = [
   "INSERT",
@@ -90,7 +105,14 @@ export const RowsByAction = (props: {
           <summary><${Code} code=${action} /> <span class="count">${rows.length}</span></summary>
           <${Table}
             caption=${words(action)}
-            head=${[t("rowNo"), t("store"), t("date"), t("before"), t("proposed"), t("note")]}
+            head=${[
+              t("rowNo"),
+              t("store"),
+              t("date"),
+              withUnit(t("before"), "kWh"),
+              withUnit(t("proposed"), "kWh"),
+              t("note"),
+            ]}
           >
                   ${rows.slice(0, 500).map((r) =>
                     html`
@@ -98,8 +120,9 @@ export const RowsByAction = (props: {
                         <th scope="row">${r.row_number}</th>
                         <td>${props.storeNames.get(r.resolved_store_id) ?? r.resolved_store_id}</td>
                         <td>${r.business_date}</td>
-                        <td class="num">${show(r.before_energy_kwh)}</td>
-                        <td class="num">${show(r.proposed_energy_kwh ?? r.raw_energy)}</td>
+                        <${NumCell} value=${r.before_energy_kwh} digits=${DIGITS.kwh} unit="kWh" />
+                        <${NumCell} value=${r.proposed_energy_kwh ?? r.raw_energy} digits=${DIGITS
+                          .kwh} unit="kWh" />
                         <td>${show(r.quality_note)}</td>
                       </tr>
                     `
@@ -120,11 +143,8 @@ const rowName = (r: ReviewRow) =>
     ? t("csvRowCol", { row: r.file_row, column: r.column })
     : t("sheetRowCol", { sheet: r.sheet, row: r.file_row, column: r.column });
 
-// kWh in a warning: grouped, 2 decimals, in the page's language (the string goes to Intl as a
-// decimal, never through a float); the exact values are in the warning's title.
-const kwhText = (value: string) =>
-  new Intl.NumberFormat(language(), { minimumFractionDigits: 2, maximumFractionDigits: 2 })
-    .format(value as Intl.StringNumericLiteral);
+// kWh in a warning, for people; the exact values are in the warning's title.
+const kwhText = (value: string) => formatDecimal(value, DIGITS.kwh);
 
 const warningText = (w: PlausibilityWarning) => {
   const params = {
@@ -233,8 +253,8 @@ const Review = (props: {
                 t("cell"),
                 t("store"),
                 t("date"),
-                t("before"),
-                t("proposed"),
+                withUnit(t("before"), "kWh"),
+                withUnit(t("proposed"), "kWh"),
                 t("action"),
                 t("warningsCol"),
                 t("note"),
@@ -247,8 +267,9 @@ const Review = (props: {
                     <th scope="row" data-testid="row-name">${rowName(row)}</th>
                     <td>${props.storeNames.get(row.resolved_store_id) ?? show(row.store_name)}</td>
                     <td>${row.business_date}</td>
-                    <td class="num">${show(row.before_energy_kwh)}</td>
-                    <td class="num">${show(row.proposed_energy_kwh ?? row.raw_energy)}</td>
+                    <${NumCell} value=${row.before_energy_kwh} digits=${DIGITS.kwh} unit="kWh" />
+                    <${NumCell} value=${row.proposed_energy_kwh ?? row.raw_energy} digits=${DIGITS
+                      .kwh} unit="kWh" />
                     <td>
                       <${Code} code=${row.action} />
                     </td>
@@ -304,6 +325,7 @@ const useStoreNames = () => {
 };
 
 export const ImportsPage = (props: { session: Session }) => {
+  useTitle(t("importsTitle"));
   const storeNames = useStoreNames();
   const [templateBusy, setTemplateBusy] = useState(false);
   const [templateError, setTemplateError] = useState<string | null>(null);
@@ -505,6 +527,11 @@ export const BatchPage = (props: { session: Session; batchId: number; query: URL
       ),
     [props.batchId, offset],
   );
+  useTitle(
+    batch.load.state === "ready"
+      ? t("batchTitle", { batch: batch.load.value.batch_no })
+      : t("importsTitle"),
+  );
   const page = (at: number) => navigate(`/console/imports/${props.batchId}?offset=${at}`);
   return html`
     <p>
@@ -515,7 +542,9 @@ export const BatchPage = (props: { session: Session; batchId: number; query: URL
             <dl class="summary">
               <div>
                 <dt>${t("status")}</dt>
-                <dd data-testid="batch-status">${b.status}</dd>
+                <dd data-testid="batch-status">
+                  <${Code} code=${b.status} />
+                </dd>
               </div>
               <div>
                 <dt>${t("file")}</dt>
@@ -523,11 +552,15 @@ export const BatchPage = (props: { session: Session; batchId: number; query: URL
               </div>
               <div>
                 <dt>${t("uploaded")}</dt>
-                <dd>${b.uploaded_at}</dd>
+                <dd>
+                  <${When} at=${b.uploaded_at} named=${true} />
+                </dd>
               </div>
               <div>
                 <dt>${t("committed")}</dt>
-                <dd>${show(b.committed_at)}</dd>
+                <dd>
+                  <${When} at=${b.committed_at} named=${true} />
+                </dd>
               </div>
               <div>
                 <dt>${t("reason")}</dt>
