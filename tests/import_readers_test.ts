@@ -69,7 +69,7 @@ const findProblem = (
   at: Partial<FileProblem> = {},
 ): FileProblem => {
   const found = problems.filter((p) =>
-    message.test(p.message) &&
+    message.test(p.message.en) &&
     Object.entries(at).every(([k, v]) => p[k as keyof FileProblem] === v)
   );
   assert.equal(
@@ -201,7 +201,7 @@ Deno.test("parseEnergyText: refused values say why", () => {
   ];
   for (const [text, why] of cases) {
     const got = parseEnergyText(text);
-    assert.ok("problem" in got && why.test(got.problem), `${text}: ${JSON.stringify(got)}`);
+    assert.ok("problem" in got && why.test(got.problem.en), `${text}: ${JSON.stringify(got)}`);
   }
   for (
     const text of [
@@ -227,7 +227,7 @@ Deno.test("parseEnergyText: refused values say why", () => {
   ) {
     const got = parseEnergyText(text);
     assert.ok(
-      "problem" in got && /not a number/.test(got.problem),
+      "problem" in got && /not a number/.test(got.problem.en),
       `${text}: ${JSON.stringify(got)}`,
     );
   }
@@ -243,7 +243,7 @@ Deno.test("energyFromXlsxNumber: shortest round-trip text, then the decimal rule
     assert.ok("problem" in energyFromXlsxNumber(n), String(n));
   }
   // String(n) writes these with an exponent: the number cell is judged by its value.
-  const why = (n: number) => (energyFromXlsxNumber(n) as { problem: string }).problem;
+  const why = (n: number) => (energyFromXlsxNumber(n) as { problem: { en: string } }).problem.en;
   assert.match(why(1e-7), /more than 4 decimals/);
   assert.match(why(1.5e-300), /more than 4 decimals/);
   assert.match(why(1e21), /too large/);
@@ -299,7 +299,7 @@ Deno.test("formatProblems locates every problem and caps the list at 1000", () =
     column: "C",
     date: "2026-07-10",
     raw: "abc",
-    message: "not a number",
+    message: { en: "not a number", zh: "不是数字" },
   });
   const one = formatProblems([p(3)]);
   assert.match(one, /1 problem:/);
@@ -310,7 +310,7 @@ Deno.test("formatProblems locates every problem and caps the list at 1000", () =
     column: null,
     date: null,
     raw: null,
-    message: "x",
+    message: { en: "x", zh: "x" },
   }]);
   assert.match(file, /- file: x/);
   const many = formatProblems(Array.from({ length: 1234 }, (_, i) => p(i + 2)));
@@ -343,7 +343,7 @@ Deno.test("empty, binary, non-UTF-8 and legacy files are neither XLSX nor CSV", 
   for (const [what, bytes] of files) {
     const problems = await readRejected(bytes);
     assert.equal(problems.length, 1, what);
-    assert.ok(problems[0].message.startsWith(NOT_A_FILE), `${what}: ${problems[0].message}`);
+    assert.ok(problems[0].message.en.startsWith(NOT_A_FILE), `${what}: ${problems[0].message.en}`);
   }
 });
 
@@ -369,7 +369,7 @@ Deno.test("damaged ZIPs are refused with a problem, never a defect", async () =>
   ];
   for (const [what, bytes] of damaged) {
     const problems = await readRejected(bytes);
-    assert.match(problems[0].message, /XLSX|worksheet/, what);
+    assert.match(problems[0].message.en, /XLSX|worksheet/, what);
   }
   const flipped = good.slice();
   for (let i = 100; i < flipped.length - 100; i += 97) flipped[i] ^= 0x5a;
@@ -515,7 +515,7 @@ Deno.test("CSV row problems are all collected and located", async () => {
     date: "2026-07-09",
     raw: "2",
   });
-  assert.match(dup.message, /"S9".*already given at row 11 column 日能耗/);
+  assert.match(dup.message.en, /"S9".*already given at row 11 column 日能耗/);
   findProblem(problems, /date is blank/, { row: 13, column: "日期" });
   assert.equal(problems.length, 11);
 });
@@ -736,8 +736,8 @@ const storeRow = (r: number) =>
 const craftedRefused = async (bytes: Uint8Array, pattern: RegExp) => {
   const problems = await readRejected(bytes);
   assert.equal(problems.length, 1, formatProblems(problems));
-  assert.match(problems[0].message, /^not a readable XLSX workbook: /);
-  assert.match(problems[0].message, pattern);
+  assert.match(problems[0].message.en, /^not a readable XLSX workbook: /);
+  assert.match(problems[0].message.en, pattern);
 };
 
 Deno.test("XLSX: a workbook behind a decoy archive is refused (JSZip would read it)", async () => {

@@ -135,7 +135,7 @@ Deno.test("a repeated store-day is named with the other problems, also when a va
     }],
   );
   assert.equal(resolved.problems.length, 1);
-  assert.match(resolved.problems[0].message, /has two values for .*: row 2 and row 3/);
+  assert.match(resolved.problems[0].message.en, /has two values for .*: row 2 and row 3/);
 });
 
 Deno.test("review rows are named by worksheet, row and column; pages and filters; a CSV of them", async () => {

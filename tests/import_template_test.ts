@@ -367,7 +367,7 @@ Deno.test("resolver: an unknown worksheet is one problem, not one per row", () =
     ["Nope", null, null, "Nope"],
     ["kfc", null, null, "kfc"],
   ]);
-  assert.match(problems[0].message, /Worksheet "Nope" matches no brand/);
+  assert.match(problems[0].message.en, /Worksheet "Nope" matches no brand/);
 });
 
 Deno.test("resolver: an unknown CSV brand is one problem naming its rows", () => {
@@ -383,7 +383,7 @@ Deno.test("resolver: an unknown CSV brand is one problem naming its rows", () =>
     [null, 2, "品牌", "Nope"],
     [null, 6, "品牌", "A_B"],
   ]);
-  assert.match(problems[0].message, /Unknown brand "Nope": rows 2-3, 5/);
+  assert.match(problems[0].message.en, /Unknown brand "Nope": rows 2-3, 5/);
 });
 
 Deno.test("resolver: unknown and ambiguous stores, one problem per store row", () => {
@@ -402,9 +402,9 @@ Deno.test("resolver: unknown and ambiguous stores, one problem per store row", (
     ["麦当劳", 2, "A", "同名"],
     [null, 7, "门店", "店X"],
   ]);
-  assert.equal(problems[0].message, 'Unknown store "店X" of brand "KFC": worksheet "KFC" row 4');
-  assert.match(problems[2].message, /matches 2 stores of brand "麦当劳"/);
-  assert.equal(problems[3].message, 'Unknown store "店X" of brand "KFC": rows 7-8');
+  assert.equal(problems[0].message.en, 'Unknown store "店X" of brand "KFC": worksheet "KFC" row 4');
+  assert.match(problems[2].message.en, /matches 2 stores of brand "麦当劳"/);
+  assert.equal(problems[3].message.en, 'Unknown store "店X" of brand "KFC": rows 7-8');
 });
 
 Deno.test("resolver: dates before or after the dataset, or after today, per column", () => {
@@ -427,14 +427,14 @@ Deno.test("resolver: dates before or after the dataset, or after today, per colu
     [null, 9, "日期", "2026-07-12", "7月12日"],
     [null, 10, "日期", "2026-07-09", "2026-07-09"],
   ]);
-  assert.match(problems[0].message, /outside the dataset, which starts on 2026-03-01/);
-  assert.match(problems[0].message, /worksheet "KFC" column B, rows 2-3/);
-  assert.match(problems[1].message, /in the future \(today is 2026-07-10\)/);
+  assert.match(problems[0].message.en, /outside the dataset, which starts on 2026-03-01/);
+  assert.match(problems[0].message.en, /worksheet "KFC" column B, rows 2-3/);
+  assert.match(problems[1].message.en, /in the future \(today is 2026-07-10\)/);
   // After the dataset's end but not after today: still outside the dataset (rules.md §8).
-  assert.match(problems[2].message, /outside the dataset, which ends on 2026-07-08/);
-  assert.match(problems[2].message, /worksheet "KFC" column D, rows 2-3/);
-  assert.match(problems[3].message, /written "7月12日".*row 9$/);
-  assert.match(problems[4].message, /ends on 2026-07-08.*: row 10$/);
+  assert.match(problems[2].message.en, /outside the dataset, which ends on 2026-07-08/);
+  assert.match(problems[2].message.en, /worksheet "KFC" column D, rows 2-3/);
+  assert.match(problems[3].message.en, /written "7月12日".*row 9$/);
+  assert.match(problems[4].message.en, /ends on 2026-07-08.*: row 10$/);
 });
 
 Deno.test("resolver: a store-day reached twice names both places", () => {
@@ -455,10 +455,10 @@ Deno.test("resolver: a store-day reached twice names both places", () => {
     [null, 3, "日能耗", "2026-07-01"],
   ]);
   assert.equal(
-    problems[0].message,
+    problems[0].message.en,
     'Store "店A" of brand "A:B" has two values for 2026-07-01: worksheet "A:B" row 2 column B and worksheet "A_B~2" row 3 column B',
   );
-  assert.match(problems[2].message, /: row 2 and row 3$/);
+  assert.match(problems[2].message.en, /: row 2 and row 3$/);
 });
 
 Deno.test("resolver: problems come in file order", () => {
@@ -496,10 +496,10 @@ Deno.test("resolver: only the given stores exist; sheet names still follow every
   const { problems, rows: resolved } = resolveRows(rows, limited);
   assert.deepEqual(resolved.map((r) => r.storeId), [4]);
   assert.equal(problems.length, 1);
-  assert.match(problems[0].message, new RegExp(`Worksheet "${ab}" matches no brand`));
+  assert.match(problems[0].message.en, new RegExp(`Worksheet "${ab}" matches no brand`));
   // A CSV brand with no store in scope is unknown like any other.
   const csv = [csvRow(2, "KFC", "店A", "2026-07-01")];
-  assert.match(resolveRows(csv, limited).problems[0].message, /Unknown brand "KFC"/);
+  assert.match(resolveRows(csv, limited).problems[0].message.en, /Unknown brand "KFC"/);
 });
 
 Deno.test("resolver: rows the reader refused get the store and date checks only", () => {
@@ -518,5 +518,5 @@ Deno.test("resolver: rows the reader refused get the store and date checks only"
     [null, 5, "日期"],
     [null, 6, "门店"],
   ]);
-  assert.match(problems[1].message, /outside the dataset, which ends on 2026-07-08/);
+  assert.match(problems[1].message.en, /outside the dataset, which ends on 2026-07-08/);
 });

@@ -14,12 +14,12 @@ import {
   LIST_DEFAULT_LIMIT,
 } from "../domain/changes.ts";
 import { JsonText } from "../domain/answers.ts";
-import { badRequest, conflict, forbidden, notReady } from "../domain/errors.ts";
+import { badRequest, conflict, forbidden, unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { ChangesRepo } from "./changes_repo.ts";
 import { span } from "../ops/span.ts";
 
-const replaced = () =>
-  conflict("The cursor names data that a later snapshot load replaced", "DATA_REPLACED");
+const replaced = () => conflict(Messages.cursorReplaced());
 
 export class ChangesService extends Effect.Service<ChangesService>()("Changes/ChangesService", {
   effect: Effect.gen(function* () {
@@ -27,10 +27,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
     const access = yield* StoreAccess;
     const seal = yield* DataSeal;
 
-    const badCursor = badRequest(
-      "after is not a cursor this service gave: send a page's next_cursor or head_cursor as it is",
-      "INVALID_REQUEST",
-    );
+    const badCursor = badRequest(Messages.foreignCursor());
 
     // Where a request starts: after an opened cursor, at a commit (keys of every store: a key
     // limited to some stores could learn from the cursors how many commits there are), or at
@@ -41,14 +38,11 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
     ) =>
       Effect.gen(function* () {
         if (q.after !== undefined && q.from_seq !== undefined) {
-          return yield* badRequest("Send after or from_seq, not both", "INVALID_REQUEST");
+          return yield* badRequest(Messages.bothCursors());
         }
         if (q.from_seq !== undefined) {
           if (caller.storeIds !== null) {
-            return yield* forbidden(
-              "from_seq is for keys of every store: start without after, or from head_cursor",
-              "STORE_FORBIDDEN",
-            );
+            return yield* forbidden(Messages.fromSeqAllStores());
           }
           return { seq: String(q.from_seq), row: 0, generation: undefined };
         }
@@ -69,7 +63,7 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         // Rows looked at: a few pages' worth, never more than the bound.
         const bound = Math.min(CHANGES_SCAN_ROWS, Math.max(2_000, 4 * limit));
         const scan = yield* repo.changes(from, bound, limit, caller.storeIds);
-        if (scan.generation === undefined) return yield* notReady("No data is loaded");
+        if (scan.generation === undefined) return yield* unavailable(Messages.noData());
         if (from.generation !== undefined && from.generation !== scan.generation) {
           return yield* replaced();
         }

@@ -6,6 +6,8 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { CONSOLE_DIST, readStamp } from "./build.ts";
 import type { Incoming } from "../domain/request.ts";
+import { type Language, pick } from "../domain/language.ts";
+import { Messages } from "../domain/messages.ts";
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -80,13 +82,17 @@ const etagMatches = (header: string | null, etag: string) =>
   (header.trim() === "*" ||
     header.split(",").map((t) => t.trim().replace(/^W\//, "")).includes(etag));
 
-export type ConsoleHandler = (request: Incoming, url: URL) => Promise<Response>;
+export type ConsoleHandler = (
+  request: Incoming,
+  url: URL,
+  language?: Language,
+) => Promise<Response>;
 
 // The bundle is read on the first request for the console (a process that only serves the API
 // never holds it); a missing bundle is 503 until one is built.
 export const makeConsoleHandler = (): ConsoleHandler => {
   let loading: Promise<Bundle | undefined> | undefined;
-  return async (request, url) => {
+  return async (request, url, language = "en") => {
     // A bundle replaced while it was read is read again on the next request.
     loading ??= load().catch(() => undefined);
     const bundle = await loading;
@@ -94,13 +100,9 @@ export const makeConsoleHandler = (): ConsoleHandler => {
     if (bundle === undefined) {
       loading = undefined;
       headers.set("content-type", "application/json");
+      const m = Messages.consoleNotBuilt();
       return new Response(
-        JSON.stringify({
-          error: {
-            code: "NOT_READY",
-            message: "The console is not built: run deno task console:build",
-          },
-        }),
+        JSON.stringify({ error: { code: m.code, message: pick(m, language) } }),
         { status: 503, headers },
       );
     }
@@ -109,8 +111,9 @@ export const makeConsoleHandler = (): ConsoleHandler => {
       : bundle.page;
     if (found === undefined) {
       headers.set("content-type", "application/json");
+      const m = Messages.noConsoleAsset();
       return new Response(
-        JSON.stringify({ error: { code: "NOT_FOUND", message: "No such console asset" } }),
+        JSON.stringify({ error: { code: m.code, message: pick(m, language) } }),
         { status: 404, headers },
       );
     }

@@ -1,7 +1,8 @@
 // The repository boundary: a lost database becomes 503, any other SQL failure a defect (500).
 import type { SqlError } from "@effect/sql/SqlError";
 import { Effect } from "effect";
-import { busy, notReady, type ServiceUnavailable } from "../domain/errors.ts";
+import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 
 const connectionCodes = new Set([
   "ECONNREFUSED",
@@ -45,11 +46,11 @@ export const dbBoundary = <A, E, R>(
     (e): e is SqlError => (e as { _tag?: string })?._tag === "SqlError",
     (error) =>
       isConnectionError(error)
-        ? Effect.fail(notReady())
+        ? Effect.fail(unavailable(Messages.databaseUnreachable()))
         : busyCodes.has(sqlStateOf(error) ?? "")
-        ? Effect.fail(busy())
+        ? Effect.fail(unavailable(Messages.dataBusy()))
         : sqlStateOf(error) === READ_ONLY
-        ? Effect.fail(notReady("The database accepts no writes now; retry later"))
+        ? Effect.fail(unavailable(Messages.noWrites()))
         : Effect.die(error),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;
 

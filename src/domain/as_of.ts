@@ -5,6 +5,7 @@
 import { Effect, Schema } from "effect";
 import { isCalendarDay } from "./common.ts";
 import { type BadRequest, badRequest } from "./errors.ts";
+import { Messages } from "./messages.ts";
 
 // RFC 3339 (§5.6) with a time zone: "T" between date and time ("t" or a space, as §5.6 allows),
 // "Z" ("z") or a numeric offset. Checked exactly, so that every instant accepted is one PostgreSQL
@@ -80,10 +81,7 @@ export type AsOf =
 
 export const CURRENT: AsOf = { kind: "current" };
 
-const foreignToken = badRequest(
-  "data_token is not a token this service gave: send an earlier answer's Data-Token header as it is",
-  "INVALID_REQUEST",
-);
+const foreignToken = badRequest(Messages.foreignToken());
 
 // Which data a read asks for. `open` opens a sealed data token (undefined: not one this service
 // sealed).
@@ -92,7 +90,7 @@ export const asOfOf = <E, R>(
   open: (token: string) => Effect.Effect<string | undefined, E, R>,
 ): Effect.Effect<AsOf, E | BadRequest, R> => {
   if (q.known_at !== undefined && q.data_token !== undefined) {
-    return Effect.fail(badRequest("Send known_at or data_token, not both", "INVALID_REQUEST"));
+    return Effect.fail(badRequest(Messages.bothAsOf()));
   }
   if (q.known_at !== undefined) {
     return Effect.succeed<AsOf>({ kind: "instant", at: canonicalInstant(q.known_at) });

@@ -1,12 +1,20 @@
 // Typed errors of the contract; each encodes on the wire as {error: {code, message}} with its HTTP status.
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema";
 import { Schema } from "effect";
+import type { ErrorCode } from "./error_codes.ts";
+import { type Language, pick, type Text } from "./language.ts";
 
 export const ErrorBody = Schema.Struct({
   error: Schema.Struct({ code: Schema.String, message: Schema.String }),
 }).annotations({ identifier: "Error" });
 
-const fields = { code: Schema.String, message: Schema.String };
+// `message` is the English text (what logs and tests read); `zh` its Chinese form, chosen on the
+// wire by the request's language (messageIn).
+const fields = {
+  code: Schema.String,
+  message: Schema.String,
+  zh: Schema.optional(Schema.String),
+};
 
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields) {}
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {}
@@ -18,7 +26,7 @@ export class ServiceUnavailable
 
 // deno-lint-ignore no-explicit-any
 type ErrorClass<E> = Schema.Schema<E, any> & {
-  new (props: { code: string; message: string }): E;
+  new (props: { code: string; message: string; zh?: string }): E;
 };
 
 // The wire form of one error class: the contract's Error body, with the status the builder answers.
@@ -79,17 +87,24 @@ export const ServiceUnavailableWire = wire(
   "Database or service not ready",
 );
 
-export const badRequest = (message: string, code = "INVALID_PARAMETER") =>
-  new BadRequest({ code, message });
-export const notFound = (message: string, code = "NOT_FOUND") => new NotFound({ code, message });
-export const forbidden = (message: string, code = "FORBIDDEN") => new Forbidden({ code, message });
-export const conflict = (message: string, code = "CONFLICT") => new Conflict({ code, message });
-export const unauthorized = (message: string, code = "UNAUTHORIZED") =>
-  new Unauthorized({ code, message });
-export const notReady = (message = "The database is not reachable") =>
-  new ServiceUnavailable({ code: "NOT_READY", message });
-export const busy = () =>
-  new ServiceUnavailable({
-    code: "BUSY",
-    message: "The data is busy (a lock or a long statement held it); try again shortly",
-  });
+// A refusal's code with its text for people: every message the service answers with is one of these
+// (src/domain/messages.ts).
+export interface Message extends Text {
+  readonly code: ErrorCode;
+}
+
+const props = (m: Message) => ({ code: m.code, message: m.en, zh: m.zh });
+
+export const badRequest = (m: Message) => new BadRequest(props(m));
+export const notFound = (m: Message) => new NotFound(props(m));
+export const forbidden = (m: Message) => new Forbidden(props(m));
+export const conflict = (m: Message) => new Conflict(props(m));
+export const unauthorized = (m: Message) => new Unauthorized(props(m));
+export const unavailable = (m: Message) => new ServiceUnavailable(props(m));
+
+// An error's message in a language (its English one when it has no other form).
+export const messageIn = (
+  error: { readonly message: string; readonly zh?: string },
+  language: Language,
+): string =>
+  error.zh === undefined ? error.message : pick({ en: error.message, zh: error.zh }, language);

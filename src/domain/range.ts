@@ -1,6 +1,7 @@
 // Date ranges of the read endpoints: inclusive at both ends, start <= end, bounded in length.
 import { Effect } from "effect";
 import { badRequest } from "./errors.ts";
+import { Messages } from "./messages.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -16,14 +17,11 @@ export const METRICS_MAX_DAYS = 731;
 export const checkRange = (start: string, end: string, maxDays: number) => {
   const days = dayIndex(end) - dayIndex(start) + 1;
   if (days < 1) {
-    return Effect.fail(badRequest(`start ${start} is after end ${end}`, "INVALID_RANGE"));
+    return Effect.fail(badRequest(Messages.startAfterEnd(start, end)));
   }
   if (days > maxDays) {
     return Effect.fail(
-      badRequest(
-        `the range ${start}..${end} has ${days} days; at most ${maxDays} are allowed`,
-        "RANGE_TOO_LONG",
-      ),
+      badRequest(Messages.rangeTooLong(start, end, days, maxDays)),
     );
   }
   return Effect.succeed(days);

@@ -2,10 +2,13 @@
 // HttpApi does (the credential check, the console) see of it, and the facts the access log reports:
 // its id and, once known, the member.
 import { Context } from "effect";
+import type { Language } from "./language.ts";
 
 export interface RequestNoteShape {
   readonly requestId: string;
   memberId: number | null;
+  // The language its Accept-Language chose (language.ts), for every text of its answer.
+  readonly language?: Language;
 }
 
 export class RequestNote extends Context.Tag("Http/RequestNote")<RequestNote, RequestNoteShape>() {}

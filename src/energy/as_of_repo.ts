@@ -6,7 +6,8 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { utcMicros } from "../db/sql_text.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
-import { badRequest, conflict, notReady } from "../domain/errors.ts";
+import { badRequest, conflict, unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { span } from "../ops/span.ts";
 
 interface Row {
@@ -44,11 +45,7 @@ const byToken = resolveSql(`
 
 const notKept = (keptFrom: string | null) =>
   conflict(
-    keptFrom === null
-      ? "No data was committed at that point"
-      : `This database keeps the history of its data from ${keptFrom}; ask for that instant ` +
-        "or a later one",
-    "HISTORY_NOT_KEPT",
+    keptFrom === null ? Messages.nothingCommittedThen() : Messages.historyKeptFrom(keptFrom),
   );
 
 export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
@@ -62,25 +59,16 @@ export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
           asOf.kind === "instant" ? [asOf.at] : [null, asOf.seq],
         ));
         const row = rows[0];
-        if (row === undefined) return yield* notReady("No data is loaded");
+        if (row === undefined) return yield* unavailable(Messages.noData());
         if (asOf.kind === "token" && asOf.generation !== row.generation) {
-          return yield* conflict(
-            "The data_token names data that a later snapshot load replaced",
-            "DATA_REPLACED",
-          );
+          return yield* conflict(Messages.tokenReplaced());
         }
         if (asOf.kind === "instant" && row.future) {
-          return yield* badRequest(
-            "known_at is still to come: what will be known then is not known now",
-            "INVALID_REQUEST",
-          );
+          return yield* badRequest(Messages.knownAtFuture());
         }
         if (row.seq === null || row.committed_at === null) {
           if (asOf.kind === "token") {
-            return yield* badRequest(
-              "The data_token names no commit of this data",
-              "INVALID_REQUEST",
-            );
+            return yield* badRequest(Messages.tokenNamesNoCommit());
           }
           return yield* notKept(row.kept_from);
         }

@@ -1,11 +1,12 @@
 // Energy reads for a caller: access and range checks, then the set-based repository queries.
 import { Effect } from "effect";
-import { inScope, outsideStores, requirePermission, StoreAccess } from "../auth/access.ts";
+import { inScope, requirePermission, StoreAccess } from "../auth/access.ts";
 import { Auth } from "../auth/auth_service.ts";
 import { type AsOfAnswer, JsonText, type Versioned } from "../domain/answers.ts";
 import type { AsOf } from "../domain/as_of.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
-import { conflict, notFound } from "../domain/errors.ts";
+import { conflict, forbidden, notFound } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { ENERGY_MAX_DAYS, isValidRange, type RangeRequest } from "../domain/range.ts";
 import type { ScopeFacts } from "../domain/stores.ts";
 import { AsOfRepo } from "./as_of_repo.ts";
@@ -75,10 +76,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         const at = yield* asOfRepo.resolve(asOf);
         const rows = yield* repo.daysAt(request.scopeId, request.start, request.end, at.seq);
         if (!rows.kept) {
-          return yield* conflict(
-            "The state of a day at that instant was not kept (history starts later)",
-            "HISTORY_NOT_KEPT",
-          );
+          return yield* conflict(Messages.dayStateNotKept());
         }
         return {
           asOf: at,
@@ -146,10 +144,10 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
       Effect.gen(function* () {
         yield* requirePermission(caller, "raw");
         const owner = yield* repo.factOwner(energyId);
-        if (owner.length === 0) return yield* notFound(`Energy fact ${energyId} does not exist`);
+        if (owner.length === 0) return yield* notFound(Messages.factMissing(energyId));
         // The message names no store: the caller named a fact, not the store it belongs to.
         if (!inScope(caller, owner[0].store_id)) {
-          return yield* outsideStores("This energy fact belongs to a store");
+          return yield* forbidden(Messages.factOutside());
         }
         return { revisions: yield* repo.history(energyId) };
       }).pipe(span("EnergyService.history"));

@@ -6,7 +6,14 @@ import { inScope, requirePermission } from "../auth/access.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { keepTarget } from "../db/read_replica.ts";
-import { badRequest, forbidden, notFound, ServiceUnavailable } from "../domain/errors.ts";
+import {
+  badRequest,
+  forbidden,
+  notFound,
+  type ServiceUnavailable,
+  unavailable,
+} from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { RequestNote } from "../domain/request.ts";
 import { AppConfig } from "../config.ts";
 import { CatalogRepo, type CatalogStore } from "../files/catalog_repo.ts";
@@ -52,11 +59,7 @@ type Page = ReadonlyArray<{
 export const checkExportSize = (stores: number, days: number) => {
   const values = stores * days;
   return values <= EXPORT_MAX_VALUES ? Effect.void : Effect.fail(
-    badRequest(
-      `${stores} stores x ${days} days are ${values} values; an export holds at most ` +
-        `${EXPORT_MAX_VALUES}: choose fewer stores (store_ids) or fewer days`,
-      "RANGE_TOO_LONG",
-    ),
+    badRequest(Messages.exportTooLarge(stores, days, values, EXPORT_MAX_VALUES)),
   );
 };
 
@@ -110,13 +113,10 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         const found = yield* catalog(ids);
         const known = new Set(found.map((s) => s.storeId));
         const unknown = ids.find((id) => !known.has(id));
-        if (unknown !== undefined) return yield* notFound(`Store ${unknown} does not exist`);
+        if (unknown !== undefined) return yield* notFound(Messages.storeMissing(unknown));
         const outside = ids.find((id) => !inScope(caller, id));
         if (outside !== undefined) {
-          return yield* forbidden(
-            `Store ${outside} is outside this key's stores`,
-            "STORE_FORBIDDEN",
-          );
+          return yield* forbidden(Messages.storeOutside(outside));
         }
         return found;
       });
@@ -217,7 +217,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         yield* requirePermission(caller, "read");
         const days = yield* catalogRepo.datasetDays(request.start, request.end);
         const selected = [...yield* selectStores(caller, request.storeIds)].sort(byName);
-        if (selected.length === 0) return yield* notFound("This key sees no store to export");
+        if (selected.length === 0) return yield* notFound(Messages.noStoreToExport());
         yield* checkExportSize(selected.length, days.length);
         const { start, end, format, legacy } = request;
         const writer = format === "csv" ? csvWriter(days, legacy) : xlsxWriter(
@@ -230,11 +230,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         // Every page from the database the first came from (the body is sent outside this fiber).
         const sameDatabase = yield* keepTarget;
         const read = (i: number) => sameDatabase(readPage(pages[i], start, end, days.length));
-        const late = () =>
-          new ServiceUnavailable({
-            code: "TIMEOUT",
-            message: `the export took longer than its limit of ${config.limits.exportMs} ms`,
-          });
+        const late = () => unavailable(Messages.exportTooLong(config.limits.exportMs));
         // The first page is read before the answer starts: a database that fails it, or a limit
         // already passed, is an error answer, not a 200 cut short.
         const first = yield* read(0);

@@ -4,7 +4,8 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
-import { badRequest, notReady } from "../domain/errors.ts";
+import { badRequest, unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { addDays, checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
 import { span } from "../ops/span.ts";
 
@@ -48,15 +49,11 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
       Effect.gen(function* () {
         const days = yield* checkRange(start, end, ENERGY_MAX_DAYS);
         const rows = yield* dbBoundary(dataset);
-        if (rows.length !== 1) return yield* notReady("No snapshot is loaded");
+        if (rows.length !== 1) return yield* unavailable(Messages.noSnapshot());
         const found = rows[0];
         const last = found.end < found.today ? found.end : found.today;
         if (start < found.start || end > last) {
-          return yield* badRequest(
-            `the range ${start}..${end} is not within the dataset's days ` +
-              `(${found.start}..${last}); an import accepts no other date`,
-            "INVALID_RANGE",
-          );
+          return yield* badRequest(Messages.outsideDataset(start, end, found.start, last));
         }
         return Array.from({ length: days }, (_, i) => addDays(start, i));
       });

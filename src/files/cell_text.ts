@@ -1,6 +1,7 @@
 // An energy cell's text and its value (rules.md §1), read alike by the import readers and written
 // alike by the exports (an export sent back untouched must read as the values it holds), and the
 // text mark that keeps free text from being evaluated as a formula.
+import { type Text, text as t } from "../domain/language.ts";
 
 // One cell of energy as the file gives it.
 export type CellValue =
@@ -18,8 +19,10 @@ export const VOID: CellValue = { kind: "VOID" };
 const MAX_INTEGER_DIGITS = 15;
 const MAX_DECIMALS = 4;
 
-const NOT_A_NUMBER =
-  "not a number: write a decimal such as 12.5, VOID or 作废, or leave the cell blank";
+const NOT_A_NUMBER = t(
+  "not a number: write a decimal such as 12.5, VOID or 作废, or leave the cell blank",
+  "不是数字：请填写小数（如 12.5）、VOID 或 作废，或留空",
+);
 
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
@@ -32,7 +35,7 @@ const isDigit = (c: number) => c >= 48 && c <= 57;
 // Canonical form: no sign, no exponent, no leading zeros, no trailing fractional zeros and no
 // trailing point ("0012.50" -> "12.5", "0.0000" -> "0", "-0" -> "0", "1.5e3" -> "1500"); it is
 // what decimal.js's toFixed() prints for the same value, computed here with string operations.
-const parseDecimal = (text: string, exponentAllowed: boolean): CellValue | { problem: string } => {
+const parseDecimal = (text: string, exponentAllowed: boolean): CellValue | { problem: Text } => {
   const n = text.length;
   let i = 0;
   let negative = false;
@@ -76,12 +79,17 @@ const parseDecimal = (text: string, exponentAllowed: boolean): CellValue | { pro
   while (digits.charCodeAt(trail - 1) === 48) trail--;
   digits = digits.slice(lead, trail);
   point -= lead;
-  if (negative) return { problem: "negative energy value" };
+  if (negative) return { problem: t("negative energy value", "能耗值为负") };
   if (digits.length - point > MAX_DECIMALS) {
-    return { problem: `more than ${MAX_DECIMALS} decimals` };
+    return { problem: t(`more than ${MAX_DECIMALS} decimals`, `小数超过 ${MAX_DECIMALS} 位`) };
   }
   if (point > MAX_INTEGER_DIGITS) {
-    return { problem: `too large: at most ${MAX_INTEGER_DIGITS} digits before the decimal point` };
+    return {
+      problem: t(
+        `too large: at most ${MAX_INTEGER_DIGITS} digits before the decimal point`,
+        `数值过大：小数点前最多 ${MAX_INTEGER_DIGITS} 位`,
+      ),
+    };
   }
   const kwh = point <= 0
     ? `0.${"0".repeat(-point)}${digits}`
@@ -98,13 +106,16 @@ const EXPONENT = /^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$/;
 // Only on the failure path: name the common mistake.
 const notANumber = (text: string) =>
   THOUSANDS.test(text)
-    ? "thousands separators are not accepted: write 1234.5"
+    ? t("thousands separators are not accepted: write 1234.5", "不接受千位分隔符：请写作 1234.5")
     : EXPONENT.test(text)
-    ? "exponent notation is not accepted: write the plain decimal, such as 1500"
+    ? t(
+      "exponent notation is not accepted: write the plain decimal, such as 1500",
+      "不接受科学计数法：请写普通小数，如 1500",
+    )
     : NOT_A_NUMBER;
 
 // An energy cell's text (CSV cell, XLSX text cell) -> BLANK, VOID, NUMBER or a problem.
-export const parseEnergyText = (input: string): CellValue | { problem: string } => {
+export const parseEnergyText = (input: string): CellValue | { problem: Text } => {
   const text = input.trim();
   if (text === "") return BLANK;
   if (text === "作废" || (text.length === 4 && text.toUpperCase() === "VOID")) return VOID;
@@ -126,8 +137,8 @@ export const unprotectText = (field: string): string =>
   field.startsWith("'") && FORMULA_START.test(field.slice(1)) ? field.slice(1) : field;
 
 // An XLSX numeric cell is a binary double: its shortest round-trip text is the value (rules.md §1).
-export const energyFromXlsxNumber = (n: number): CellValue | { problem: string } =>
+export const energyFromXlsxNumber = (n: number): CellValue | { problem: Text } =>
   Number.isFinite(n) ? parseDecimal(String(n), true) : { problem: NOT_A_NUMBER };
 
-export const isProblem = (v: CellValue | { problem: string }): v is { problem: string } =>
+export const isProblem = (v: CellValue | { problem: Text }): v is { problem: Text } =>
   "problem" in v;

@@ -6,6 +6,10 @@ import { Context, type Redacted } from "effect";
 import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
+import type { Message } from "../domain/errors.ts";
+import { statusOfCode } from "../domain/error_codes.ts";
+import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
+import { Messages } from "../domain/messages.ts";
 import type { Log } from "../log.ts";
 import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
@@ -55,7 +59,7 @@ export type GateOutcome =
   // `holder` names the credential (its key) for the per-credential limits.
   | { readonly kind: "admitted"; readonly holder: string };
 
-export type Gate = (request: Incoming, route: Route) => Promise<GateOutcome>;
+export type Gate = (request: Incoming, route: Route, language: Language) => Promise<GateOutcome>;
 
 // Seconds a client is asked to wait after a 503 BUSY: a body's upload, or a heavy task, to end.
 const BODY_RETRY_S = 2;
@@ -83,14 +87,13 @@ const MAX_LOGGED_PATH = 200;
 
 const encoder = new TextEncoder();
 
-export const errorResponse = (
-  status: number,
-  code: string,
-  message: string,
-  extra?: HeadersInit,
-) => {
+// A refusal in the request's language; its status is its code's (error_codes.ts).
+export const errorResponse = (m: Message, language: Language, extra?: HeadersInit) => {
   const headers = new Headers(extra);
-  const body = encoder.encode(JSON.stringify({ error: { code, message } }));
+  const body = encoder.encode(
+    JSON.stringify({ error: { code: m.code, message: pick(m, language) } }),
+  );
+  const status = statusOfCode(m.code);
   headers.set("content-type", "application/json");
   headers.set("content-length", String(body.byteLength));
   return new Response(body, { status, headers });
@@ -121,11 +124,11 @@ const declaredLength = (request: Incoming) => {
   return /^\d{1,15}$/.test(length) ? Number(length) : Infinity;
 };
 
-const tooLarge = (maxBytes: number) =>
-  errorResponse(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes`);
+const tooLarge = (maxBytes: number, language: Language) =>
+  errorResponse(Messages.bodyTooLarge(maxBytes), language);
 
-const busy = (retryAfterS: number, message: string) =>
-  errorResponse(503, "BUSY", message, { "retry-after": String(retryAfterS) });
+const busy = (retryAfterS: number, m: Message, language: Language) =>
+  errorResponse(m, language, { "retry-after": String(retryAfterS) });
 
 // What a request asks for: the console, or a route of the table (or none, or another method).
 type Target = Match | { readonly kind: "console" };
@@ -168,18 +171,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       ? consoleStats!
       : unmatched!;
 
-  const serveMetrics = async (request: Incoming, registry: OpsMetrics) => {
-    if (announcesBody(request)) {
-      return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
-    }
+  const serveMetrics = async (request: Incoming, registry: OpsMetrics, language: Language) => {
+    if (announcesBody(request)) return errorResponse(Messages.noBodyTaken(), language);
     const check = checkBearer(request.headers.get("authorization"), digest!);
     if (check !== "ok") {
       return errorResponse(
-        401,
-        check === "missing" ? "MISSING_CREDENTIAL" : "INVALID_CREDENTIAL",
-        check === "missing"
-          ? "Send the metrics token as Authorization: Bearer <token>"
-          : "The metrics token is not valid",
+        check === "missing" ? Messages.missingMetricsToken() : Messages.invalidMetricsToken(),
+        language,
         { "www-authenticate": 'Bearer realm="metrics"' },
       );
     }
@@ -261,33 +259,29 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     note: RequestNoteShape,
     match: Target,
   ): Promise<Response> | Response | undefined => {
+    const language = note.language ?? "en";
     if (match.kind === "console" && options.console !== undefined) {
       if (request.method !== "GET" && request.method !== "HEAD") {
-        return errorResponse(405, "METHOD_NOT_ALLOWED", "This path answers GET, HEAD", {
+        return errorResponse(Messages.methodNotAllowed("GET, HEAD"), language, {
           allow: "GET, HEAD",
         });
       }
-      if (announcesBody(request)) {
-        return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
-      }
-      return options.console(request, url);
+      if (announcesBody(request)) return errorResponse(Messages.noBodyTaken(), language);
+      return options.console(request, url, language);
     }
     if (match.kind === "none" || match.kind === "console") {
-      return errorResponse(404, "NOT_FOUND", "No endpoint at this path");
+      return errorResponse(Messages.noEndpoint(), language);
     }
     if (match.kind === "method") {
-      return errorResponse(
-        405,
-        "METHOD_NOT_ALLOWED",
-        `This path answers ${match.allow.join(", ")}`,
-        { allow: match.allow.join(", ") },
-      );
+      return errorResponse(Messages.methodNotAllowed(match.allow.join(", ")), language, {
+        allow: match.allow.join(", "),
+      });
     }
     if (request.method === "GET" && DOCUMENTS.has(url.pathname)) {
       return serveDocument(request, url, note);
     }
     if (match.route === METRICS_ROUTE && metrics !== undefined) {
-      return serveMetrics(request, metrics.registry);
+      return serveMetrics(request, metrics.registry, language);
     }
     return undefined;
   };
@@ -300,39 +294,34 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     route: Route,
     peer: string | undefined,
     held: Held,
+    language: Language,
   ): Promise<Response | undefined> => {
     const policy = route.body;
     if (policy.kind === "none" && announcesBody(request)) {
-      return errorResponse(413, "PAYLOAD_TOO_LARGE", "This endpoint takes no request body");
+      return errorResponse(Messages.noBodyTaken(), language);
     }
     const declared = declaredLength(request);
     if (policy.kind === "json" && declared !== undefined && declared > policy.maxBytes) {
-      return tooLarge(policy.maxBytes);
+      return tooLarge(policy.maxBytes, language);
     }
     let holder = peer === undefined ? "anonymous" : `peer ${peer}`;
     const admission = route.admission;
     if (options.gate !== undefined && route.credential && admission !== undefined) {
-      const gated = await options.gate(request, route);
+      const gated = await options.gate(request, route, language);
       if (gated.kind === "refused") return gated.response;
       holder = gated.holder;
     }
     if (policy.kind === "json") {
       const release = bodies.take(holder, declared ?? policy.maxBytes);
       if (release === undefined) {
-        return busy(
-          BODY_RETRY_S,
-          "The service is receiving as many request bodies as it takes at once; try again shortly",
-        );
+        return busy(BODY_RETRY_S, Messages.bodiesBusy(), language);
       }
       held.body.push(release);
     }
     if (admission?.heavy === true) {
       const release = heavy.take(holder, 1);
       if (release === undefined) {
-        return busy(
-          HEAVY_RETRY_S,
-          "As many imports and exports as the service runs at once are running; try again shortly",
-        );
+        return busy(HEAVY_RETRY_S, Messages.heavyBusy(), language);
       }
       // Given back when the answer has been sent, or after the longest a heavy answer may take.
       const backstop = setTimeout(release, heavyHoldMs);
@@ -350,39 +339,25 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   const readJson = async (
     request: Incoming,
     maxBytes: number,
+    language: Language,
   ): Promise<Uint8Array<ArrayBuffer> | Response> => {
     const contentType = request.headers.get("content-type");
     const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
-    if (FORM_TYPES.includes(media)) {
-      return errorResponse(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
-    }
+    if (FORM_TYPES.includes(media)) return errorResponse(Messages.sendJson(), language);
     const read = await readBody(request, maxBytes, options.bodyMs);
     switch (read.kind) {
       case "too-large":
-        return tooLarge(maxBytes);
+        return tooLarge(maxBytes, language);
       case "timeout":
-        return errorResponse(
-          408,
-          "REQUEST_TIMEOUT",
-          `The request body did not arrive within ${options.bodyMs} ms`,
-          { connection: "close" },
-        );
+        return errorResponse(Messages.bodyLate(options.bodyMs), language, { connection: "close" });
       case "failed":
-        return errorResponse(400, "INVALID_REQUEST", "The request body could not be read");
+        return errorResponse(Messages.bodyNotRead(), language);
     }
     if (read.bytes.byteLength > 0 && !isJsonMediaType(contentType)) {
-      return errorResponse(
-        415,
-        "UNSUPPORTED_MEDIA_TYPE",
-        "Send the body as application/json (UTF-8)",
-      );
+      return errorResponse(Messages.sendJsonUtf8(), language);
     }
     if (jsonDepthExceeds(read.bytes)) {
-      return errorResponse(
-        400,
-        "INVALID_JSON",
-        `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
-      );
+      return errorResponse(Messages.jsonTooDeep(MAX_JSON_DEPTH), language);
     }
     return read.bytes;
   };
@@ -409,11 +384,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     const late = new Promise<Response>((resolve) => {
       deadline = deadlines.add(() => {
         controller.abort();
-        resolve(errorResponse(
-          503,
-          "TIMEOUT",
-          `The request took longer than ${options.requestMs} ms; try again later`,
-        ));
+        resolve(errorResponse(Messages.requestTooLong(options.requestMs), note.language ?? "en"));
       });
     });
     try {
@@ -436,16 +407,17 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     peer: string | undefined,
     held: Held,
   ): Promise<Response> => {
+    const language = note.language ?? "en";
     const offRoute = answerOffRoute(request, url, note, match);
     if (offRoute !== undefined || match.kind !== "route") {
-      return offRoute ?? errorResponse(404, "NOT_FOUND", "No endpoint at this path");
+      return offRoute ?? errorResponse(Messages.noEndpoint(), language);
     }
     const route = match.route;
-    const refused = await admit(request, route, peer, held);
+    const refused = await admit(request, route, peer, held, language);
     if (refused !== undefined) return refused;
     let body: Uint8Array<ArrayBuffer> | undefined;
     if (route.body.kind === "json") {
-      const read = await readJson(request, route.body.maxBytes);
+      const read = await readJson(request, route.body.maxBytes, language);
       if (read instanceof Response) return read;
       body = read;
     }
@@ -473,7 +445,11 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       if (request.signal?.aborted) own.abort();
       else request.signal?.addEventListener("abort", follow, { once: true });
     }
-    const note: RequestNoteShape = { requestId: crypto.randomUUID(), memberId: null };
+    const note: RequestNoteShape = {
+      requestId: crypto.randomUUID(),
+      memberId: null,
+      language: negotiateLanguage(request.headers.get("accept-language")),
+    };
     let url: URL | undefined;
     let matched: Target | undefined;
     let response: Response;
@@ -487,13 +463,16 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
         request_id: note.requestId,
         cause: error instanceof Error ? error.message : String(error),
       });
-      response = errorResponse(500, "INTERNAL", `The operation failed (request ${note.requestId})`);
+      response = errorResponse(Messages.internal(note.requestId), note.language ?? "en");
     }
     for (const release of held.body) release();
     if (follow !== undefined) request.signal?.removeEventListener("abort", follow);
     if (request.method === "GET") {
       response = await compressJson(request, response, options.keptGzip).catch(() => response);
     }
+    // Every answer but the console's files and the documents is in the request's language.
+    const languageVaries = matched?.kind !== "console" &&
+      !(url !== undefined && DOCUMENTS.has(url.pathname));
     try {
       response.headers.set("x-request-id", note.requestId);
     } catch {
@@ -501,6 +480,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response = new Response(response.body, response);
       response.headers.set("x-request-id", note.requestId);
     }
+    if (languageVaries) response.headers.append("vary", "accept-language");
     const length = response.headers.get("content-length");
     const logLine = (bytes: number | null, cut = false) => {
       for (const release of held.work) release();

@@ -3,6 +3,10 @@
 import http from "node:http";
 import type { Socket } from "node:net";
 import { BodilessRequest, type Incoming } from "./incoming.ts";
+import type { Message } from "../domain/errors.ts";
+import { statusOfCode } from "../domain/error_codes.ts";
+import { negotiateLanguage, pick } from "../domain/language.ts";
+import { Messages } from "../domain/messages.ts";
 
 export interface ServeOptions {
   readonly port: number;
@@ -87,38 +91,36 @@ const closeAfterRefusal = (req: http.IncomingMessage) => {
 const MAX_HEADER_BYTES = 16 * 1024;
 
 // Answers node:http's parser gives for a request it could not read, with the contract's error
-// body (its own have none).
-const parseFailure = (status: number, code: string, reason: string, message: string) => ({
-  status,
-  reason,
-  body: JSON.stringify({ error: { code, message } }),
-});
-const PARSE_FAILURES: Record<string, ReturnType<typeof parseFailure>> = {
-  HPE_HEADER_OVERFLOW: parseFailure(
-    431,
-    "HEADERS_TOO_LARGE",
-    "Request Header Fields Too Large",
-    `The request's headers are larger than ${MAX_HEADER_BYTES} bytes`,
-  ),
-  ERR_HTTP_REQUEST_TIMEOUT: parseFailure(
-    408,
-    "REQUEST_TIMEOUT",
-    "Request Timeout",
-    "The request did not arrive in time",
-  ),
+// body (its own have none), in the language of an Accept-Language among the bytes it did read.
+const PARSE_FAILURES: Record<string, { readonly reason: string; readonly message: () => Message }> =
+  {
+    HPE_HEADER_OVERFLOW: {
+      reason: "Request Header Fields Too Large",
+      message: () => Messages.headersTooLarge(MAX_HEADER_BYTES),
+    },
+    ERR_HTTP_REQUEST_TIMEOUT: { reason: "Request Timeout", message: Messages.requestLate },
+  };
+const NOT_HTTP = { reason: "Bad Request", message: Messages.notHttp };
+
+const ACCEPT_LANGUAGE = /\r\naccept-language:[ \t]*([^\r\n]{0,512})/i;
+
+const parseFailure = (error: Error & { code?: string; rawPacket?: unknown }) => {
+  const { reason, message } = PARSE_FAILURES[error.code ?? ""] ?? NOT_HTTP;
+  const m = message();
+  const raw = error.rawPacket instanceof Uint8Array
+    ? new TextDecoder().decode(error.rawPacket.subarray(0, MAX_HEADER_BYTES + 1024))
+    : "";
+  const language = negotiateLanguage(ACCEPT_LANGUAGE.exec(raw)?.[1]);
+  const body = JSON.stringify({ error: { code: m.code, message: pick(m, language) } });
+  return { status: statusOfCode(m.code), reason, body };
 };
-const NOT_HTTP = parseFailure(
-  400,
-  "INVALID_REQUEST",
-  "Bad Request",
-  "The request is not valid HTTP/1.1",
-);
 
 const answerParseFailure = (error: Error & { code?: string }, socket: Socket) => {
-  const { status, reason, body } = PARSE_FAILURES[error.code ?? ""] ?? NOT_HTTP;
+  const { status, reason, body } = parseFailure(error);
   socket.write(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+      `content-length: ${new TextEncoder().encode(body).byteLength}\r\nconnection: close\r\n\r\n` +
+      body,
   );
   socket.end();
   // Read and drop what the client still sends, a little of it (see closeAfterRefusal); a late client

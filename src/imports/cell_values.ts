@@ -3,6 +3,8 @@
 // the file layout's (files/cell_text.ts), re-exported here for the readers.
 import { Effect } from "effect";
 import { MAX_IMPORT_ROWS } from "../domain/imports.ts";
+import type { Text } from "../domain/language.ts";
+import { Problems } from "./problem_texts.ts";
 import {
   type CellLocation,
   type CheckRow,
@@ -62,7 +64,7 @@ export const resolveHeaderDate = (input: string, datasetEnd: string): string | u
 };
 
 export const problem = (
-  message: string,
+  message: Text,
   at: Partial<Omit<FileProblem, "message">> = {},
 ): FileProblem => ({
   sheet: at.sheet ?? null,
@@ -73,11 +75,10 @@ export const problem = (
   message,
 });
 
-export const reject = (message: string): Effect.Effect<never, FileRejected> =>
+export const reject = (message: Text): Effect.Effect<never, FileRejected> =>
   Effect.fail(new FileRejected({ problems: [problem(message)] }));
 
-export const describeLocation = (l: CellLocation): string =>
-  `${l.sheet === null ? "" : `sheet "${l.sheet}" `}row ${l.row} column ${l.column}`;
+export const describeLocation = (l: CellLocation): Text => Problems.cell(l.sheet, l.row, l.column);
 
 // Gathers the rows and problems of one file in reading order.
 export class Collector {
@@ -101,11 +102,7 @@ export class Collector {
     if (++this.values <= MAX_IMPORT_ROWS) return true;
     this.stopped = true;
     this.add(
-      problem(
-        `more than ${MAX_IMPORT_ROWS} values: a file may hold at most ${MAX_IMPORT_ROWS}; ` +
-          "reading stopped here",
-        at,
-      ),
+      problem(Problems.tooManyValues(MAX_IMPORT_ROWS), at),
     );
     return false;
   }
@@ -123,8 +120,7 @@ export class Collector {
       return false;
     }
     this.add(problem(
-      `duplicate store-day: brand "${row.brand}", store "${row.storeName}", ${row.date} is ` +
-        `already given at ${describeLocation(first)}`,
+      Problems.duplicateInFile(row.brand, row.storeName, row.date, describeLocation(first)),
       { ...row.location, date: row.date, raw },
     ));
     return true;
@@ -149,7 +145,7 @@ export class Collector {
     FileRejected
   > {
     if (this.problems.length === 0 && this.rows.length === 0) {
-      this.add(problem("the file holds no values to import"));
+      this.add(problem(Problems.noValues()));
     }
     return this.problems.length > 0
       ? Effect.fail(

@@ -7,11 +7,12 @@ import { isProblem, parseEnergyText, unprotectText } from "../files/cell_text.ts
 import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../files/layout.ts";
 import type { FileRejected, ReadContext, ReadFile } from "./model.ts";
 import { Collector, problem, resolveHeaderDate } from "./cell_values.ts";
+import type { Text } from "../domain/language.ts";
+import { Problems } from "./problem_texts.ts";
 
 // The columns are the file layout's (files/layout.ts), which exports write too.
 export { CSV_COLUMNS, CSV_NOTE_COLUMN };
 
-const LAYOUT = `the header must be ${CSV_COLUMNS.join(", ")} and optionally ${CSV_NOTE_COLUMN}`;
 const RAW_ROW_CHARS = 200;
 
 // Thrown from csv-parse's on_record to stop reading (row limit, unusable header).
@@ -31,19 +32,20 @@ interface Columns {
 const isBlankRecord = (record: ReadonlyArray<string>) => record.every((f) => f.trim() === "");
 
 const KNOWN_COLUMNS: ReadonlyArray<string> = [...CSV_COLUMNS, CSV_NOTE_COLUMN];
-const SEPARATORS = [[";", "semicolons"], ["\t", "tabs"], ["|", "vertical bars"]] as const;
+// Separators a spreadsheet may have used instead of commas (problem_texts.ts names them).
+const SEPARATORS = [";", "\t", "|"] as const;
 
 // A first line that names none of the columns: the file is not this CSV at all (one problem, not
 // one per missing column); a known header split by another separator says which one.
-const foreignHeader = (record: ReadonlyArray<string>): string | undefined => {
+const foreignHeader = (record: ReadonlyArray<string>): Text | undefined => {
   if (record.some((field) => KNOWN_COLUMNS.includes(field.trim()))) return undefined;
   const line = record.join(",");
-  for (const [separator, name] of SEPARATORS) {
+  for (const separator of SEPARATORS) {
     if (line.split(separator).some((field) => KNOWN_COLUMNS.includes(field.trim()))) {
-      return `the columns are separated by ${name}: a CSV file separates them with commas (${LAYOUT})`;
+      return Problems.separator(separator);
     }
   }
-  return `not an XLSX workbook or a CSV table of energy: its first line names none of the columns (${LAYOUT})`;
+  return Problems.foreignCsv();
 };
 
 const readHeader = (
@@ -66,11 +68,11 @@ const readHeader = (
     } else if (!(CSV_COLUMNS as ReadonlyArray<string>).includes(name) && name !== CSV_NOTE_COLUMN) {
       ok = false;
       c.add(
-        problem(`unknown column "${name}": ${LAYOUT}`, { row: line, column: name, raw: field }),
+        problem(Problems.unknownColumn(name), { row: line, column: name, raw: field }),
       );
     } else if (at.has(name)) {
       ok = false;
-      c.add(problem(`duplicated column "${name}"`, { row: line, column: name, raw: field }));
+      c.add(problem(Problems.duplicatedColumn(name), { row: line, column: name, raw: field }));
     } else {
       at.set(name, i);
     }
@@ -78,7 +80,7 @@ const readHeader = (
   for (const name of CSV_COLUMNS) {
     if (!at.has(name)) {
       ok = false;
-      c.add(problem(`missing column "${name}": ${LAYOUT}`, { row: line, column: name }));
+      c.add(problem(Problems.missingColumn(name), { row: line, column: name }));
     }
   }
   if (!ok) return undefined;
@@ -107,7 +109,7 @@ const readRecord = (
 ) => {
   if (!c.count({ sheet: null, row: line, column: "日能耗" })) throw new Stop();
   if (record.length !== cols.width) {
-    c.add(problem(`the row has ${record.length} fields, the header has ${cols.width}`, {
+    c.add(problem(Problems.fieldCount(record.length, cols.width), {
       row: line,
       raw: rawRow(record),
     }));
@@ -117,7 +119,7 @@ const readRecord = (
   for (const i of cols.unnamed) {
     if (record[i].trim() !== "") {
       ok = false;
-      c.add(problem(`a value in column ${i + 1}, which has no header name`, {
+      c.add(problem(Problems.unnamedColumnValue(i + 1), {
         row: line,
         column: `#${i + 1}`,
         raw: record[i].trim(),
@@ -134,15 +136,15 @@ const readRecord = (
   const where = { row: line, date: date ?? null };
   if (brand === "") {
     ok = false;
-    c.add(problem("the brand is blank", { ...where, column: "品牌" }));
+    c.add(problem(Problems.blankBrand(), { ...where, column: "品牌" }));
   }
   if (storeName === "") {
     ok = false;
-    c.add(problem("the store is blank", { ...where, column: "门店" }));
+    c.add(problem(Problems.blankStore(), { ...where, column: "门店" }));
   }
   if (date === undefined) {
     c.add(problem(
-      rawDate === "" ? "the date is blank" : "not a date: write 2026-07-09 or 7月9日",
+      rawDate === "" ? Problems.blankDate() : Problems.notADate(),
       { ...where, column: "日期", raw: rawDate === "" ? null : rawDate },
     ));
   }
@@ -233,13 +235,13 @@ export const readCsv = (
       });
     } catch (e) {
       if (e instanceof CsvError) {
-        c.add(problem(`malformed CSV: ${e.message}`, { row: e.lines ?? null }));
+        c.add(problem(Problems.malformedCsv(e.message), { row: e.lines ?? null }));
       } else if (!(e instanceof Stop)) {
         throw e;
       }
     }
     if (columns === undefined && c.problems.length === 0) {
-      c.add(problem("not an XLSX workbook or a UTF-8 CSV file (the file is empty)"));
+      c.add(problem(Problems.emptyFile()));
     }
     return c.finish("CSV", columns?.note === undefined ? "ABSENT_NO_COLUMN" : null);
   });

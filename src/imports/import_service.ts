@@ -10,9 +10,10 @@ import { type CallerShape } from "../domain/auth.ts";
 import {
   badRequest,
   conflict,
+  forbidden,
   notFound,
-  notReady,
   type ServiceUnavailable,
+  unavailable,
 } from "../domain/errors.ts";
 import {
   ImportAction,
@@ -22,7 +23,8 @@ import {
   type ReviewRow,
 } from "../domain/imports.ts";
 import { addDays } from "../domain/range.ts";
-import { inScope, outsideStores, requirePermission } from "../auth/access.ts";
+import { inScope, requirePermission } from "../auth/access.ts";
+import { Messages } from "../domain/messages.ts";
 import {
   type ImportHead,
   ImportRepo,
@@ -33,7 +35,8 @@ import {
 } from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
 import { CHANGING_ACTIONS, countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
-import { isChecked, plausibility, type PlausibilityWarning } from "./plausibility.ts";
+import { isChecked, plausibility, type PlausibilityWarning, warningText } from "./plausibility.ts";
+import { currentLanguage, pick } from "../domain/language.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { CatalogRepo } from "../files/catalog_repo.ts";
@@ -51,30 +54,26 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const decodeBase64 = (text: string) => {
   const compact = text.replace(/[\r\n\t ]/g, "");
   if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
-    return Effect.fail(badRequest("content_base64 is not valid base64", "INVALID_BASE64"));
+    return Effect.fail(badRequest(Messages.invalidBase64()));
   }
   // One buffer of the file's own size (the text was checked above).
   const bytes = Uint8Array.fromBase64(compact);
   if (bytes.byteLength > MAX_FILE_BYTES) {
     return Effect.fail(
-      badRequest(
-        `The file has ${bytes.byteLength} bytes; at most ${MAX_FILE_BYTES} (4 MiB) are accepted`,
-        "FILE_TOO_LARGE",
-      ),
+      badRequest(Messages.fileTooLarge(bytes.byteLength, MAX_FILE_BYTES)),
     );
   }
   return Effect.succeed(bytes);
 };
 
 const rejectFile = (problems: ReadonlyArray<FileProblem>) =>
-  badRequest(formatProblems(problems), "INVALID_FILE");
+  badRequest(
+    Messages.fileRefused(formatProblems(problems, "en"), formatProblems(problems, "zh-CN")),
+  );
 
-const batchForbidden = outsideStores("This batch holds days of a store");
+const batchForbidden = forbidden(Messages.batchOutside());
 
-const keyReused = conflict(
-  "This Idempotency-Key was used for a different request; use a new key for a new operation",
-  "IDEMPOTENCY_KEY_REUSED",
-);
+const keyReused = conflict(Messages.keyReused());
 
 // A kWh text with at most 4 decimals (the reader's canonical form, or a stored numeric) printed as
 // PostgreSQL's round(x, 4)::text prints it.
@@ -164,7 +163,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       (rows) =>
         rows.length === 1
           ? Effect.succeed(rows[0])
-          : Effect.fail(notReady("No snapshot is loaded")),
+          : Effect.fail(unavailable(Messages.noSnapshot())),
     );
 
     const namingBrands = Effect.map(
@@ -181,7 +180,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     ) =>
       Effect.gen(function* () {
         const head = yield* dbBoundary(repo.importHead(batchId));
-        if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
         const { action_counts, ...rest } = head;
         if (rowsRead !== undefined) {
           return { head: rest, counts: allCounts(action_counts), rows: inPages(rowsRead) };
@@ -405,33 +404,22 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return taken.batch_id;
         }
         const head = yield* repo.lockBatch(batchId);
-        if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if ((yield* repo.batchScope(batchId, caller.storeIds))?.outside) {
           return yield* batchForbidden;
         }
         if (head.batch_kind !== "UPLOAD") {
-          return yield* conflict(
-            `Batch ${head.batch_no} is a sealed platform batch and cannot be committed`,
-            "NOT_COMMITTABLE",
-          );
+          return yield* conflict(Messages.sealedBatch(head.batch_no));
         }
         if (head.status === "COMMITTED") {
-          return yield* conflict(
-            `Batch ${head.batch_no} is already committed`,
-            "ALREADY_COMMITTED",
-          );
+          return yield* conflict(Messages.alreadyCommitted(head.batch_no));
         }
         if (head.discarded) {
-          return yield* conflict(
-            `Batch ${head.batch_no} was discarded; preview the file again`,
-            "BATCH_EXPIRED",
-          );
+          return yield* conflict(Messages.batchDiscarded(head.batch_no));
         }
         if (head.expired) {
           return yield* conflict(
-            `Batch ${head.batch_no} expired ${PREVIEW_HOURS} hours after its preview; ` +
-              "preview the file again",
-            "BATCH_EXPIRED",
+            Messages.batchExpired(head.batch_no, PREVIEW_HOURS),
           );
         }
         const stale = yield* repo.lockAndStage(
@@ -441,17 +429,12 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         );
         if (stale.stale > 0) {
           return yield* conflict(
-            `${stale.stale} day(s) changed since the preview (first: ${stale.first}); ` +
-              "preview the file again",
-            "STALE_PREVIEW",
+            Messages.daysChanged(stale.stale, stale.first),
           );
         }
         const appeared = yield* repo.applyRows(batchId, caller.memberId);
         if (appeared > 0) {
-          return yield* conflict(
-            `${appeared} day(s) were created since the preview; preview the file again`,
-            "STALE_PREVIEW",
-          );
+          return yield* conflict(Messages.daysCreated(appeared));
         }
         yield* repo.completeClaim(caller.memberId, key, batchId);
         return batchId;
@@ -469,11 +452,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           onSqlState(
             sql.withTransaction(commitTransaction(caller, key, batchId)),
             ["23505", "40001", "40P01"],
-            () =>
-              conflict(
-                "A concurrent change touched the same days; preview the file again",
-                "STALE_PREVIEW",
-              ),
+            () => conflict(Messages.concurrentChange()),
           ),
         );
         const rowsRead = Option.getOrUndefined(yield* Fiber.join(early));
@@ -490,7 +469,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         yield* requirePermission(caller, "raw");
         const scope = yield* dbBoundary(repo.batchScope(batchId, caller.storeIds));
-        if (scope === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (scope === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (scope.outside) return yield* batchForbidden;
         return yield* body(batchId, page);
       }).pipe(span("ImportService.batch"));
@@ -499,9 +478,9 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         yield* requirePermission(caller, "raw");
         const found = yield* dbBoundary(repo.lineageBody(importRowId));
-        if (found === undefined) return yield* notFound(`Import row ${importRowId} does not exist`);
+        if (found === undefined) return yield* notFound(Messages.importRowMissing(importRowId));
         if (!inScope(caller, found.store_id)) {
-          return yield* outsideStores("This import row belongs to a store");
+          return yield* forbidden(Messages.importRowOutside());
         }
         return JsonText(found.body);
       }).pipe(span("ImportService.lineage"));
@@ -512,16 +491,14 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
         const scope = yield* dbBoundary(repo.batchScope(batchId, caller.storeIds));
-        if (scope === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (scope === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (scope.outside) return yield* batchForbidden;
         const head = yield* dbBoundary(repo.reviewHead(batchId));
-        if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+        if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (head.batch_kind !== "UPLOAD") {
-          return yield* conflict(
-            `Batch ${head.batch_no} is a sealed platform batch: only uploads have a review`,
-            "NOT_COMMITTABLE",
-          );
+          return yield* conflict(Messages.sealedBatchNoReview(head.batch_no));
         }
+        const language = yield* currentLanguage;
         const counts = allCounts(head.action_counts);
         const tally = yield* dbBoundary(
           repo.reviewCounts(batchId, filter.actions, filter.warnedOnly),
@@ -531,7 +508,12 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         );
         const rows = found.map((r): ReviewRow => ({
           ...r,
-          warnings: r.warnings === null ? [] : JSON.parse(r.warnings),
+          warnings: r.warnings === null
+            ? []
+            : (JSON.parse(r.warnings) as Array<PlausibilityWarning>).map((w) => ({
+              ...w,
+              message: pick(warningText(w, r.business_date), language),
+            })),
         }));
         const codes = JSON.parse(tally.codes) as Record<string, number>;
         return {
@@ -563,21 +545,15 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         return yield* dbBoundary(sql.withTransaction(Effect.gen(function* () {
           // The batch's lock orders a discard and a commit of it: one of them sees the other.
           const head = yield* repo.lockBatch(batchId);
-          if (head === undefined) return yield* notFound(`Import batch ${batchId} does not exist`);
+          if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
           if ((yield* repo.batchScope(batchId, caller.storeIds))?.outside) {
             return yield* batchForbidden;
           }
           if (head.batch_kind !== "UPLOAD") {
-            return yield* conflict(
-              `Batch ${head.batch_no} is a sealed platform batch and cannot be discarded`,
-              "NOT_COMMITTABLE",
-            );
+            return yield* conflict(Messages.sealedBatchNoDiscard(head.batch_no));
           }
           if (head.status === "COMMITTED") {
-            return yield* conflict(
-              `Batch ${head.batch_no} is already committed`,
-              "ALREADY_COMMITTED",
-            );
+            return yield* conflict(Messages.alreadyCommitted(head.batch_no));
           }
           const discardedAt = yield* repo.discard(batchId, caller.memberId);
           return {

@@ -12,6 +12,7 @@ import { jsonResponse, jsonStream } from "../api/json_response.ts";
 import { JsonText } from "../domain/answers.ts";
 import { Caller } from "../domain/auth.ts";
 import { badRequest } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { downloadHeaders } from "../files/layout.ts";
 import { TEMPLATE_COLUMNS, templateLimits } from "../files/template.ts";
 import { protectText } from "../files/cell_text.ts";
@@ -109,10 +110,7 @@ export const ImportsHttpLive = HttpApiBuilder.group(
                 : template;
             }
             if (start === undefined || end === undefined) {
-              return yield* badRequest(
-                "start and end go together: give both, or neither",
-                "INVALID_REQUEST",
-              );
+              return yield* badRequest(Messages.startEndTogether());
             }
             const built = yield* templates.ranged(caller, start, end);
             return file ? workbook(built.filename, built.bytes) : {

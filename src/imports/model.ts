@@ -2,6 +2,7 @@
 // the planner decides. Readers: bytes -> FileRow[] with located problems. Resolver: FileRow[] ->
 // ResolvedRow[] against current stores and the dataset's dates. Planner: (ResolvedRow[], current
 // days) -> PlannedRow[] with the actions of rules.md §8. Committer: PlannedRow[] -> revisions.
+import type { Text } from "../domain/language.ts";
 import { Data } from "effect";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CellValue } from "../files/cell_text.ts";
@@ -72,7 +73,8 @@ export interface FileProblem {
   readonly column: string | null;
   readonly date: string | null;
   readonly raw: string | null;
-  readonly message: string;
+  // What is wrong, in each language (problem_texts.ts).
+  readonly message: Text;
 }
 
 // The whole file is refused: nothing is stored. Besides its problems it carries what could be read

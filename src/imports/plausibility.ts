@@ -4,6 +4,7 @@
 import { Decimal } from "decimal.js";
 import type { ImportAction, PlausibilityCode } from "../domain/imports.ts";
 import type { PlannedRow } from "./model.ts";
+import { type Text, text as t } from "../domain/language.ts";
 
 // The recent days of a row's day D: D-28 to D-1, of the same store, as they are served before the
 // commit; at least 7 of them must have a value for the range rules to apply.
@@ -40,6 +41,45 @@ export interface PlausibilityWarning {
 
 const fixed4 = (d: Decimal) => d.toFixed(4, Decimal.ROUND_HALF_UP);
 
+/**
+ * A warning's text for people, from its facts and its row's day: kept warnings store their facts
+ * (and the English text), and a read gives the text again in the request's language.
+ */
+export const warningText = (
+  w: Omit<PlausibilityWarning, "message">,
+  date: string,
+): Text => {
+  const n = w.recent_days;
+  const over = t(
+    `its ${n} days with a value among the ${RECENT_DAYS} days before ${date}`,
+    `${date} 之前 ${RECENT_DAYS} 天中有值的 ${n} 天`,
+  );
+  const mean = w.recent_mean_kwh;
+  switch (w.code) {
+    case "DROP_TO_ZERO":
+      return w.before_kwh !== null
+        ? t(
+          `0 kWh where ${date} now has ${w.before_kwh} kWh`,
+          `${date} 现为 ${w.before_kwh} kWh，却填为 0 kWh`,
+        )
+        : t(
+          `0 kWh where the store's mean is ${mean} kWh over ${over.en}`,
+          `门店在${over.zh}的平均值为 ${mean} kWh，却填为 0 kWh`,
+        );
+    case "FAR_ABOVE_RECENT":
+      return t(
+        `${w.value_kwh} kWh is more than ${FAR_FACTOR} times the store's mean of ${mean} kWh ` +
+          `over ${over.en}`,
+        `${w.value_kwh} kWh 超过门店在${over.zh}平均值 ${mean} kWh 的 ${FAR_FACTOR} 倍`,
+      );
+    case "FAR_BELOW_RECENT":
+      return t(
+        `${w.value_kwh} kWh is less than a third of the store's mean of ${mean} kWh over ${over.en}`,
+        `${w.value_kwh} kWh 不到门店在${over.zh}平均值 ${mean} kWh 的三分之一`,
+      );
+  }
+};
+
 export const isChecked = (planned: PlannedRow) =>
   CHECKED.has(planned.action) && planned.proposedKwh !== null;
 
@@ -67,41 +107,23 @@ export const plausibility = (
   const sum = enough ? new Decimal(recent.total!) : null;
   const mean = sum === null ? null : sum.div(n);
   const date = planned.row.date;
-  const warning = (code: PlausibilityCode, message: string): PlausibilityWarning => ({
-    code,
-    message,
-    value_kwh: fixed4(value),
-    before_kwh: before === null ? null : fixed4(before),
-    recent_mean_kwh: mean === null ? null : fixed4(mean),
-    recent_days: recent?.days ?? 0,
-  });
-  const over = `its ${n} days with a value among the ${RECENT_DAYS} days before ${date}`;
+  const warning = (code: PlausibilityCode): PlausibilityWarning => {
+    const facts = {
+      code,
+      value_kwh: fixed4(value),
+      before_kwh: before === null ? null : fixed4(before),
+      recent_mean_kwh: mean === null ? null : fixed4(mean),
+      recent_days: recent?.days ?? 0,
+    };
+    return { ...facts, message: warningText(facts, date).en };
+  };
   if (value.isZero()) {
-    if (before !== null && before.gt(0)) {
-      return [warning("DROP_TO_ZERO", `0 kWh where ${date} now has ${fixed4(before)} kWh`)];
-    }
-    if (before === null && sum !== null && sum.gt(0)) {
-      return [warning(
-        "DROP_TO_ZERO",
-        `0 kWh where the store's mean is ${fixed4(mean!)} kWh over ${over}`,
-      )];
-    }
+    if (before !== null && before.gt(0)) return [warning("DROP_TO_ZERO")];
+    if (before === null && sum !== null && sum.gt(0)) return [warning("DROP_TO_ZERO")];
     return [];
   }
   if (sum === null) return [];
-  if (value.times(n).gt(sum.times(FAR_FACTOR))) {
-    return [warning(
-      "FAR_ABOVE_RECENT",
-      `${fixed4(value)} kWh is more than ${FAR_FACTOR} times the store's mean of ` +
-        `${fixed4(mean!)} kWh over ${over}`,
-    )];
-  }
-  if (value.times(FAR_FACTOR).times(n).lt(sum)) {
-    return [warning(
-      "FAR_BELOW_RECENT",
-      `${fixed4(value)} kWh is less than a third of the store's mean of ${fixed4(mean!)} kWh ` +
-        `over ${over}`,
-    )];
-  }
+  if (value.times(n).gt(sum.times(FAR_FACTOR))) return [warning("FAR_ABOVE_RECENT")];
+  if (value.times(FAR_FACTOR).times(n).lt(sum)) return [warning("FAR_BELOW_RECENT")];
   return [];
 };

@@ -12,10 +12,11 @@ export {
   utcDateText,
 } from "./cell_values.ts";
 import { span } from "../ops/span.ts";
+import { type Language, pick, type Text } from "../domain/language.ts";
+import { Problems } from "./problem_texts.ts";
 export { CSV_COLUMNS, CSV_NOTE_COLUMN } from "./csv_reader.ts";
 export { STORE_NAME_HEADER } from "../files/template.ts";
 
-const NOT_A_FILE = "not an XLSX workbook or a UTF-8 CSV file";
 const MAX_LISTED_PROBLEMS = 1000;
 const MAX_RAW_CHARS = 100;
 
@@ -29,24 +30,21 @@ const UTF16_LE = [0xff, 0xfe];
 const UTF16_BE = [0xfe, 0xff];
 
 // Decodes UTF-8 text; the decoder drops one leading BOM (ignoreBOM: false).
-const decodeText = (bytes: Uint8Array): string | { problem: string } => {
+const decodeText = (bytes: Uint8Array): string | { problem: Text } => {
   if (startsWith(bytes, OLE2)) {
-    return { problem: `${NOT_A_FILE} (an old .xls workbook: save it as .xlsx)` };
+    return { problem: Problems.oldXls() };
   }
   if (startsWith(bytes, UTF16_LE) || startsWith(bytes, UTF16_BE)) {
-    return { problem: `${NOT_A_FILE} (UTF-16 text: save the CSV as UTF-8)` };
+    return { problem: Problems.utf16() };
   }
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    return {
-      problem: `${NOT_A_FILE} (the text is not UTF-8: in Excel save as "CSV UTF-8", ` +
-        `not as a CSV in the local encoding such as GBK)`,
-    };
+    return { problem: Problems.notUtf8() };
   }
-  if (text.includes("\u0000")) return { problem: `${NOT_A_FILE} (binary content)` };
-  if (text.trim() === "") return { problem: `${NOT_A_FILE} (the file is empty)` };
+  if (text.includes("\u0000")) return { problem: Problems.binary() };
+  if (text.trim() === "") return { problem: Problems.empty() };
   return text;
 };
 
@@ -68,15 +66,16 @@ export const readImportFile = (
 const quote = (raw: string) =>
   JSON.stringify(raw.length > MAX_RAW_CHARS ? `${raw.slice(0, MAX_RAW_CHARS)}…` : raw);
 
-const locate = (p: FileProblem): string => {
+const locate = (p: FileProblem, language: Language): string => {
+  const zh = language === "zh-CN";
   const parts = [
-    p.sheet === null ? null : `sheet ${quote(p.sheet)}`,
-    p.row === null ? null : `row ${p.row}`,
-    p.column === null ? null : `column ${p.column}`,
-    p.date === null ? null : `date ${p.date}`,
-    p.raw === null ? null : `value ${quote(p.raw)}`,
+    p.sheet === null ? null : zh ? `工作表 ${quote(p.sheet)}` : `sheet ${quote(p.sheet)}`,
+    p.row === null ? null : zh ? `第 ${p.row} 行` : `row ${p.row}`,
+    p.column === null ? null : zh ? `${p.column} 列` : `column ${p.column}`,
+    p.date === null ? null : zh ? `日期 ${p.date}` : `date ${p.date}`,
+    p.raw === null ? null : zh ? `值 ${quote(p.raw)}` : `value ${quote(p.raw)}`,
   ].filter((s) => s !== null);
-  return parts.length === 0 ? "file" : parts.join(", ");
+  return parts.length === 0 ? (zh ? "文件" : "file") : parts.join(zh ? "，" : ", ");
 };
 
 // The problems of the reader and of the resolver as one list, in the order of the file: worksheet
@@ -94,14 +93,16 @@ export const sortProblems = (
     .map(({ p }) => p);
 };
 
-// One message for a rejected file, one line per problem (the first 1000).
-export const formatProblems = (problems: ReadonlyArray<FileProblem>): string => {
+// One message for a rejected file in a language, one line per problem (the first 1000).
+export const formatProblems = (
+  problems: ReadonlyArray<FileProblem>,
+  language: Language = "en",
+): string => {
   const n = problems.length;
-  const lines = problems.slice(0, MAX_LISTED_PROBLEMS).map((p) => `- ${locate(p)}: ${p.message}`);
-  if (n > MAX_LISTED_PROBLEMS) {
-    lines.push(`- … and ${n - MAX_LISTED_PROBLEMS} more problems`);
-  }
-  return [`The file was rejected with ${n} ${n === 1 ? "problem" : "problems"}:`, ...lines].join(
-    "\n",
+  const colon = language === "zh-CN" ? "：" : ": ";
+  const lines = problems.slice(0, MAX_LISTED_PROBLEMS).map((p) =>
+    `- ${locate(p, language)}${colon}${pick(p.message, language)}`
   );
+  if (n > MAX_LISTED_PROBLEMS) lines.push(pick(Problems.more(n - MAX_LISTED_PROBLEMS), language));
+  return [pick(Problems.rejected(n), language), ...lines].join("\n");
 };

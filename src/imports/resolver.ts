@@ -9,6 +9,8 @@ import type {
   ResolvedRow,
 } from "./model.ts";
 import { sheetLookup } from "../files/sheet_names.ts";
+import type { Text } from "../domain/language.ts";
+import { Problems } from "./problem_texts.ts";
 
 // Where the XLSX wide table keeps store names, and the CSV headers (service-spec PreviewInput).
 const XLSX_STORE_COLUMN = "A";
@@ -49,7 +51,7 @@ interface Group {
   readonly kind: Kind;
   readonly first: CheckRow;
   readonly fileRows: Set<number>;
-  readonly build: (first: CheckRow, rows: string) => FileProblem;
+  readonly build: (first: CheckRow, rows: Text) => FileProblem;
 }
 
 const quote = (text: string) => JSON.stringify(text);
@@ -70,19 +72,42 @@ export const rowsText = (rows: Iterable<number>): string => {
     : `rows ${ranges.slice(0, MAX_LISTED_RANGES).join(", ")}, … (${sorted.length} rows)`;
 };
 
-// Where a row sits, for messages: worksheet + rows, or CSV rows.
-const where = (row: CheckRow, rows: string): string =>
-  row.location.sheet === null ? rows : `worksheet ${quote(row.location.sheet)} ${rows}`;
+// "第 4 行", "第 2-41、45 行", "第 2、4、6……行（共 120 行）".
+export const rowsTextZh = (rows: Iterable<number>): string => {
+  const sorted = [...new Set(rows)].sort((a, b) => a - b);
+  const ranges: Array<string> = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    ranges.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return ranges.length <= MAX_LISTED_RANGES
+    ? `第 ${ranges.join("、")} 行`
+    : `第 ${ranges.slice(0, MAX_LISTED_RANGES).join("、")}……行（共 ${sorted.length} 行）`;
+};
 
-const cellText = (row: CheckRow): string =>
+const rowsOf = (rows: Iterable<number>): Text => Problems.rows(rowsText(rows), rowsTextZh(rows));
+
+// Where a row sits, for messages: worksheet + rows, or CSV rows.
+const where = (row: CheckRow, rows: Text): Text =>
+  row.location.sheet === null ? rows : Problems.rows(
+    `worksheet ${quote(row.location.sheet)} ${rows.en}`,
+    `工作表 ${quote(row.location.sheet)} ${rows.zh}`,
+  );
+
+const cellText = (row: CheckRow): Text =>
   row.location.sheet === null
-    ? `row ${row.location.row}`
-    : `worksheet ${
-      quote(row.location.sheet)
-    } row ${row.location.row} column ${row.location.column}`;
+    ? Problems.rows(`row ${row.location.row}`, `第 ${row.location.row} 行`)
+    : Problems.rows(
+      `worksheet ${
+        quote(row.location.sheet)
+      } row ${row.location.row} column ${row.location.column}`,
+      `工作表 ${quote(row.location.sheet)} 第 ${row.location.row} 行 ${row.location.column} 列`,
+    );
 
 // One date of a worksheet column or of a CSV file, with the rows that carry it.
-const dateProblem = (why: string) => (first: CheckRow, rows: string): FileProblem => {
+const dateProblem = (why: Text) => (first: CheckRow, rows: Text): FileProblem => {
   const { sheet, row, column } = first.location;
   return {
     sheet,
@@ -90,9 +115,15 @@ const dateProblem = (why: string) => (first: CheckRow, rows: string): FileProble
     column: sheet === null ? CSV_DATE_COLUMN : column,
     date: first.date,
     raw: first.rawDate,
-    message: `Date ${first.date} (written ${quote(first.rawDate)}) ${why}: ${
-      sheet === null ? "" : `worksheet ${quote(sheet)} column ${column}, `
-    }${rows}`,
+    message: Problems.dateProblem(
+      first.date!,
+      first.rawDate ?? "",
+      why,
+      sheet === null ? rows : Problems.rows(
+        `worksheet ${quote(sheet)} column ${column}, ${rows.en}`,
+        `工作表 ${quote(sheet)} ${column} 列，${rows.zh}`,
+      ),
+    ),
   };
 };
 
@@ -142,7 +173,7 @@ export const resolveRows = (
     kind: Kind,
     key: string,
     row: CheckRow,
-    build: (first: CheckRow, rows: string) => FileProblem,
+    build: (first: CheckRow, rows: Text) => FileProblem,
   ) => {
     const id = `${kind}\u0000${key}`;
     const group = groups.get(id);
@@ -172,20 +203,18 @@ export const resolveRows = (
         "BEFORE_START",
         dateKey,
         row,
-        dateProblem(`is outside the dataset, which starts on ${context.datasetStart}`),
+        dateProblem(Problems.beforeStart(context.datasetStart)),
       );
     } else if (row.date > context.today) {
       ok = false;
-      note("FUTURE", dateKey, row, dateProblem(`is in the future (today is ${context.today})`));
+      note("FUTURE", dateKey, row, dateProblem(Problems.future(context.today)));
     } else if (row.date > context.datasetEnd) {
       ok = false;
       note(
         "AFTER_END",
         dateKey,
         row,
-        dateProblem(
-          `is outside the dataset, which ends on ${context.datasetEnd} (new days come with a new snapshot)`,
-        ),
+        dateProblem(Problems.afterEnd(context.datasetEnd)),
       );
     }
 
@@ -199,9 +228,7 @@ export const resolveRows = (
             column: null,
             date: null,
             raw: first.brand,
-            message: `Worksheet ${
-              quote(first.brand)
-            } matches no brand: name each worksheet after its brand, as in the template`,
+            message: Problems.unknownSheet(first.brand),
           }
           : {
             sheet: null,
@@ -209,7 +236,7 @@ export const resolveRows = (
             column: CSV_BRAND_COLUMN,
             date: null,
             raw: first.brand,
-            message: `Unknown brand ${quote(first.brand)}: ${rows}`,
+            message: Problems.unknownBrand(first.brand, rows),
           });
       continue;
     }
@@ -224,12 +251,8 @@ export const resolveRows = (
         date: null,
         raw: first.storeName,
         message: matches.length === 0
-          ? `Unknown store ${quote(first.storeName)} of brand ${quote(brand)}: ${
-            where(first, rows)
-          }`
-          : `Store name ${quote(first.storeName)} matches ${matches.length} stores of brand ${
-            quote(brand)
-          } (rename them apart first): ${where(first, rows)}`,
+          ? Problems.unknownStore(first.storeName, brand, where(first, rows))
+          : Problems.ambiguousStore(first.storeName, matches.length, brand, where(first, rows)),
       }));
       continue;
     }
@@ -246,9 +269,13 @@ export const resolveRows = (
         column: first.location.column,
         date: first.date,
         raw: full?.rawEnergy ?? null,
-        message: `Store ${quote(first.storeName)} of brand ${
-          quote(brand)
-        } has two values for ${first.date}: ${cellText(earlier)} and ${cellText(first)}`,
+        message: Problems.twoValues(
+          first.storeName,
+          brand,
+          first.date!,
+          cellText(earlier),
+          cellText(first),
+        ),
       }));
       continue;
     }
@@ -261,6 +288,6 @@ export const resolveRows = (
     .sort((a, b) =>
       a.first.rowNumber - b.first.rowNumber || KIND_ORDER[a.kind] - KIND_ORDER[b.kind]
     )
-    .map((g) => g.build(g.first, rowsText(g.fileRows)));
+    .map((g) => g.build(g.first, rowsOf(g.fileRows)));
   return { rows: resolved, problems };
 };

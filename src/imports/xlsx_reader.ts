@@ -1,4 +1,6 @@
 // XLSX wide-table reader: one worksheet per brand, A1 门店名称, B1.. day headers, one row per store.
+import type { Text } from "../domain/language.ts";
+import { Problems } from "./problem_texts.ts";
 import type ExcelJS from "exceljs";
 import { loadExcel } from "../files/excel.ts";
 import { STORE_NAME_HEADER } from "../files/template.ts";
@@ -25,22 +27,20 @@ const ZIP_LIMITS: ZipLimits = { maxEntries: 1_000, maxUnpackedBytes: 16 * 1024 *
 // exceljs works on promises and streams; a workbook it cannot finish is refused, not awaited.
 const LOAD_TIMEOUT = Duration.seconds(20);
 
-const NOT_READABLE = "not a readable XLSX workbook";
-
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300);
 
 // The archive as JSZip will read it, and every entry's XML within the bounds exceljs can build;
 // its entries, inflated, when it is.
 const readArchive = (
   bytes: Uint8Array,
-): { readonly problem: string } | { readonly entries: ReadonlyMap<string, Uint8Array> } => {
+): { readonly problem: Text } | { readonly entries: ReadonlyMap<string, Uint8Array> } => {
   const scan = new WorkbookScan();
   const entries = new Map<string, Uint8Array>();
   const problem = readZipEntries(bytes, ZIP_LIMITS, (file) => {
     entries.set(file.name, file.data);
     return scan.entry(file.name, file.data);
   });
-  return problem === undefined ? { entries } : { problem: `${NOT_READABLE}: ${problem}` };
+  return problem === undefined ? { entries } : { problem: Problems.notReadable(problem) };
 };
 
 // One cell as the readers see it. `text` is trimmed and non-empty.
@@ -49,7 +49,7 @@ type Cell =
   | { readonly kind: "text"; readonly text: string }
   | { readonly kind: "number"; readonly n: number }
   | { readonly kind: "date"; readonly ymd: string }
-  | { readonly kind: "bad"; readonly raw: string | null; readonly message: string };
+  | { readonly kind: "bad"; readonly raw: string | null; readonly message: Text };
 
 const BLANK_CELL: Cell = { kind: "blank" };
 
@@ -77,31 +77,31 @@ const classifyValue = (v: unknown, depth = 0): Cell => {
     return Number.isFinite(v) ? { kind: "number", n: v } : {
       kind: "bad",
       raw: String(v),
-      message: "not a finite number",
+      message: Problems.notFinite(),
     };
   }
   if (typeof v === "string") return textCell(v);
   if (typeof v === "boolean") {
-    return { kind: "bad", raw: v ? "TRUE" : "FALSE", message: "a TRUE/FALSE value is not allowed" };
+    return { kind: "bad", raw: v ? "TRUE" : "FALSE", message: Problems.booleanCell() };
   }
   if (v instanceof Date) {
     return Number.isNaN(v.getTime())
-      ? { kind: "bad", raw: null, message: "an invalid date" }
+      ? { kind: "bad", raw: null, message: Problems.invalidDate() }
       : { kind: "date", ymd: utcDateText(v) };
   }
   if (typeof v !== "object" || depth > 3) {
-    return { kind: "bad", raw: null, message: "unsupported cell content" };
+    return { kind: "bad", raw: null, message: Problems.unsupportedCell() };
   }
   const o = v as Record<string, unknown>;
   if ("error" in o) {
-    return { kind: "bad", raw: String(o.error), message: "the cell holds an error value" };
+    return { kind: "bad", raw: String(o.error), message: Problems.errorCell() };
   }
   if ("formula" in o || "sharedFormula" in o) {
     if (o.result === undefined || o.result === null) {
       return {
         kind: "bad",
         raw: `=${String(o.formula ?? o.sharedFormula)}`,
-        message: "a formula without a saved result: open the file in Excel and save it again",
+        message: Problems.formulaWithoutResult(),
       };
     }
     return classifyValue(o.result, depth + 1);
@@ -110,7 +110,7 @@ const classifyValue = (v: unknown, depth = 0): Cell => {
     return textCell(o.richText.map((r) => String((r as { text?: unknown })?.text ?? "")).join(""));
   }
   if ("text" in o) return classifyValue(o.text, depth + 1);
-  return { kind: "bad", raw: null, message: "unsupported cell content" };
+  return { kind: "bad", raw: null, message: Problems.unsupportedCell() };
 };
 
 // ExcelJS.ValueType.Merge, without loading exceljs to read an enum.
@@ -122,7 +122,7 @@ const classifyCell = (cell: ExcelJS.Cell): Cell => {
     return master.kind === "blank" ? BLANK_CELL : {
       kind: "bad",
       raw: rawOf(master),
-      message: `part of the merged cell ${cell.master.address}: give each cell its own value`,
+      message: Problems.mergedCell(cell.master.address),
     };
   }
   return classifyValue(cell.value);
@@ -142,9 +142,6 @@ interface DayColumn {
   readonly date: string;
   readonly rawDate: string;
 }
-
-const HEADER_NOT_A_DATE = "the column header is not a date: write 2026-07-09 or 7月9日 " +
-  "(an XLSX wide table has only 门店名称 and day columns, no note column)";
 
 interface SheetRow {
   readonly rn: number;
@@ -192,7 +189,7 @@ const readSheet = (
   const header = rows[0].rn === 1 ? rows[0].cells : new Map<number, Cell>();
   const a1 = header.get(1);
   if (a1?.kind !== "text" || a1.text !== STORE_NAME_HEADER) {
-    c.add(problem(`cell A1 must be "${STORE_NAME_HEADER}"`, {
+    c.add(problem(Problems.a1Header(STORE_NAME_HEADER), {
       sheet,
       row: 1,
       column: "A",
@@ -216,17 +213,17 @@ const readSheet = (
     const at = { sheet, row: 1, column: letter, raw: rawOf(k), date: date ?? null };
     if (date === undefined) {
       refused.add(col);
-      c.add(problem(k.kind === "bad" ? k.message : HEADER_NOT_A_DATE, at));
+      c.add(problem(k.kind === "bad" ? k.message : Problems.headerNotDate(), at));
     } else if (byDate.has(date)) {
       refused.add(col);
-      c.add(problem(`a second column for ${date}: column ${byDate.get(date)} is the first`, at));
+      c.add(problem(Problems.secondColumnForDate(date, byDate.get(date)!), at));
     } else {
       byDate.set(date, letter);
       days.push({ col, letter, date, rawDate: k.kind === "date" ? k.ymd : rawOf(k)! });
     }
   }
   if (days.length === 0 && refused.size === 0) {
-    c.add(problem("row 1 has no date columns", { sheet, row: 1 }));
+    c.add(problem(Problems.noDateColumns(), { sheet, row: 1 }));
     return true;
   }
   const dayColumns = new Set(days.map((d) => d.col));
@@ -238,10 +235,10 @@ const readSheet = (
     if (a === undefined || a.kind === "bad" || a.kind === "date") {
       c.add(problem(
         a === undefined
-          ? "the store name is blank but the row has values"
+          ? Problems.blankStoreName()
           : a.kind === "bad"
           ? a.message
-          : "a store name must be text, not a date",
+          : Problems.storeNameDate(),
         { sheet, row: rn, column: "A", raw: a === undefined ? null : rawOf(a) },
       ));
       continue;
@@ -249,7 +246,7 @@ const readSheet = (
     const storeName = rawOf(a)!;
     const first = stores.get(storeName);
     if (first !== undefined) {
-      c.add(problem(`store "${storeName}" is already in row ${first}`, {
+      c.add(problem(Problems.storeRepeated(storeName, first), {
         sheet,
         row: rn,
         column: "A",
@@ -260,7 +257,7 @@ const readSheet = (
     stores.set(storeName, rn);
     for (const [col, k] of cells) {
       if (col !== 1 && !dayColumns.has(col) && !refused.has(col)) {
-        c.add(problem("a value in a column without a date header", {
+        c.add(problem(Problems.valueWithoutDate(), {
           sheet,
           row: rn,
           column: columnLetter(col),
@@ -279,7 +276,7 @@ const readSheet = (
         ? energyFromXlsxNumber(k.n)
         : k.kind === "text"
         ? parseEnergyText(k.text)
-        : { problem: k.kind === "date" ? "a date is not an energy value" : k.message };
+        : { problem: k.kind === "date" ? Problems.dateNotEnergy() : k.message };
       if (isProblem(value)) {
         c.add(problem(value.problem, { ...location, date: day.date, raw }));
         c.addCheck({ brand: sheet, storeName, date: day.date, rawDate: day.rawDate, location });
@@ -330,12 +327,12 @@ const readSheets = (sheets: ReadonlyArray<SheetSource>, datasetEnd: string, c: C
       c.sheets.push(sheet);
       if (readSheet(sheet, source.rows(), datasetEnd, c)) used = true;
     } catch (e) {
-      c.add(problem(`the worksheet could not be read: ${message(e)}`, { sheet }));
+      c.add(problem(Problems.sheetUnreadable(message(e)), { sheet }));
       used = true;
     }
   }
   if (!used && c.problems.length === 0) {
-    c.add(problem("the workbook has no worksheet with data"));
+    c.add(problem(Problems.noSheetWithData()));
   }
   return c.finish("XLSX", "ABSENT_WIDE_TABLE");
 };
@@ -360,12 +357,11 @@ const readWorkbook = (
       // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
       try: async () =>
         new (await loadExcel()).Workbook().xlsx.load(bytes as unknown as ExcelJS.Buffer),
-      catch: (e) => new FileRejected({ problems: [problem(`${NOT_READABLE}: ${message(e)}`)] }),
+      catch: (e) => new FileRejected({ problems: [problem(Problems.notReadable(message(e)))] }),
     }).pipe(
       Effect.timeoutFail({
         duration: LOAD_TIMEOUT,
-        onTimeout: () =>
-          new FileRejected({ problems: [problem(`${NOT_READABLE}: reading it did not finish`)] }),
+        onTimeout: () => new FileRejected({ problems: [problem(Problems.readingUnfinished())] }),
       }),
     );
     const c = new Collector();
@@ -373,7 +369,7 @@ const readWorkbook = (
     try {
       sheets = workbook.worksheets;
     } catch (e) {
-      c.add(problem(`${NOT_READABLE}: ${message(e)}`));
+      c.add(problem(Problems.notReadable(message(e))));
     }
     return yield* readSheets(
       sheets.map((ws) => ({ name: () => ws.name, rows: () => excelRows(ws) })),

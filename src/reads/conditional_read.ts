@@ -4,6 +4,8 @@
 // version the client holds goes to the service, which builds nothing when it is current (304). An
 // answer as of an earlier instant has no ETag (it says which commit it shows) and is not kept.
 // Answers are made in their turn (ReadCache.build) and written a few array items at a time.
+import { currentLanguage } from "../domain/language.ts";
+import { localizeAnswer } from "./read_texts.ts";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Effect } from "effect";
@@ -45,6 +47,9 @@ export const conditionalRead = <A, E, R, E2, R2>(
   Effect.gen(function* () {
     const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
     const current = r.asOf.kind === "current";
+    // A Chinese answer is another answer: its own kept bytes (ReadCache keys by language) and ETag.
+    const language = yield* currentLanguage;
+    const tag = language === "en" ? r.tag : `${r.tag}.${language}`;
     const key = `${r.kind}|${r.key}`;
     const kept = current && header === undefined ? yield* cache.get(key) : undefined;
     if (kept !== undefined) {
@@ -52,18 +57,23 @@ export const conditionalRead = <A, E, R, E2, R2>(
       if (now.version === kept.version) {
         yield* cache.served;
         const token = yield* seal.dataToken(now.token);
-        return jsonBytes(kept.bytes, etagOf(r.kind, now.version, r.tag), dataHeaders(token));
+        return jsonBytes(kept.bytes, etagOf(r.kind, now.version, tag), dataHeaders(token));
       }
     }
     return yield* cache.build(Effect.gen(function* () {
-      const answer = yield* r.read(heldVersion(header, r.kind, r.tag));
+      const answer = yield* r.read(heldVersion(header, r.kind, tag));
       const headers = dataHeaders(yield* seal.dataToken(answer.token), answer.asOf);
       const body = (value: A) =>
-        encodeParts(chunkedJson(value as Readonly<Record<string, unknown>>, r.items));
+        encodeParts(
+          chunkedJson(
+            localizeAnswer(value, language) as Readonly<Record<string, unknown>>,
+            r.items,
+          ),
+        );
       if (answer.asOf !== undefined) {
         return jsonBytes(body(answer.value!), undefined, jsonHeaders(undefined, headers));
       }
-      const etag = etagOf(r.kind, answer.version, r.tag);
+      const etag = etagOf(r.kind, answer.version, tag);
       if (answer.value === undefined || etagMatches(header, etag)) {
         return HttpServerResponse.empty({
           status: 304,

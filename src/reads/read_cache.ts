@@ -8,6 +8,7 @@
 // answer that sends them and never written into.
 import { Effect } from "effect";
 import { AppConfig } from "../config.ts";
+import { currentLanguage } from "../domain/language.ts";
 import { span } from "../ops/span.ts";
 import { makePermits } from "../ops/permits.ts";
 
@@ -161,11 +162,23 @@ export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
     // instead of making their own (after a start, every client at once asks for the same lists).
     const building = new Map<string, Promise<void>>();
 
+    // An answer's key in the language of the request (language.ts): answers in another language
+    // are other answers.
+    const inLanguage = (key: string) =>
+      Effect.map(currentLanguage, (language) => language === "en" ? key : `${language}|${key}`);
+
     // The answer kept under `key`, if any.
-    const get = (key: string) => Effect.sync(() => store.get(key)).pipe(span("ReadCache.get"));
+    const get = (key: string) =>
+      Effect.flatMap(inLanguage(key), (k) => Effect.sync(() => store.get(k))).pipe(
+        span("ReadCache.get"),
+      );
 
     const set = (key: string, version: string, bytes: Uint8Array<ArrayBuffer>, always = false) =>
-      Effect.sync(() => store.set(key, version, bytes, always)).pipe(span("ReadCache.set"));
+      Effect.flatMap(
+        inLanguage(key),
+        (k) => Effect.sync(() => store.set(k, version, bytes, always)),
+      )
+        .pipe(span("ReadCache.set"));
 
     // Counts a kept answer that was the answer.
     const served = Effect.sync(() => store.served());

@@ -4,6 +4,7 @@ import { Effect } from "effect";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { conflict, forbidden } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { StoreAccess } from "../auth/access.ts";
 import { span } from "../ops/span.ts";
 
@@ -35,16 +36,11 @@ export class ProfileService extends Effect.Service<ProfileService>()("Stores/Pro
           SELECT id, brand_id, name, address, version, profile_editable
           FROM stores WHERE id = ${storeId} FOR UPDATE`;
         if (!row.profile_editable) {
-          return yield* forbidden(
-            `The profile of store ${storeId} is not editable`,
-            "PROFILE_NOT_EDITABLE",
-          );
+          return yield* forbidden(Messages.profileNotEditable(storeId));
         }
         if (row.version !== change.expectedVersion) {
           return yield* conflict(
-            `The profile is at version ${row.version}, not ${change.expectedVersion}: ` +
-              "read it again and re-check before retrying",
-            "STALE_VERSION",
+            Messages.staleVersion(row.version, change.expectedVersion),
           );
         }
         const profile = { id: row.id, name: row.name, address: row.address, version: row.version };
@@ -55,10 +51,7 @@ export class ProfileService extends Effect.Service<ProfileService>()("Stores/Pro
           SELECT id FROM stores
           WHERE brand_id = ${row.brand_id} AND name = ${change.name} AND id <> ${storeId}`;
         if (taken.length > 0) {
-          return yield* conflict(
-            `Another store of this brand is already named "${change.name}"`,
-            "NAME_TAKEN",
-          );
+          return yield* conflict(Messages.nameTaken(change.name));
         }
         const [updated] = yield* sql<{ version: number }>`
           UPDATE stores SET name = ${change.name}, address = ${change.address},
@@ -97,11 +90,7 @@ export class ProfileService extends Effect.Service<ProfileService>()("Stores/Pro
           onSqlState(
             sql.withTransaction(apply(caller, storeId, change)),
             ["23505"],
-            () =>
-              conflict(
-                `Another store of this brand is already named "${change.name}"`,
-                "NAME_TAKEN",
-              ),
+            () => conflict(Messages.nameTaken(change.name)),
           ),
         );
       }).pipe(span("ProfileService.update"));

@@ -3,7 +3,8 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect, Option, Stream } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { JsonText } from "../domain/answers.ts";
-import { notReady, type ServiceUnavailable } from "../domain/errors.ts";
+import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { span } from "../ops/span.ts";
 
 export interface DatasetRow {
@@ -47,7 +48,9 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
         generation
       FROM dataset`).pipe(
       Effect.flatMap((rows) =>
-        rows.length === 1 ? Effect.succeed(rows[0]) : Effect.fail(notReady("No snapshot is loaded"))
+        rows.length === 1
+          ? Effect.succeed(rows[0])
+          : Effect.fail(unavailable(Messages.noSnapshot()))
       ),
       span("StoreRepo.dataset"),
     );

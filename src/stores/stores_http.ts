@@ -16,6 +16,7 @@ import { requirePermission, StoreAccess } from "../auth/access.ts";
 import { JsonText } from "../domain/answers.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
 import { notFound } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { ProfileService } from "./profile_service.ts";
 import { ReferenceRepo } from "./reference_repo.ts";
@@ -79,7 +80,7 @@ export const StoresHttpLive = HttpApiBuilder.group(
             }
             const found = yield* references.reference(path.store_id, canWrite(caller));
             if (found === undefined) {
-              return yield* notFound(`Store ${path.store_id} does not exist`);
+              return yield* notFound(Messages.storeMissing(path.store_id));
             }
             return jsonResponse(found.body, etagOf("r", `${found.version}.${editor}`, SHAPE_TAG));
           }))

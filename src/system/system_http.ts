@@ -8,7 +8,8 @@ import { Api } from "../api/api.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { pendingMigrations } from "../db/migrator.ts";
 import { ReadReplica } from "../db/read_replica.ts";
-import { notReady } from "../domain/errors.ts";
+import { unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { pendingRoutines } from "../routines.ts";
 
 export const SystemHttpLive = HttpApiBuilder.group(
@@ -20,12 +21,12 @@ export const SystemHttpLive = HttpApiBuilder.group(
       const pending = Effect.all([pendingMigrations, pendingRoutines]);
       const ready = dbBoundary(Effect.provideService(pending, SqlClient.SqlClient, sql))
         .pipe(
-          Effect.catchAllDefect(() => Effect.fail(notReady())),
+          Effect.catchAllDefect(() => Effect.fail(unavailable(Messages.databaseUnreachable()))),
           Effect.flatMap(([migrations, routines]) =>
             migrations > 0
-              ? Effect.fail(notReady(`${migrations} migration(s) not applied`))
+              ? Effect.fail(unavailable(Messages.migrationsPending(migrations)))
               : routines > 0
-              ? Effect.fail(notReady(`${routines} routine(s) not installed`))
+              ? Effect.fail(unavailable(Messages.routinesPending(routines)))
               : Effect.succeed({ status: "ready" as const })
           ),
         );
