@@ -6,7 +6,12 @@ import type * as SqlClient from "@effect/sql/SqlClient";
 import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, type Redacted } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
-import { AuthenticationLive, AuthHttpLive, PendingAuthenticationLive } from "./auth/auth_http.ts";
+import {
+  AuthenticationLive,
+  AuthHttpLive,
+  credentialFirst,
+  PendingAuthenticationLive,
+} from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
 import { DataSeal } from "./auth/data_seal.ts";
 import { type AdmissionLimits, AppConfig, DEFAULT_LIMITS, type ServiceLimits } from "./config.ts";
@@ -33,8 +38,6 @@ import { PortfolioService } from "./portfolio/portfolio_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
 import { statusOfError } from "./domain/errors.ts";
-import type { ErrorCode } from "./domain/error_codes.ts";
-import { Messages } from "./domain/messages.ts";
 import { ImportService } from "./imports/import_service.ts";
 import { ProfileService } from "./stores/profile_service.ts";
 import { QualityHttpLive } from "./quality/quality_http.ts";
@@ -93,7 +96,10 @@ export const makeAppLayer = <E>(
 ) => {
   return Layer.mergeAll(
     ApiLive,
-    HttpApiBuilder.middleware(contractMiddleware),
+    // The credential before a parameter, then every failure mapped to its answer.
+    HttpApiBuilder.middleware(
+      Effect.map(credentialFirst, (first) => (app) => contractMiddleware(first(app))),
+    ),
     // Reads to the replica when one is configured (src/db/read_replica.ts).
     HttpApiBuilder.middleware(readRouteMiddleware),
     Layer.provide(DocsLive, ApiLive),
@@ -146,7 +152,7 @@ export const makeHandler = <E>(
   };
   // The credential and its permission, decided by Auth as the endpoint's middleware decides them,
   // before the front door reads a body or admits heavy work.
-  const gate: Gate = async (request, route, language) => {
+  const gate: Gate = async (request, route) => {
     const r = await runtime.runtime();
     const config = Context.get(r.context, AppConfig);
     const permission = route.admission?.permission ?? "read";
@@ -157,15 +163,15 @@ export const makeHandler = <E>(
     );
     if (Exit.isSuccess(exit)) return { kind: "admitted", holder: `key ${exit.value.keyId}` };
     const failure = Option.getOrUndefined(Cause.failureOption(exit.cause));
-    if (statusOfError(failure) !== undefined) {
-      const refused = failure as Error & { readonly code: ErrorCode; readonly zh?: string };
-      const m = { code: refused.code, en: refused.message, zh: refused.zh ?? refused.message };
-      return { kind: "refused", response: errorResponse(m, language) };
+    const status = statusOfError(failure);
+    if (status !== undefined) {
+      const { code, message } = failure as { readonly code: string; readonly message: string };
+      return { kind: "refused", response: errorResponse(status, code, message) };
     }
     log.error("the credential check failed", { cause: Cause.pretty(exit.cause).slice(0, 500) });
     return {
       kind: "refused",
-      response: errorResponse(Messages.credentialUncheckable(), language),
+      response: errorResponse(503, "NOT_READY", "The credential could not be checked"),
     };
   };
   const handler = makeFront(api, {

@@ -69,18 +69,25 @@ export const quietLog = makeLog({ level: "warn", format: "text" });
 export interface TestAppOptions extends HandlerOptions {
   readonly config?: Parameters<typeof AppConfig.make>[0];
   readonly lockMs?: number;
+  // Wraps the service's database client (a test that watches the statements it runs).
+  readonly wrapDatabase?: (
+    layer: Layer.Layer<SqlClient.SqlClient>,
+  ) => Layer.Layer<SqlClient.SqlClient>;
 }
 
 export const makeTestApp = async (
   prepare?: (db: TestDatabase) => Promise<void>,
   options: TestAppOptions = {},
 ): Promise<TestApp> => {
-  const { config, lockMs, ...handlerOptions } = options;
+  const { config, lockMs, wrapDatabase, ...handlerOptions } = options;
   const db = await makeTestDatabase({ lockMs });
   if (prepare) await prepare(db);
   const { handler, dispose } = makeHandler(
     // Cookie writes come from the address the tests call (ownOrigin in src/auth/auth_http.ts).
-    Layer.merge(db.layer, AppConfig.make({ publicOrigin: Option.some(BASE), ...config })),
+    Layer.merge(
+      wrapDatabase?.(db.layer) ?? db.layer,
+      AppConfig.make({ publicOrigin: Option.some(BASE), ...config }),
+    ),
     { ...handlerOptions, log: handlerOptions.log ?? quietLog },
   );
   const call = async (method: string, path: string, options: CallOptions = {}) => {

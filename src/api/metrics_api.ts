@@ -6,8 +6,9 @@ import { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain/metr
 import { AS_OF, AS_OF_NOTE, CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
 import { PeriodAsOfParams, RangeAsOfParams } from "./as_of_params.ts";
 import { StorePath } from "./params.ts";
-import { Authentication } from "./security.ts";
+import { PendingAuthentication } from "./security.ts";
 
+// Each read verifies its caller in the same statement as its data (PendingAuthentication).
 export class MetricsApi extends HttpApiGroup.make("metrics")
   .add(
     HttpApiEndpoint.get("targets", "/stores/:store_id/targets")
@@ -57,6 +58,6 @@ export class MetricsApi extends HttpApiGroup.make("metrics")
         asOf: true,
       })),
   )
-  .middleware(Authentication)
+  .middleware(PendingAuthentication)
   .prefix("/api/v1")
   .annotate(OpenApi.Description, "Targets, energy-saving metrics and period overviews") {}

@@ -2,10 +2,9 @@
 // (SQL fragments, also composed into the one-round-trip energy read), the permissions an operation
 // needs, and the store scope of a key.
 import { Cache, Duration, Effect, Exit } from "effect";
-import type { CallerShape, Permission } from "../domain/auth.ts";
+import type { CallerShape, Credential, Permission } from "../domain/auth.ts";
 import { canWrite } from "../domain/auth.ts";
 import { badRequest, forbidden, notFound } from "../domain/errors.ts";
-import { Messages } from "../domain/messages.ts";
 import { checkRange, type RangeRequest } from "../domain/range.ts";
 import * as SqlClient from "@effect/sql/SqlClient";
 import { dbBoundary } from "../db/errors.ts";
@@ -34,6 +33,23 @@ export const credentialBySessionSql = (param: string) => `
   JOIN access_keys k ON k.id = s.key_id
   JOIN members m ON m.id = k.member_id
   WHERE s.id = ${param}`;
+
+// The credential's row into the PL/pgSQL record variable `c`: by key when `keyHash` is not null,
+// else by session (`sessionHash`); FOUND then says whether a row was found. For a routine that
+// checks the credential and reads in one statement (credentialParams gives the two arguments).
+export const credentialIntoSql = (c: string, keyHash: string, sessionHash: string) => `
+  IF ${keyHash} IS NOT NULL THEN
+    SELECT x.* INTO ${c} FROM (${credentialByKeySql(keyHash)}) x;
+  ELSE
+    SELECT x.* INTO ${c} FROM (${credentialBySessionSql(sessionHash)}) x;
+  END IF;`;
+
+// The key hash and the session hash of a credential, one of them null, as such a routine takes them.
+export const credentialParams = (credential: Credential) =>
+  [
+    credential.kind === "key" ? credential.keyHash : null,
+    credential.kind === "session" ? credential.sessionHash : null,
+  ] as const;
 
 // Whether a credential row `c` may read store `store` (the SQL form of read() below, for a
 // statement that checks and reads in one round trip; the service still decides from the row).
@@ -76,22 +92,30 @@ export const requirePermission = (caller: CallerShape, permission: Permission) =
     permission !== "read" && caller.permissions.has(permission) && !caller.permissions.has("read")
   ) {
     return Effect.fail(
-      forbidden(Messages.readPermissionAlso(permission)),
+      forbidden(
+        `This key lacks the read permission, which ${permission} operations also need`,
+        "PERMISSION_MISSING",
+      ),
     );
   }
   if (!caller.permissions.has(permission)) {
     return Effect.fail(
-      forbidden(Messages.permissionMissing(permission)),
+      forbidden(`This key lacks the ${permission} permission`, "PERMISSION_MISSING"),
     );
   }
   if (permission === "write" && !canWrite(caller)) {
-    return Effect.fail(forbidden(Messages.roleReadOnly()));
+    return Effect.fail(forbidden("This member's role does not allow writes", "ROLE_READ_ONLY"));
   }
   return Effect.void;
 };
 
 export const inScope = (caller: CallerShape, storeId: number) =>
   caller.storeIds === null || caller.storeIds.includes(storeId);
+
+// For an object the caller named by its own id (a batch, an import row, a fact): the message names
+// no store, since the store behind it is not the caller's to learn.
+export const outsideStores = (what: string) =>
+  forbidden(`${what} outside this key's stores`, "STORE_FORBIDDEN");
 
 // How long a store's scopes are kept: they are snapshot reference data (they change only when a
 // snapshot is reloaded), so every read request need not pay a round trip for them. Who may see a
@@ -120,9 +144,12 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess
       Effect.gen(function* () {
         yield* requirePermission(caller, permission);
         const found = yield* scopes(storeId);
-        if (found.length === 0) return yield* notFound(Messages.storeMissing(storeId));
+        if (found.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
         if (!inScope(caller, storeId)) {
-          return yield* forbidden(Messages.storeOutside(storeId));
+          return yield* forbidden(
+            `Store ${storeId} is outside this key's stores`,
+            "STORE_FORBIDDEN",
+          );
         }
         return found;
       });
@@ -133,7 +160,10 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess
         const found = scopes.find((s) => s.scope_id === scopeId);
         return found === undefined
           ? Effect.fail(
-            badRequest(Messages.scopeNotOfStore(scopeId, storeId)),
+            badRequest(
+              `scope_id ${scopeId} is not a metering scope of store ${storeId}`,
+              "INVALID_SCOPE",
+            ),
           )
           : Effect.succeed<ScopeFacts>(found);
       });

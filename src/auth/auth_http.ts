@@ -1,14 +1,22 @@
 // The Authentication middleware and the session endpoints.
 import * as Cookies from "@effect/platform/Cookies";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
+import type * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect, Layer, Option } from "effect";
 import { AppConfig } from "../config.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
 import { Api } from "../api/api.ts";
 import { Authentication, PendingAuthentication, SESSION_COOKIE } from "../api/security.ts";
-import { Auth, type RequestFacts, SESSION_HOURS } from "./auth_service.ts";
+import {
+  Auth,
+  PendingCheck,
+  type PendingCheckShape,
+  type RequestFacts,
+  SESSION_HOURS,
+} from "./auth_service.ts";
 import type { Incoming } from "../domain/request.ts";
+import { statusOfError } from "../domain/errors.ts";
 
 // Names that reach this machine only.
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -79,14 +87,45 @@ export const AuthenticationLive = Layer.effect(
   }),
 );
 
+// The pending credential is also noted for credentialFirst.
 export const PendingAuthenticationLive = Layer.effect(
   PendingAuthentication,
   Effect.gen(function* () {
     const auth = yield* Auth;
     const facts = requestFacts(yield* AppConfig);
-    const pending = () => Effect.flatMap(facts, auth.pendingOf);
+    const pending = () =>
+      Effect.flatMap(facts, auth.pendingOf).pipe(
+        Effect.tap((pending) =>
+          Effect.map(Effect.serviceOption(PendingCheck), (check) => {
+            if (Option.isSome(check)) check.value.pending = pending;
+          })
+        ),
+      );
     return { bearer: pending, session: pending };
   }),
+);
+
+// The contract's order of refusals (401 before 400) for endpoints that verify their credential
+// along with their data: a request refused for a parameter (by the contract's decoding or by its
+// handler) before Auth decided on its credential has the credential verified then, and a bad one is
+// the answer. Wraps the HttpApi's app inside the mapping of failures to answers (app.ts).
+export const credentialFirst = Effect.map(
+  Auth,
+  (auth) => <E, R>(app: HttpApp.Default<E, R>) =>
+    Effect.suspend(() => {
+      const check: PendingCheckShape = { pending: undefined, decided: false };
+      return app.pipe(
+        Effect.catchAll((error) => {
+          const pending = check.pending;
+          const parameter = (error as { _tag?: unknown })?._tag === "HttpApiDecodeError" ||
+            statusOfError(error) === 400;
+          return pending === undefined || check.decided || !parameter
+            ? Effect.fail(error)
+            : Effect.zipRight(auth.verify(pending), Effect.fail(error));
+        }),
+        Effect.provideService(PendingCheck, check),
+      );
+    }),
 );
 
 const sessionCookie = Authentication.security.session;

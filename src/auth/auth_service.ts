@@ -1,13 +1,12 @@
 // Auth: verifies bearer keys and session cookies on every request, and makes and ends sessions.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { Effect, Option, Redacted } from "effect";
+import { Context, Effect, Option, Redacted } from "effect";
 import { AppConfig } from "../config.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { onPrimary } from "../db/read_replica.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
-import { Messages } from "../domain/messages.ts";
 import { RequestNote } from "../domain/request.ts";
 import {
   credentialByKeySql,
@@ -31,7 +30,7 @@ const toCaller = (row: CredentialRow, viaSession: boolean): CallerShape => ({
   viaSession,
 });
 
-const invalid = unauthorized(Messages.invalidCredential());
+const invalid = unauthorized("The credential is invalid, expired or revoked", "INVALID_CREDENTIAL");
 
 export interface RequestFacts {
   readonly method: string;
@@ -67,6 +66,24 @@ export const bearerToken = (authorization: string | undefined) => {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   return m === null ? "" : m[1];
 };
+
+// A request whose endpoint verifies its credential along with its data (PendingAuthentication): the
+// credential it presents, and whether Auth has decided on it yet. A request refused before that (a
+// parameter the contract or the handler refuses) is refused for a bad credential first, as on
+// every other endpoint (auth_http.ts, credentialFirst).
+export interface PendingCheckShape {
+  pending: PendingCallerShape | undefined;
+  decided: boolean;
+}
+
+export class PendingCheck extends Context.Tag("Auth/PendingCheck")<
+  PendingCheck,
+  PendingCheckShape
+>() {}
+
+const noteDecided = Effect.map(Effect.serviceOption(PendingCheck), (check) => {
+  if (Option.isSome(check)) check.value.decided = true;
+});
 
 // The access log names the member behind a verified credential.
 const noteMember = (memberId: number) =>
@@ -133,7 +150,10 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           return { kind: "key", keyHash: hashKey(token) } as const;
         }
         if (facts.cookie === undefined || facts.cookie === "") {
-          return yield* unauthorized(Messages.missingCredential());
+          return yield* unauthorized(
+            "Send Authorization: Bearer <ACCESS_KEY> or a session cookie",
+            "MISSING_CREDENTIAL",
+          );
         }
         const sessionId = yield* verifyCookie(facts.cookie);
         if (sessionId === undefined) return yield* invalid;
@@ -144,6 +164,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     // session) is live; a write through a session cookie needs a same-origin Origin header.
     const accept = (pending: PendingCallerShape, fetched: CredentialRow | undefined) =>
       Effect.gen(function* () {
+        yield* noteDecided;
         const row = liveCredential(fetched);
         if (row === undefined) return yield* invalid;
         yield* noteMember(row.member_id);
@@ -153,7 +174,10 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           method !== "GET" && method !== "HEAD" &&
           !isSameOrigin(pending.origin, pending.expectedOrigin)
         ) {
-          return yield* forbidden(Messages.originRequiredForSession());
+          return yield* forbidden(
+            "A write through a session cookie needs a same-origin Origin header",
+            "ORIGIN_REQUIRED",
+          );
         }
         return toCaller(row, true);
       });
@@ -183,8 +207,10 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       isSameOrigin(facts.origin, facts.expectedOrigin) ? Effect.void : Effect.fail(
         forbidden(
           facts.expectedOrigin === undefined
-            ? Messages.originUncheckable()
-            : Messages.originRequired(),
+            ? "This address is not the one the service was configured for: a same-origin " +
+              "Origin header cannot be checked. Set PUBLIC_ORIGIN to the address browsers use"
+            : "A valid same-origin Origin header is required",
+          "ORIGIN_REQUIRED",
         ),
       );
 

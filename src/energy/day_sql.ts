@@ -4,7 +4,7 @@
 // per day its served value, status and source (energy_days), and per scope and calendar month
 // the month's DailyRows as one text (energy_months), so that a 366-day read is 13 rows and some
 // slicing. Readers compose the stored columns; the check (day_check.ts) recomputes them.
-import { credentialByKeySql, credentialBySessionSql, mayReadStoreSql } from "../auth/access.ts";
+import { credentialIntoSql, mayReadStoreSql } from "../auth/access.ts";
 import { fixed4 } from "../db/sql_text.ts";
 import { functionRoutine, type Routine } from "../db/routines.ts";
 
@@ -383,11 +383,7 @@ LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   c record;
 BEGIN
-  IF p_key_hash IS NOT NULL THEN
-    SELECT x.* INTO c FROM (${credentialByKeySql("p_key_hash")}) x;
-  ELSE
-    SELECT x.* INTO c FROM (${credentialBySessionSql("p_session_hash")}) x;
-  END IF;
+${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
   IF NOT FOUND THEN
     RETURN;
   END IF;

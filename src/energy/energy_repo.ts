@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
-import type { CredentialRow } from "../auth/access.ts";
+import { credentialParams, type CredentialRow } from "../auth/access.ts";
 import { utc } from "../db/sql_text.ts";
 import type { Credential } from "../domain/auth.ts";
 import { energyDaysAtSql, sourceLabelSql } from "./day_sql.ts";
@@ -58,8 +58,7 @@ const energyReadParams = (
   end: string,
   ifVersion: string | undefined,
 ) => [
-  credential.kind === "key" ? credential.keyHash : null,
-  credential.kind === "session" ? credential.sessionHash : null,
+  ...credentialParams(credential),
   storeId,
   scopeId,
   start,

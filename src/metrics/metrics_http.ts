@@ -1,4 +1,5 @@
-// Handlers of the metrics group: targets, metrics, period overviews, each a conditional read.
+// Handlers of the metrics group: targets, metrics, period overviews, each a conditional read whose
+// statements check the pending caller's credential (PendingAuthentication) along with the data.
 // Answers are encoded here (JSON.stringify of the contract's types, the days a month at a time:
 // encoding a 366-day metrics answer through its schema costs ten times computing it; the tests
 // check every shape).
@@ -6,7 +7,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { DataSeal } from "../auth/data_seal.ts";
-import { Caller } from "../domain/auth.ts";
+import { PendingCaller } from "../domain/auth.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { rangeOf, type RangeRequest } from "../domain/range.ts";
 import { conditionalRead } from "../reads/conditional_read.ts";
@@ -28,7 +29,7 @@ export const MetricsHttpLive = HttpApiBuilder.group(
       return handlers
         .handle("targets", ({ path, urlParams: q }) =>
           Effect.gen(function* () {
-            const caller = yield* Caller;
+            const pending = yield* PendingCaller;
             const asOf = yield* asOfOf(q, open);
             const range = rangeOf(path.store_id, q);
             return yield* conditionalRead(seal, cache, {
@@ -37,13 +38,13 @@ export const MetricsHttpLive = HttpApiBuilder.group(
               key: rangeKey(range),
               asOf,
               items: "days",
-              read: (held) => service.targets(caller, range, asOf, held),
-              version: service.currentVersion(caller, range),
+              read: (held) => service.targets(pending, range, asOf, held),
+              version: service.currentVersion(pending, range),
             });
           }))
         .handle("metrics", ({ path, urlParams: q }) =>
           Effect.gen(function* () {
-            const caller = yield* Caller;
+            const pending = yield* PendingCaller;
             const asOf = yield* asOfOf(q, open);
             const range = rangeOf(path.store_id, q);
             return yield* conditionalRead(seal, cache, {
@@ -52,13 +53,13 @@ export const MetricsHttpLive = HttpApiBuilder.group(
               key: rangeKey(range),
               asOf,
               items: "days",
-              read: (held) => service.metrics(caller, range, asOf, held),
-              version: service.currentVersion(caller, range),
+              read: (held) => service.metrics(pending, range, asOf, held),
+              version: service.currentVersion(pending, range),
             });
           }))
         .handle("periods", ({ path, urlParams: q }) =>
           Effect.gen(function* () {
-            const caller = yield* Caller;
+            const pending = yield* PendingCaller;
             const asOf = yield* asOfOf(q, open);
             return yield* conditionalRead(seal, cache, {
               kind: "p",
@@ -67,8 +68,8 @@ export const MetricsHttpLive = HttpApiBuilder.group(
               asOf,
               items: "days",
               read: (held) =>
-                service.periods(caller, path.store_id, q.scope_id, q.as_of, asOf, held),
-              version: service.periodsVersion(caller, path.store_id, q.scope_id, q.as_of),
+                service.periods(pending, path.store_id, q.scope_id, q.as_of, asOf, held),
+              version: service.periodsVersion(pending, path.store_id, q.scope_id, q.as_of),
             });
           }));
     }),

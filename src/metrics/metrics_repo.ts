@@ -1,7 +1,11 @@
-// MetricsRepo: the per-day inputs of the metrics engine for a range, in one round trip.
+// MetricsRepo: the per-day inputs of the metrics engine for a range, in one round trip (with the
+// credential's check in the same statement for a current read).
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
+import { credentialParams, type CredentialRow } from "../auth/access.ts";
 import { dbBoundary } from "../db/errors.ts";
+import type { Credential } from "../domain/auth.ts";
+import type { RangeRequest } from "../domain/range.ts";
 import type { EnergyStatus, QualityDayInput } from "../quality/quality_rules.ts";
 import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./engine.ts";
 import { span } from "../ops/span.ts";
@@ -29,6 +33,13 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
   out_baseline AS baseline, out_version AS version, out_token AS token
 FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint)`;
 
+// The credential check and the current inputs (or their version alone) in one statement
+// (metric_read, metrics_sql.ts).
+const readSql = `
+SELECT credential, out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
+  out_baseline AS baseline, out_version AS version, out_token AS token
+FROM metric_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text, $8::boolean)`;
+
 type DayRow = readonly [string, string | null, 0 | 1, string | null, EnergyStatus];
 type StageRow = readonly [Stage, string, string | null];
 type PeriodRow = TargetInput & { readonly from: string; readonly to: string | null };
@@ -54,6 +65,37 @@ export interface MetricInputs {
   // The data token of the commit the inputs were read at.
   readonly token: string | undefined;
 }
+
+// metric_read's answer: the credential's row; when that credential may read the store's scope, the
+// version and data token of the inputs; and the inputs unless only the version was asked for or the
+// caller holds it.
+export interface MetricRead {
+  readonly credential: CredentialRow | undefined;
+  readonly version: string | undefined;
+  readonly token: string | undefined;
+  readonly inputs: MetricInputs | undefined;
+}
+
+type ReadRow =
+  & { readonly credential: CredentialRow }
+  & {
+    readonly [K in keyof InputRows]: InputRows[K] | null;
+  };
+
+const inputsOf = (rows: InputRows): MetricInputs => ({
+  days: resolveDays(rows),
+  energy: rows.days.map(([date, servedKwh, , , status]) => ({ date, status, servedKwh })),
+  baseline: rows.baseline,
+  version: rows.version,
+  token: rows.token ?? undefined,
+});
+
+const readOf = (row: ReadRow | undefined): MetricRead => ({
+  credential: row?.credential,
+  version: row?.version ?? undefined,
+  token: row?.token ?? undefined,
+  inputs: row === undefined || row.days === null ? undefined : inputsOf(row as InputRows),
+});
 
 // One pass over ascending days with a cursor per list. Stage valid_to is exclusive (rules.md §3),
 // a target period's valid_to inclusive (rules.md §5); TEV is the latest observation on or before.
@@ -97,16 +139,25 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
         seq === undefined
           ? sql.unsafe<InputRows>(inputsSql, [storeId, scopeId, start, end, tz])
           : sql.unsafe<InputRows>(inputsAtSql, [storeId, scopeId, start, end, tz, seq]),
-      ).pipe(
-        Effect.map(([rows]): MetricInputs => ({
-          days: resolveDays(rows),
-          energy: rows.days.map(([date, servedKwh, , , status]) => ({ date, status, servedKwh })),
-          baseline: rows.baseline,
-          version: rows.version,
-          token: rows.token ?? undefined,
-        })),
-        span("MetricsRepo.inputs"),
-      );
+      ).pipe(Effect.map(([rows]) => inputsOf(rows)), span("MetricsRepo.inputs"));
+
+    // The credential's row and the current inputs in one round trip (metric_read): only their
+    // version when `versionOnly`, or when it is `ifVersion` (the version the caller holds).
+    const read = (
+      credential: Credential,
+      request: RangeRequest,
+      ifVersion: string | undefined,
+      versionOnly: boolean,
+    ) =>
+      dbBoundary(sql.unsafe<ReadRow>(readSql, [
+        ...credentialParams(credential),
+        request.storeId,
+        request.scopeId,
+        request.start,
+        request.end,
+        ifVersion ?? null,
+        versionOnly,
+      ])).pipe(Effect.map(([row]) => readOf(row)), span("MetricsRepo.read"));
 
     // The version (and data token) `inputs` would give now, without the inputs.
     const version = (storeId: number, scopeId: number, start: string, end: string) =>
@@ -122,6 +173,6 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
         span("MetricsRepo.version"),
       );
 
-    return { inputs, version } as const;
+    return { inputs, version, read } as const;
   }),
 }) {}

@@ -1,12 +1,14 @@
-// Targets, metrics and period overviews for a caller: checks, one query, then the pure engine.
-// Each answer carries the version of its inputs; a caller that holds it gets no body built.
+// Targets, metrics and period overviews for a caller: the credential's check and the inputs in one
+// query, the access checks, then the pure engine. Each answer carries the version of its inputs; a
+// caller that holds it gets no body built.
 import { Effect } from "effect";
 import { StoreAccess } from "../auth/access.ts";
 import type { Versioned } from "../domain/answers.ts";
-import type { CallerShape } from "../domain/auth.ts";
+import { Auth } from "../auth/auth_service.ts";
+import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { FIRST_DATE } from "../domain/common.ts";
 import type { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain/metrics.ts";
-import { addDays, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
+import { addDays, isValidRange, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
 import { type MetricInputs, MetricsRepo } from "./metrics_repo.ts";
 import { AsOfRepo } from "../energy/as_of_repo.ts";
@@ -75,40 +77,96 @@ export const metricsAnswer = (
   } as const;
 };
 
+// What a read of inputs gives: the inputs (none when the caller holds their version), their version
+// and data token, and the commit of a read as of an earlier instant.
+interface Loaded {
+  readonly inputs: MetricInputs | undefined;
+  readonly version: string;
+  readonly token: string | undefined;
+  readonly at: ResolvedAsOf | undefined;
+}
+
 export class MetricsService extends Effect.Service<MetricsService>()("Metrics/MetricsService", {
   effect: Effect.gen(function* () {
     const repo = yield* MetricsRepo;
     const access = yield* StoreAccess;
     const asOfRepo = yield* AsOfRepo;
     const quality = yield* QualityRepo;
+    const auth = yield* Auth;
 
-    // The inputs of a range, now or as of an earlier instant (then no conditional read: `held`
-    // is ignored and the answer says which commit it shows).
-    const load = (caller: CallerShape, request: RangeRequest, asOf: AsOf) =>
+    // The inputs of a range for a verified caller, now or as of an earlier instant (then no
+    // conditional read: `held` is ignored and the answer says which commit it shows).
+    const loadVerified = (caller: CallerShape, request: RangeRequest, asOf: AsOf) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, METRICS_MAX_DAYS);
         const at = asOf.kind === "current" ? undefined : yield* asOfRepo.resolve(asOf);
         const { storeId, scopeId, start, end } = request;
         const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone, at?.seq);
-        return { scope, inputs, at };
+        return { scope, inputs, version: inputs.version, token: inputs.token, at };
+      });
+
+    // One round trip (metric_read): the credential's row and, only when that credential may read
+    // the range's store and scope, the current inputs' version and (unless `versionOnly`, or the
+    // caller holds that version) the inputs. The caller is then decided from the row as a
+    // verified one would be, so every refusal is the one of range(), in its order.
+    const readFor = (
+      pending: PendingCallerShape,
+      request: RangeRequest,
+      held: string | undefined,
+      versionOnly: boolean,
+    ) =>
+      Effect.gen(function* () {
+        const read = yield* repo.read(pending.credential, request, held, versionOnly);
+        const caller = yield* auth.accept(pending, read.credential);
+        const scope = yield* access.range(caller, request, METRICS_MAX_DAYS);
+        return { caller, scope, read };
+      });
+
+    // The inputs for a pending caller: a current read checks the credential in its statement; a
+    // bad range (refused once the credential and the store pass) and a read as of an earlier
+    // instant verify it first. `inputs` is undefined when the caller holds their version.
+    const load = (pending: PendingCallerShape, request: RangeRequest, asOf: AsOf, held?: string) =>
+      Effect.gen(function* () {
+        if (
+          asOf.kind !== "current" || !isValidRange(request.start, request.end, METRICS_MAX_DAYS)
+        ) {
+          return yield* loadVerified(yield* auth.verify(pending), request, asOf);
+        }
+        const { caller, scope, read } = yield* readFor(pending, request, held, false);
+        // No version with every check passed: the store's scopes changed under the kept facts.
+        if (read.version === undefined) return yield* loadVerified(caller, request, asOf);
+        return {
+          scope,
+          inputs: read.inputs,
+          version: read.version,
+          token: read.token,
+          at: undefined,
+        };
       });
 
     // The version (and data token) of the current inputs of a range, for a caller that may read
-    // it: what a kept answer is compared with (src/http/answer_cache.ts).
-    const currentVersion = (caller: CallerShape, request: RangeRequest) =>
+    // it: what a kept answer is compared with (src/reads/conditional_read.ts). One statement with
+    // the credential's check.
+    const currentVersion = (pending: PendingCallerShape, request: RangeRequest) =>
       Effect.gen(function* () {
-        yield* access.range(caller, request, METRICS_MAX_DAYS);
         const { storeId, scopeId, start, end } = request;
-        return yield* repo.version(storeId, scopeId, start, end);
+        if (!isValidRange(start, end, METRICS_MAX_DAYS)) {
+          yield* access.range(yield* auth.verify(pending), request, METRICS_MAX_DAYS);
+          return yield* repo.version(storeId, scopeId, start, end);
+        }
+        const { read } = yield* readFor(pending, request, undefined, true);
+        if (read.version === undefined) return yield* repo.version(storeId, scopeId, start, end);
+        return { version: read.version, token: read.token };
       });
 
-    const unchanged = (inputs: MetricInputs, at: ResolvedAsOf | undefined, held?: string) =>
-      at === undefined && inputs.version === held;
+    // The inputs to compute from, or none when the caller holds the current version.
+    const toCompute = (loaded: Loaded, held?: string) =>
+      loaded.at === undefined && loaded.version === held ? undefined : loaded.inputs;
 
-    const versioned = <A>(inputs: MetricInputs, at: ResolvedAsOf | undefined, value?: A) => ({
-      version: inputs.version,
-      token: at?.token ?? inputs.token,
-      asOf: at,
+    const versioned = <A>(loaded: Loaded, value?: A) => ({
+      version: loaded.version,
+      token: loaded.at?.token ?? loaded.token,
+      asOf: loaded.at,
       value,
     });
 
@@ -121,50 +179,59 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       end: request.end,
     });
 
-    const targets = (caller: CallerShape, request: RangeRequest, asOf: AsOf, held?: string) =>
+    const targets = (
+      pending: PendingCallerShape,
+      request: RangeRequest,
+      asOf: AsOf,
+      held?: string,
+    ) =>
       Effect.map(
-        load(caller, request, asOf),
-        ({ scope, inputs, at }): Versioned<TargetsResponse> => {
-          if (unchanged(inputs, at, held)) return versioned(inputs, at);
+        load(pending, request, asOf, held),
+        (loaded): Versioned<TargetsResponse> => {
+          const inputs = toCompute(loaded, held);
+          if (inputs === undefined) return versioned(loaded);
           const result = computeTargets(inputs.days);
-          return {
-            ...versioned(inputs, at),
-            value: {
-              ...head(request, scope.timezone),
-              unit: "kWh/日",
-              summary: result.summary,
-              days: result.days,
-              note: TARGETS_NOTE,
-            },
-          };
+          return versioned(loaded, {
+            ...head(request, loaded.scope.timezone),
+            unit: "kWh/日",
+            summary: result.summary,
+            days: result.days,
+            note: TARGETS_NOTE,
+          });
         },
       ).pipe(span("MetricsService.targets"));
 
     // Days whose energy disagrees with the device reports are named in the notes and in a
     // DATA_QUALITY availability entry (src/quality/); an answer without such days is unchanged.
-    const metrics = (caller: CallerShape, request: RangeRequest, asOf: AsOf, held?: string) =>
+    const metrics = (
+      pending: PendingCallerShape,
+      request: RangeRequest,
+      asOf: AsOf,
+      held?: string,
+    ) =>
       Effect.gen(function* () {
-        const { scope, inputs, at } = yield* load(caller, request, asOf);
-        if (unchanged(inputs, at, held)) return versioned(inputs, at);
+        const loaded = yield* load(pending, request, asOf, held);
+        const inputs = toCompute(loaded, held);
+        if (inputs === undefined) return versioned(loaded);
         const result = computeMetrics(inputs.days, inputs.baseline);
         const evidence = yield* quality.evidence(
           request.scopeId,
           inputs.energy.map((d) => d.date),
         );
-        return {
-          ...versioned(inputs, at),
-          value: metricsAnswer(
-            head(request, scope.timezone),
-            scope.unit,
+        return versioned(
+          loaded,
+          metricsAnswer(
+            head(request, loaded.scope.timezone),
+            loaded.scope.unit,
             result,
             checkQuality(inputs.energy, evidence),
           ),
-        } satisfies Versioned<MetricsResponse>;
+        ) satisfies Versioned<MetricsResponse>;
       }).pipe(span("MetricsService.metrics"));
 
     // rules.md §7: day, last 7, last 30 days and year to date, all ending at as_of; one query.
     const periods = (
-      caller: CallerShape,
+      pending: PendingCallerShape,
       storeId: number,
       scopeId: number,
       asOf: string,
@@ -173,37 +240,39 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
     ) =>
       Effect.gen(function* () {
         const ranges = periodRanges(asOf);
-        const { scope, inputs, at } = yield* load(
-          caller,
-          periodsRange(storeId, scopeId, asOf),
-          known,
-        );
-        if (unchanged(inputs, at, held)) {
-          return versioned(inputs, at) satisfies Versioned<PeriodOverview>;
-        }
+        const loaded = yield* load(pending, periodsRange(storeId, scopeId, asOf), known, held);
+        const inputs = toCompute(loaded, held);
+        if (inputs === undefined) return versioned(loaded) satisfies Versioned<PeriodOverview>;
         const days = computeDays(inputs.days, inputs.baseline);
-        return {
-          ...versioned(inputs, at),
-          value: {
-            store_id: storeId,
-            scope_id: scopeId,
-            as_of: asOf,
-            timezone: scope.timezone,
-            periods: ranges.map((r) => ({
-              key: r.key,
-              label: r.label,
-              start: r.start,
-              end: asOf,
-              summary: summarize(days.filter((d) => d.day.business_date >= r.start)),
-            })),
-          },
-        } satisfies Versioned<PeriodOverview>;
+        return versioned(loaded, {
+          store_id: storeId,
+          scope_id: scopeId,
+          as_of: asOf,
+          timezone: loaded.scope.timezone,
+          periods: ranges.map((r) => ({
+            key: r.key,
+            label: r.label,
+            start: r.start,
+            end: asOf,
+            summary: summarize(days.filter((d) => d.day.business_date >= r.start)),
+          })),
+        }) satisfies Versioned<PeriodOverview>;
       }).pipe(span("MetricsService.periods"));
 
-    const periodsVersion = (caller: CallerShape, storeId: number, scopeId: number, asOf: string) =>
-      currentVersion(caller, periodsRange(storeId, scopeId, asOf));
+    const periodsVersion = (
+      pending: PendingCallerShape,
+      storeId: number,
+      scopeId: number,
+      asOf: string,
+    ) => currentVersion(pending, periodsRange(storeId, scopeId, asOf));
 
     return { targets, metrics, periods, currentVersion, periodsVersion } as const;
   }),
-  dependencies: [MetricsRepo.Default, AsOfRepo.Default, QualityRepo.Default, StoreAccess.Default],
+  dependencies: [
+    MetricsRepo.Default,
+    AsOfRepo.Default,
+    QualityRepo.Default,
+    StoreAccess.Default,
+    Auth.Default,
+  ],
 }) {}

@@ -1,6 +1,8 @@
 // The metrics engine's inputs in one round trip: metric_inputs, a PL/pgSQL function (its plan is
-// prepared once per connection; planning cost more than executing), installed from here at start.
+// prepared once per connection; planning cost more than executing), installed from here at start;
+// metric_read checks the credential in the same statement.
 // The day facts come from the stored day (day_sql.ts): the value served and its status.
+import { credentialIntoSql, mayReadStoreSql } from "../auth/access.ts";
 import { functionRoutine, type Routine } from "../db/routines.ts";
 import { dataTokenSql } from "../energy/day_sql.ts";
 
@@ -128,12 +130,56 @@ END;
 $fn$;`,
   );
 
+// The credential check and the current inputs in one round trip: the credential's row (no row when
+// no key or session matches), then, only when that credential may read the store and the scope is
+// the store's, the version and data token of the range's inputs and, unless only the version is
+// asked for (p_version_only) or the client holds it (p_if_version), the inputs in metric_inputs'
+// columns (read in the scope's time zone). The service decides every refusal from the row, in the
+// contract's order.
+const metricReadFunction = functionRoutine(
+  "metric_read",
+  `CREATE FUNCTION metric_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,
+                            p_start date, p_end date, p_if_version text, p_version_only boolean)
+RETURNS TABLE (credential json, out_days json, out_stages json, out_periods json, out_tev json,
+               out_baseline json, out_version text, out_token text)
+LANGUAGE plpgsql STABLE AS $fn$
+DECLARE
+  c record;
+  tz text;
+BEGIN
+${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  credential := row_to_json(c);
+  SELECT sc.timezone INTO tz FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store;
+  IF NOT (${mayReadStoreSql("c", "p_store")} AND FOUND) THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  IF p_version_only OR p_if_version IS NOT NULL THEN
+    SELECT v.out_version, v.out_token INTO out_version, out_token
+      FROM metric_version(p_store, p_scope, p_start, p_end) v;
+    IF p_version_only OR out_version = p_if_version THEN
+      RETURN NEXT;
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT credential, i.out_days, i.out_stages, i.out_periods, i.out_tev,
+      i.out_baseline, i.out_version, i.out_token
+    FROM metric_inputs(p_store, p_scope, p_start, p_end, tz) i;
+END;
+$fn$;`,
+);
+
 const currentDays: DaysOf = (from, to) =>
   `(SELECT * FROM energy_days x WHERE x.scope_id = p_scope AND x.business_date BETWEEN ${from} AND ${to})`;
 
 export const metricsRoutines: ReadonlyArray<Routine> = [
   metricInputsFunction("metric_inputs", "", currentDays),
   metricVersionFunction(currentDays),
+  // After the two it calls.
+  metricReadFunction,
   // The same inputs as they were once commit p_seq was made (energy_days_at, day_sql.ts).
   metricInputsFunction(
     "metric_inputs_at",
