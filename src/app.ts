@@ -38,6 +38,8 @@ import { PortfolioService } from "./portfolio/portfolio_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
 import { statusOfError } from "./domain/errors.ts";
+import type { ErrorCode } from "./domain/error_codes.ts";
+import { Messages } from "./domain/messages.ts";
 import { ImportService } from "./imports/import_service.ts";
 import { ProfileService } from "./stores/profile_service.ts";
 import { QualityHttpLive } from "./quality/quality_http.ts";
@@ -152,7 +154,7 @@ export const makeHandler = <E>(
   };
   // The credential and its permission, decided by Auth as the endpoint's middleware decides them,
   // before the front door reads a body or admits heavy work.
-  const gate: Gate = async (request, route) => {
+  const gate: Gate = async (request, route, language) => {
     const r = await runtime.runtime();
     const config = Context.get(r.context, AppConfig);
     const permission = route.admission?.permission ?? "read";
@@ -163,15 +165,15 @@ export const makeHandler = <E>(
     );
     if (Exit.isSuccess(exit)) return { kind: "admitted", holder: `key ${exit.value.keyId}` };
     const failure = Option.getOrUndefined(Cause.failureOption(exit.cause));
-    const status = statusOfError(failure);
-    if (status !== undefined) {
-      const { code, message } = failure as { readonly code: string; readonly message: string };
-      return { kind: "refused", response: errorResponse(status, code, message) };
+    if (statusOfError(failure) !== undefined) {
+      const refused = failure as Error & { readonly code: ErrorCode; readonly zh?: string };
+      const m = { code: refused.code, en: refused.message, zh: refused.zh ?? refused.message };
+      return { kind: "refused", response: errorResponse(m, language) };
     }
     log.error("the credential check failed", { cause: Cause.pretty(exit.cause).slice(0, 500) });
     return {
       kind: "refused",
-      response: errorResponse(503, "NOT_READY", "The credential could not be checked"),
+      response: errorResponse(Messages.credentialUncheckable(), language),
     };
   };
   const handler = makeFront(api, {

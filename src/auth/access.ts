@@ -5,6 +5,7 @@ import { Cache, Duration, Effect, Exit } from "effect";
 import type { CallerShape, Credential, Permission } from "../domain/auth.ts";
 import { canWrite } from "../domain/auth.ts";
 import { badRequest, forbidden, notFound } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { checkRange, type RangeRequest } from "../domain/range.ts";
 import * as SqlClient from "@effect/sql/SqlClient";
 import { dbBoundary } from "../db/errors.ts";
@@ -92,30 +93,22 @@ export const requirePermission = (caller: CallerShape, permission: Permission) =
     permission !== "read" && caller.permissions.has(permission) && !caller.permissions.has("read")
   ) {
     return Effect.fail(
-      forbidden(
-        `This key lacks the read permission, which ${permission} operations also need`,
-        "PERMISSION_MISSING",
-      ),
+      forbidden(Messages.readPermissionAlso(permission)),
     );
   }
   if (!caller.permissions.has(permission)) {
     return Effect.fail(
-      forbidden(`This key lacks the ${permission} permission`, "PERMISSION_MISSING"),
+      forbidden(Messages.permissionMissing(permission)),
     );
   }
   if (permission === "write" && !canWrite(caller)) {
-    return Effect.fail(forbidden("This member's role does not allow writes", "ROLE_READ_ONLY"));
+    return Effect.fail(forbidden(Messages.roleReadOnly()));
   }
   return Effect.void;
 };
 
 export const inScope = (caller: CallerShape, storeId: number) =>
   caller.storeIds === null || caller.storeIds.includes(storeId);
-
-// For an object the caller named by its own id (a batch, an import row, a fact): the message names
-// no store, since the store behind it is not the caller's to learn.
-export const outsideStores = (what: string) =>
-  forbidden(`${what} outside this key's stores`, "STORE_FORBIDDEN");
 
 // How long a store's scopes are kept: they are snapshot reference data (they change only when a
 // snapshot is reloaded), so every read request need not pay a round trip for them. Who may see a
@@ -144,12 +137,9 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess
       Effect.gen(function* () {
         yield* requirePermission(caller, permission);
         const found = yield* scopes(storeId);
-        if (found.length === 0) return yield* notFound(`Store ${storeId} does not exist`);
+        if (found.length === 0) return yield* notFound(Messages.storeMissing(storeId));
         if (!inScope(caller, storeId)) {
-          return yield* forbidden(
-            `Store ${storeId} is outside this key's stores`,
-            "STORE_FORBIDDEN",
-          );
+          return yield* forbidden(Messages.storeOutside(storeId));
         }
         return found;
       });
@@ -160,10 +150,7 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess
         const found = scopes.find((s) => s.scope_id === scopeId);
         return found === undefined
           ? Effect.fail(
-            badRequest(
-              `scope_id ${scopeId} is not a metering scope of store ${storeId}`,
-              "INVALID_SCOPE",
-            ),
+            badRequest(Messages.scopeNotOfStore(scopeId, storeId)),
           )
           : Effect.succeed<ScopeFacts>(found);
       });

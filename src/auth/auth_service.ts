@@ -7,6 +7,7 @@ import { dbBoundary } from "../db/errors.ts";
 import { onPrimary } from "../db/read_replica.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import { RequestNote } from "../domain/request.ts";
 import {
   credentialByKeySql,
@@ -30,7 +31,7 @@ const toCaller = (row: CredentialRow, viaSession: boolean): CallerShape => ({
   viaSession,
 });
 
-const invalid = unauthorized("The credential is invalid, expired or revoked", "INVALID_CREDENTIAL");
+const invalid = unauthorized(Messages.invalidCredential());
 
 export interface RequestFacts {
   readonly method: string;
@@ -150,10 +151,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           return { kind: "key", keyHash: hashKey(token) } as const;
         }
         if (facts.cookie === undefined || facts.cookie === "") {
-          return yield* unauthorized(
-            "Send Authorization: Bearer <ACCESS_KEY> or a session cookie",
-            "MISSING_CREDENTIAL",
-          );
+          return yield* unauthorized(Messages.missingCredential());
         }
         const sessionId = yield* verifyCookie(facts.cookie);
         if (sessionId === undefined) return yield* invalid;
@@ -174,10 +172,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
           method !== "GET" && method !== "HEAD" &&
           !isSameOrigin(pending.origin, pending.expectedOrigin)
         ) {
-          return yield* forbidden(
-            "A write through a session cookie needs a same-origin Origin header",
-            "ORIGIN_REQUIRED",
-          );
+          return yield* forbidden(Messages.originRequiredForSession());
         }
         return toCaller(row, true);
       });
@@ -207,10 +202,8 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
       isSameOrigin(facts.origin, facts.expectedOrigin) ? Effect.void : Effect.fail(
         forbidden(
           facts.expectedOrigin === undefined
-            ? "This address is not the one the service was configured for: a same-origin " +
-              "Origin header cannot be checked. Set PUBLIC_ORIGIN to the address browsers use"
-            : "A valid same-origin Origin header is required",
-          "ORIGIN_REQUIRED",
+            ? Messages.originUncheckable()
+            : Messages.originRequired(),
         ),
       );
 
