@@ -350,6 +350,15 @@ Deno.test("read answers: labels and notes in Chinese with zh-CN, English by defa
     { key: reader.key, headers: zh },
   );
   for (const n of (months.body as { notes: Array<string> }).notes) assertChinese(n, [], "months");
+  const template = await app.call("GET", "/api/v1/imports/template", {
+    key: writer.key,
+    headers: zh,
+  });
+  for (
+    const text of Object.values((template.body as { columns: Record<string, string> }).columns)
+  ) {
+    assertChinese(text, ["YYYY-MM-DD", "VOID"], "template columns");
+  }
   const portfolio = await app.call(
     "GET",
     `/api/v1/portfolio?start=${dataset.end}&end=${dataset.end}`,

@@ -5,6 +5,7 @@ import { OpenApi } from "@effect/platform";
 import { Schema } from "effect";
 import { Api } from "../src/api/api.ts";
 import { IdFromString } from "../src/domain/common.ts";
+import { Messages } from "../src/domain/messages.ts";
 import { ERROR_CODES, errorCodesOf, errorCodesTable } from "../src/domain/error_codes.ts";
 import { STATUS_OF_ERROR } from "../src/domain/errors.ts";
 import { makeTestApp } from "./helpers.ts";
@@ -240,30 +241,41 @@ Deno.test("the listed codes are exactly those src/ answers with, with their stat
   const files = await sourceFiles(SRC);
   const errorsTs = files.find((f) => f.path.endsWith("/domain/errors.ts"))!.text;
   const classStatus = STATUS_OF_ERROR;
-  // Helpers such as `forbidden = (message: string, code = "FORBIDDEN") => new Forbidden(...)`.
-  const helpers = new Map<string, { readonly fallback: string; readonly status: number }>();
-  for (const m of errorsTs.matchAll(/const (\w+) = \([^)]*code = "(\w+)"\)\s*=>\s*new (\w+)\(/g)) {
-    helpers.set(m[1], { fallback: m[2], status: classStatus[m[3]] });
+  // Helpers such as `forbidden = (m: Message) => new Forbidden(props(m))`: the class gives the
+  // status, the message of src/domain/messages.ts the code.
+  const helpers = new Map<string, number>();
+  for (const m of errorsTs.matchAll(/const (\w+) = \(m: Message\) => new (\w+)\(/g)) {
+    helpers.set(m[1], classStatus[m[2]]);
   }
   assert.ok(helpers.size >= 5, "the helpers of errors.ts are found");
+  const codeOf = (name: string) => {
+    const make =
+      (Messages as unknown as Record<string, (...a: Array<unknown>) => { code: string }>)[
+        name
+      ];
+    assert.ok(make !== undefined, `Messages.${name} exists`);
+    return make("1", "2", "3", "4").code;
+  };
   const used: Array<{ code: string; status: number; where: string }> = [];
   for (const { path, text } of files) {
     const where = (index: number) =>
       `${path.slice(SRC.length + 1)}:${text.slice(0, index).split("\n").length}`;
-    for (const [name, helper] of helpers) {
+    for (const [name, status] of helpers) {
       for (const m of text.matchAll(new RegExp(`\\b${name}\\(`, "g"))) {
         const args = callArguments(text, m.index + name.length);
-        const codes = [...args.matchAll(/"([A-Z][A-Z0-9_]+)"/g)].map((c) => c[1]);
-        for (const code of codes.length > 0 ? codes : [helper.fallback]) {
-          used.push({ code, status: helper.status, where: where(m.index) });
+        for (const c of args.matchAll(/Messages\.(\w+)/g)) {
+          used.push({ code: codeOf(c[1]), status, where: where(m.index) });
         }
       }
     }
-    const classes = Object.keys(classStatus).join("|");
-    for (const m of text.matchAll(new RegExp(`new (${classes})\\(\\{\\s*code:\\s*"(\\w+)"`, "g"))) {
-      used.push({ code: m[2], status: classStatus[m[1]], where: where(m.index) });
+    // Every message named (the front door's and the contract middleware's answers take their
+    // status from their code).
+    for (const m of text.matchAll(/Messages\.(\w+)/g)) {
+      const code = codeOf(m[1]);
+      const entry = ERROR_CODES.find((e) => e.code === code);
+      used.push({ code, status: entry?.status ?? 0, where: where(m.index) });
     }
-    // Answers written directly: errorBody(404, "NOT_FOUND", ...), errorResponse(503, "TIMEOUT", ...).
+    // Answers written directly: errorBody(404, "NOT_FOUND", ...).
     for (const m of text.matchAll(/\(\s*([1-5]\d\d)\s*,\s*"([A-Z][A-Z0-9_]+)"/g)) {
       used.push({ code: m[2], status: Number(m[1]), where: where(m.index) });
     }

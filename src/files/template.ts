@@ -1,6 +1,7 @@
 // The import template workbook (one worksheet per brand) and the columns and limits it documents.
 // The export workbook has the same sheet shape (exports/xlsx_stream.ts), and the import reader
 // reads it back (imports/xlsx_reader.ts).
+import { type Language, pick, type Text, text as t } from "../domain/language.ts";
 import { loadExcel } from "./excel.ts";
 import { MAX_FILE_BYTES, MAX_IMPORT_ROWS } from "../domain/imports.ts";
 import { compareNames, MAX_SHEET_NAME_CHARS, sheetNamesFor } from "./sheet_names.ts";
@@ -30,11 +31,24 @@ export interface BuiltTemplate {
 }
 
 // The `columns` field of the Template response.
-export const TEMPLATE_COLUMNS: Record<string, string> = {
-  "A": `${STORE_NAME_HEADER} (store name, prefilled from the current store profiles; keep as is)`,
-  "B..":
+const TEMPLATE_COLUMN_TEXTS: Record<string, Text> = {
+  "A": t(
+    `${STORE_NAME_HEADER} (store name, prefilled from the current store profiles; keep as is)`,
+    `${STORE_NAME_HEADER}（门店名称，按当前门店资料预填；请保持不变）`,
+  ),
+  "B..": t(
     "one column per day, headed YYYY-MM-DD (or 7月9日: the most recent such date on or before the dataset's end); a cell holds kWh as a number >= 0 with at most 4 decimals, VOID or 作废 to void the day, or stays blank to skip it",
+    "每天一列，标题为 YYYY-MM-DD（或 7月9日：数据集结束日当天或之前最近的该日期）；单元格填写 kWh 数值（>= 0，最多 4 位小数），填 VOID 或 作废 表示作废该日，留空表示跳过",
+  ),
 };
+
+// The `columns` field of the Template response, in a language (the column names are the file's).
+export const templateColumns = (language: Language): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(TEMPLATE_COLUMN_TEXTS).map(([column, text]) => [column, pick(text, language)]),
+  );
+
+export const TEMPLATE_COLUMNS: Record<string, string> = templateColumns("en");
 
 // The `limits` field of the Template response (service-spec part 8).
 export const templateLimits = (): Record<string, number> => ({

@@ -40,7 +40,7 @@ import { currentLanguage, pick } from "../domain/language.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { CatalogRepo } from "../files/catalog_repo.ts";
-import { buildTemplate, TEMPLATE_COLUMNS, templateLimits } from "../files/template.ts";
+import { buildTemplate, templateColumns, templateLimits } from "../files/template.ts";
 import { span } from "../ops/span.ts";
 
 // The template has at most 31 day columns, fewer when stores x days would exceed the row limit.
@@ -271,7 +271,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           filename: `energy-import-template-${days[0]}-${days[days.length - 1]}.xlsx`,
           content_base64: Buffer.from(built.bytes).toString("base64"),
           sheets: built.sheets.map((s) => ({ name: s.name, stores: s.stores })),
-          columns: TEMPLATE_COLUMNS,
+          columns: templateColumns(yield* currentLanguage),
           limits: templateLimits(),
         };
       }).pipe(span("ImportService.template"));

@@ -1,6 +1,7 @@
 // Handlers of the imports group: template (JSON, or the workbook itself), preview, commit, batch
 // detail, lineage. Import answers are encoded here and sent as their rows are read: head and
 // counters first, then the rows page by page (a batch of a million rows holds one page in memory).
+import { currentLanguage } from "../domain/language.ts";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
@@ -14,7 +15,7 @@ import { Caller } from "../domain/auth.ts";
 import { badRequest } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { downloadHeaders } from "../files/layout.ts";
-import { TEMPLATE_COLUMNS, templateLimits } from "../files/template.ts";
+import { templateColumns, templateLimits } from "../files/template.ts";
 import { protectText } from "../files/cell_text.ts";
 import { CSV_BOM, CSV_MEDIA_TYPE, csvLine } from "../exports/layout.ts";
 import { type ImportReview, MAX_IMPORT_ROWS } from "../domain/imports.ts";
@@ -117,7 +118,7 @@ export const ImportsHttpLive = HttpApiBuilder.group(
               filename: built.filename,
               content_base64: Buffer.from(built.bytes).toString("base64"),
               sheets: built.sheets.map((s) => ({ name: s.name, stores: s.stores })),
-              columns: TEMPLATE_COLUMNS,
+              columns: templateColumns(yield* currentLanguage),
               limits: templateLimits(),
             };
           }))
