@@ -33,7 +33,13 @@ Every answer carries an \`X-Request-ID\` header. Every error answer has the body
 and each operation lists the statuses and codes it can answer with. Two answers belong to no \
 operation and are not listed under any: a path the service does not have is 404 \`NOT_FOUND\`, \
 and a known path called with a method it does not answer is 405 \`METHOD_NOT_ALLOWED\` with an \
-\`Allow\` header naming the methods it answers.`;
+\`Allow\` header naming the methods it answers.
+
+\`Accept-Language\` selects the language of every text written for people: error messages, \
+import problems and warnings, labels and notes of the read answers. \`zh-CN\` (also \`zh\`, \
+\`zh-Hans\`, \`zh-SG\`) gives Simplified Chinese, \`en\` English, chosen by q-value; without \
+the header, or when neither is acceptable, English. Codes, enums, field names and data stay as \
+they are, and so do the column names of files. Such answers carry \`Vary: Accept-Language\`.`;
 
 export class Api extends HttpApi.make("energy-saving-analytics")
   .add(SystemApi)
