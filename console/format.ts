@@ -2,6 +2,7 @@
 // language and the time zone (no page state, so they are tested without a browser): decimals
 // grouped and rounded by the language, instants in the dataset's time zone, a unit or a zone added
 // to a heading, and a wall time picked in a zone turned back into the instant it names.
+import { type Wall, wallAt } from "../src/domain/wall_clock.ts";
 
 // Decimals shown per kind of value: a day's kWh with 2, a sum over a range with 1, a percent with 2.
 export const DIGITS = { kwh: 2, total: 1, percent: 2 } as const;
@@ -48,50 +49,6 @@ export const instantOf = (text: string): number | null => {
   if (!INSTANT.test(text)) return null;
   const ms = Date.parse(text.replace(" ", "T"));
   return Number.isNaN(ms) ? null : ms;
-};
-
-const partFormats = new Map<string, Intl.DateTimeFormat>();
-const partFormat = (zone: string) => {
-  let format = partFormats.get(zone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
-    partFormats.set(zone, format);
-  }
-  return format;
-};
-
-interface Wall {
-  readonly year: number;
-  readonly month: number;
-  readonly day: number;
-  readonly hour: number;
-  readonly minute: number;
-  readonly second: number;
-}
-
-// The wall clock of a zone at an instant.
-const wallAt = (ms: number, zone: string): Wall => {
-  const parts: Record<string, number> = {};
-  for (const p of partFormat(zone).formatToParts(ms)) {
-    if (p.type !== "literal") parts[p.type] = Number(p.value);
-  }
-  return {
-    year: parts.year,
-    month: parts.month,
-    day: parts.day,
-    hour: parts.hour === 24 ? 0 : parts.hour,
-    minute: parts.minute,
-    second: parts.second,
-  };
 };
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");

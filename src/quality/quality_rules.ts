@@ -12,6 +12,7 @@ import {
   type QualityFlag,
   type QualitySummary,
 } from "../domain/quality.ts";
+import { wallAt } from "../domain/wall_clock.ts";
 
 export const QUALITY_RULE =
   "A device reported online on a calendar day of the store's time zone when it has an ONLINE " +
@@ -85,34 +86,11 @@ export interface QualityResult {
 
 // --- Instants and local calendar days.
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-const formatterOf = (timezone: string) => {
-  let f = formatters.get(timezone);
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: timezone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
-    formatters.set(timezone, f);
-  }
-  return f;
-};
-
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 
 // The local calendar day of an instant (whole seconds) and whether it is that day's first second.
 const localOf = (ms: number, timezone: string) => {
-  const parts: Record<string, number> = {};
-  for (const p of formatterOf(timezone).formatToParts(new Date(ms))) {
-    if (p.type !== "literal") parts[p.type] = Number(p.value);
-  }
+  const parts = wallAt(ms, timezone);
   const midnight = Date.UTC(parts.year, parts.month - 1, parts.day);
   const wall = Date.UTC(
     parts.year,
