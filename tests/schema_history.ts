@@ -72,3 +72,10 @@ export const undo0011 = `
   ALTER TABLE energy_days ADD CONSTRAINT energy_days_import_row_id_fkey
     FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
   DELETE FROM schema_migrations WHERE migration_id = 11;`;
+
+// Migration 0013 undone: the review's columns gone and the migration not recorded.
+export const undo0013 = `
+  ALTER TABLE import_rows DROP COLUMN warnings;
+  ALTER TABLE import_batches DROP COLUMN discarded_at;
+  ALTER TABLE import_batches DROP COLUMN discarded_by;
+  DELETE FROM schema_migrations WHERE migration_id = 13;`;
