@@ -3,7 +3,7 @@
 // one run whatever the workbook's size. The layout is the template's (files/template.ts): A1
 // 门店名称, B1.. the days as text, column A the store names in text format, row 1 and column A
 // frozen. Cell text is written as inline strings: a string cell is never a formula, whatever it
-// begins with.
+// begins with. TableWriter writes a plain one-sheet table (the portfolio file) the same way.
 import { Effect, Stream } from "effect";
 import {
   STORE_NAME_HEADER,
@@ -82,6 +82,56 @@ const sheetPath = (i: number) => `xl/worksheets/sheet${i + 1}.xml`;
 
 const encoder = new TextEncoder();
 
+// The parts of a workbook besides its worksheets: content types, relationships, the workbook
+// naming `names` (sheet1.xml, sheet2.xml, ... in order) and the styles.
+const packageParts = (zip: ZipStream, names: ReadonlyArray<string>): Uint8Array => {
+  const n = names.length;
+  const overrides = names.map((_, i) =>
+    `<Override PartName="/${
+      sheetPath(i)
+    }" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`
+  ).join("");
+  const parts: Array<[string, string]> = [
+    [
+      "[Content_Types].xml",
+      `${XML}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
+      '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+      '<Default Extension="xml" ContentType="application/xml"/>' +
+      '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
+      '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>' +
+      `${overrides}</Types>`,
+    ],
+    [
+      "_rels/.rels",
+      `${XML}<Relationships xmlns="${PACKAGE_REL}">` +
+      `<Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/>` +
+      "</Relationships>",
+    ],
+    [
+      "xl/workbook.xml",
+      `${XML}<workbook xmlns="${MAIN}" xmlns:r="${REL}"><bookViews><workbookView/></bookViews>` +
+      `<sheets>${
+        names.map((name, i) =>
+          `<sheet name="${xmlText(name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`
+        ).join("")
+      }</sheets></workbook>`,
+    ],
+    [
+      "xl/_rels/workbook.xml.rels",
+      `${XML}<Relationships xmlns="${PACKAGE_REL}">${
+        names.map((_, i) =>
+          `<Relationship Id="rId${i + 1}" Type="${REL}/worksheet" Target="worksheets/sheet${
+            i + 1
+          }.xml"/>`
+        ).join("")
+      }<Relationship Id="rId${n + 1}" Type="${REL}/styles" Target="styles.xml"/>` +
+      "</Relationships>",
+    ],
+    ["xl/styles.xml", STYLES],
+  ];
+  return concat(parts.map(([path, xml]) => zip.file(path, encoder.encode(xml))));
+};
+
 // The workbook's bytes in order: start(), then rows() for each run of store rows (in sheet order),
 // then finish(). Each call returns the bytes it adds; the caller decides how many rows a call
 // writes (and so how long it holds the event loop).
@@ -100,51 +150,7 @@ export class WorkbookWriter {
   }
 
   start(): Uint8Array {
-    const n = this.sheets.length;
-    const overrides = this.sheets.map((_, i) =>
-      `<Override PartName="/${
-        sheetPath(i)
-      }" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`
-    ).join("");
-    const parts: Array<[string, string]> = [
-      [
-        "[Content_Types].xml",
-        `${XML}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
-        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-        '<Default Extension="xml" ContentType="application/xml"/>' +
-        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
-        '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>' +
-        `${overrides}</Types>`,
-      ],
-      [
-        "_rels/.rels",
-        `${XML}<Relationships xmlns="${PACKAGE_REL}">` +
-        `<Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/>` +
-        "</Relationships>",
-      ],
-      [
-        "xl/workbook.xml",
-        `${XML}<workbook xmlns="${MAIN}" xmlns:r="${REL}"><bookViews><workbookView/></bookViews>` +
-        `<sheets>${
-          this.sheets.map((s, i) =>
-            `<sheet name="${xmlText(s.name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`
-          ).join("")
-        }</sheets></workbook>`,
-      ],
-      [
-        "xl/_rels/workbook.xml.rels",
-        `${XML}<Relationships xmlns="${PACKAGE_REL}">${
-          this.sheets.map((_, i) =>
-            `<Relationship Id="rId${i + 1}" Type="${REL}/worksheet" Target="worksheets/sheet${
-              i + 1
-            }.xml"/>`
-          ).join("")
-        }<Relationship Id="rId${n + 1}" Type="${REL}/styles" Target="styles.xml"/>` +
-        "</Relationships>",
-      ],
-      ["xl/styles.xml", STYLES],
-    ];
-    return concat(parts.map(([path, xml]) => this.zip.file(path, encoder.encode(xml))));
+    return packageParts(this.zip, this.sheets.map((s) => s.name));
   }
 
   // Opens worksheet `index`: its view, columns and header row.
@@ -255,3 +261,59 @@ export const xlsxStream = <E>(
       Stream.filter((bytes) => bytes.length > 0),
     );
   });
+
+// A cell of a plain table: text (an inline string, never a formula), a number, or none.
+export type TableCell = string | number | null;
+
+/**
+ * A workbook of one worksheet holding a table: a bold header row (frozen) and rows of cells, in
+ * order. Used like WorkbookWriter: start(), rows() for each run of rows, finish().
+ */
+export class TableWriter {
+  private readonly zip = new ZipStream();
+  private readonly letters: ReadonlyArray<string>;
+  private row = 2;
+
+  constructor(private readonly sheet: string, private readonly header: ReadonlyArray<string>) {
+    this.letters = header.map((_, i) => columnLetter(i + 1));
+  }
+
+  start(): Uint8Array {
+    const head = this.header.map((name, c) => inline(`${this.letters[c]}1`, name, HEADER_STYLE))
+      .join("");
+    const xml = `${XML}<worksheet xmlns="${MAIN}" xmlns:r="${REL}">` +
+      '<sheetViews><sheetView workbookViewId="0">' +
+      '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>' +
+      '<selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>' +
+      '<sheetFormatPr defaultRowHeight="15"/>' +
+      `<sheetData><row r="1">${head}</row>`;
+    return concat([
+      packageParts(this.zip, [this.sheet]),
+      this.zip.begin(sheetPath(0)),
+      this.zip.write(encoder.encode(xml)),
+    ]);
+  }
+
+  rows(rows: ReadonlyArray<ReadonlyArray<TableCell>>): Uint8Array {
+    let xml = "";
+    for (const cells of rows) {
+      const r = this.row++;
+      xml += `<row r="${r}">`;
+      cells.forEach((cell, c) => {
+        if (cell === null) return;
+        const ref = `${this.letters[c]}${r}`;
+        xml += typeof cell === "number" ? `<c r="${ref}"><v>${cell}</v></c>` : inline(ref, cell);
+      });
+      xml += "</row>";
+    }
+    return xml === "" ? new Uint8Array(0) : this.zip.write(encoder.encode(xml));
+  }
+
+  finish(): Uint8Array {
+    return concat([
+      this.zip.write(encoder.encode("</sheetData></worksheet>")),
+      this.zip.end(),
+      this.zip.finish(),
+    ]);
+  }
+}
