@@ -26,6 +26,9 @@ const en = {
   pfNoIncomplete: "Every store has all its requested days matched in this range.",
   pfStores: "Stores and their savings, {start} to {end}",
   pfSortBy: "Sort by {column}",
+  pfDownloadCsv: "Download CSV",
+  pfDownloadXlsx: "Download XLSX",
+  pfDownloadHint: "Every store of this range, brand and city, then the roll-ups",
   colActual: "Actual (kWh)",
   colEba: "Matched EBA (kWh)",
   colAes: "Savings AES (kWh)",
@@ -293,6 +296,7 @@ const en = {
   csvRowCol: "row {row}, column {column}",
   record: "Record",
   platformPath: "platform path (sealed snapshot)",
+  platformLoad: "Platform snapshot load",
   noFact: "No fact is stored for this day.",
   // imports
   importsTitle: "Imports",
@@ -474,6 +478,9 @@ const zh: Record<Key, string> = {
   pfNoIncomplete: "该范围内每家门店的请求天数均已匹配。",
   pfStores: "门店及其节能情况，{start} 至 {end}",
   pfSortBy: "按{column}排序",
+  pfDownloadCsv: "下载 CSV",
+  pfDownloadXlsx: "下载 XLSX",
+  pfDownloadHint: "此日期范围、品牌和城市的全部门店，及其后的汇总行",
   colActual: "实际（kWh）",
   colEba: "匹配基线 EBA（kWh）",
   colAes: "节能量 AES（kWh）",
@@ -735,6 +742,7 @@ const zh: Record<Key, string> = {
   csvRowCol: "第 {row} 行，{column} 列",
   record: "记录",
   platformPath: "平台通道（封存快照）",
+  platformLoad: "平台快照载入",
   noFact: "该日没有存储的数据。",
   importsTitle: "导入",
   importsIntro: "下载模板，填写清洗后的 kWh 并上传。提交预览之前数据不会改变。",
@@ -936,9 +944,18 @@ export const sourceWords = (status: string | null, kind: string | null) =>
     ? t("none")
     : words(kind);
 
-// The metrics' notes in words. The service's notes are fixed sentences; each is known by its first
-// words, and one not known here is shown as the service wrote it.
+// The metrics' notes in words. The service's notes are fixed sentences in the language asked for;
+// each is known by its first words in either language (the service's Chinese names field codes
+// the console's own words do not), and one not known here is shown as the service wrote it.
 const NOTES: ReadonlyArray<readonly [string, Key]> = [
+  ["合计只包含有值的日期", "noteSums"],
+  ["临时日", "noteProvisional"],
+  ["EBA 是仅用于夏季", "noteEba"],
+  ["AES、AER 和达标标志", "noteEvaluated"],
+  ["TES-180 与 TES-210 是相互独立", "noteTes"],
+  ["为负的节能量", "noteNegative"],
+  ["早于某日 180 天以上观测到的 TEV", "noteTevStale"],
+  ["availability[].reasons 列出", "noteReasons"],
   ["Sums cover only", "noteSums"],
   ["Provisional days", "noteProvisional"],
   ["EBA is a local", "noteEba"],

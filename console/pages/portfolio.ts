@@ -537,6 +537,31 @@ const Portfolio = (props: { view: View; answer: PortfolioResponse }) => {
   `;
 };
 
+// The answer's parameters: the range and the filters the service applies (the quick filter and the
+// sort are the page's own).
+const apiQuery = (view: View) => {
+  const query = new URLSearchParams({ start: view.start, end: view.end });
+  if (view.brand !== null) query.set("brand_id", String(view.brand));
+  if (view.city !== null) query.set("city", view.city);
+  return query;
+};
+
+// The same read as a file; the session cookie goes with a plain link.
+const Downloads = (props: { view: View }) => {
+  const base = `/api/v1/portfolio?${apiQuery(props.view)}`;
+  return html`
+    <p class="export" data-testid="portfolio-downloads">
+      <a href=${`${base}&format=csv`} download data-testid="portfolio-csv">${t(
+        "pfDownloadCsv",
+      )}</a>
+      <a href=${`${base}&format=xlsx`} download data-testid="portfolio-xlsx">${t(
+        "pfDownloadXlsx",
+      )}</a>
+      <span class="muted">${t("pfDownloadHint")}</span>
+    </p>
+  `;
+};
+
 export const PortfolioPage = (props: { session: Session; query: URLSearchParams }) => {
   useTitle(t("pfTitle"));
   const view = viewOf(props.session, props.query);
@@ -545,10 +570,7 @@ export const PortfolioPage = (props: { session: Session; query: URLSearchParams 
     (signal) => {
       // A range typed into the address is checked here as the form checks it, unsent.
       if (problem !== null) return Promise.reject(new ApiError(400, "INVALID_RANGE", problem));
-      const query = new URLSearchParams({ start: view.start, end: view.end });
-      if (view.brand !== null) query.set("brand_id", String(view.brand));
-      if (view.city !== null) query.set("city", view.city);
-      return get<PortfolioResponse>(`/api/v1/portfolio?${query}`, signal);
+      return get<PortfolioResponse>(`/api/v1/portfolio?${apiQuery(view)}`, signal);
     },
     [view.start, view.end, view.brand, view.city],
   );
@@ -558,6 +580,7 @@ export const PortfolioPage = (props: { session: Session; query: URLSearchParams 
     <h1 tabindex="-1" data-testid="portfolio-title">${t("pfTitle")}</h1>
     <p class="muted">${t("pfIntro")}</p>
     <${Controls} key=${urlOf(view)} session=${props.session} view=${view} />
+    ${problem === null ? html`<${Downloads} view=${view} />` : null}
     <${Loaded} load=${load} retry=${problem === null ? reload : undefined}>${(
       answer: PortfolioResponse,
     ) => html`<${Portfolio} view=${view} answer=${answer} />`}<//>
