@@ -13,6 +13,7 @@ import type * as months from "../src/domain/months.ts";
 import type * as portfolio from "../src/domain/portfolio.ts";
 import type * as quality from "../src/domain/quality.ts";
 import type * as stores from "../src/domain/stores.ts";
+import { language } from "./i18n.ts";
 
 // A code of the service's list, or the console's own for a call that got no answer (NETWORK) or an
 // answer without a code (UNKNOWN).
@@ -65,6 +66,9 @@ const send = async <T>(
       credentials: "same-origin",
       headers: {
         accept: "application/json",
+        // The service writes its texts for people (messages, labels, notes, import problems) in
+        // the language the person chose here, not the browser's.
+        "accept-language": language(),
         ...(options.body === undefined ? {} : { "content-type": "application/json" }),
         ...options.headers,
       },

@@ -17,6 +17,7 @@ export interface CDPSession {
 
 export interface Request {
   url(): string;
+  headers(): Record<string, string>;
 }
 
 export interface Page {
