@@ -11,7 +11,7 @@ import { addDays } from "../src/domain/range.ts";
 import { computeDays, type ComputedDay, summarize } from "../src/metrics/engine.ts";
 import { MetricsRepo } from "../src/metrics/metrics_repo.ts";
 import { PortfolioRepo } from "../src/portfolio/portfolio_repo.ts";
-import { partsOf, summaryOf } from "../src/portfolio/portfolio_rollup.ts";
+import { partsOf, summaryOf } from "../src/metrics/summary_parts.ts";
 import { PortfolioService } from "../src/portfolio/portfolio_service.ts";
 import { AsOfRepo } from "../src/energy/as_of_repo.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";

@@ -1,7 +1,6 @@
 // Pure metrics engine: daily EBA/AES/AER/TES/TEV metrics, pass flags, summaries and availability (rules.md §4-§7).
 import type { Availability, MetricDay, MetricSummary } from "../domain/metrics.ts";
 import {
-  addExact,
   type Dec,
   type Exact,
   exact,
@@ -12,6 +11,7 @@ import {
   toDec,
 } from "./decimal.ts";
 import { type TargetInput, targetResolver, type TevInput } from "./targets.ts";
+import { partsOf, summaryOf } from "./summary_parts.ts";
 
 export {
   computeTargets,
@@ -345,86 +345,10 @@ export const computeDays = (
   return days.map((d) => computeDay(d, baselineOf, resolveTarget));
 };
 
-const lte = (x: Exact | null, y: Exact | null) => x === null || y === null ? null : x <= y;
-const gte = (x: Exact | null, y: Exact | null) => x === null || y === null ? null : x >= y;
-
-interface TargetFold {
-  readonly pick: (d: ComputedDay) => Exact | null;
-  sum: Exact | null;
-  settledSavings: Exact | null;
-  settledSum: Exact | null;
-}
-
-// rules.md §7, folded in one pass. Works on any sub-range of computed days, so period summaries
-// equal the metrics summary of the same range.
-export const summarize = (days: ReadonlyArray<ComputedDay>): MetricSummaryOut => {
-  let actualDays = 0, ebaDays = 0, matchedDays = 0, savingsDays = 0;
-  let actual: Exact | null = null;
-  let matchedEba: Exact | null = null, matchedActual: Exact | null = null;
-  let settledEba: Exact | null = null, settledActual: Exact | null = null;
-  let tevActual: Exact | null = null, tevThreshold: Exact | null = null;
-  const targets: Array<TargetFold> = [
-    { pick: (d) => d.tesX, sum: null, settledSavings: null, settledSum: null },
-    { pick: (d) => d.tes180X, sum: null, settledSavings: null, settledSum: null },
-    { pick: (d) => d.tes210X, sum: null, settledSavings: null, settledSum: null },
-  ];
-  for (const d of days) {
-    if (d.actualX !== null) actualDays++;
-    if (d.ebaX !== null) ebaDays++;
-    actual = addExact(actual, d.actualX);
-    if (d.passes.tev !== null) {
-      tevActual = addExact(tevActual, d.actualX);
-      tevThreshold = addExact(tevThreshold, d.tevThresholdX);
-    }
-    if (!d.matched) continue;
-    matchedDays++;
-    if (d.savingsX !== null && d.savingsX >= 0n) savingsDays++;
-    matchedEba = addExact(matchedEba, d.ebaX);
-    matchedActual = addExact(matchedActual, d.actualX);
-    if (d.settled) {
-      settledEba = addExact(settledEba, d.ebaX);
-      settledActual = addExact(settledActual, d.actualX);
-    }
-    for (const f of targets) {
-      const value = f.pick(d);
-      if (value === null) continue;
-      f.sum = addExact(f.sum, value);
-      if (d.settled) {
-        f.settledSum = addExact(f.settledSum, value);
-        f.settledSavings = addExact(f.settledSavings, d.savingsX);
-      }
-    }
-  }
-  const aes = matchedEba !== null && matchedActual !== null ? matchedEba - matchedActual : null;
-  const aer = aes !== null && matchedEba !== null && aes >= 0n
-    ? exactPercentOut(aes, matchedEba)
-    : null;
-  const [tes, tes180, tes210] = targets;
-  return {
-    requested_days: days.length,
-    actual_days: actualDays,
-    eba_days: ebaDays,
-    matched_days: matchedDays,
-    savings_days: savingsDays,
-    actual_kwh: exactOut(actual),
-    matched_eba_kwh: exactOut(matchedEba),
-    aes_kwh: exactOut(aes),
-    aer_percent: aer,
-    tes_kwh: exactOut(tes.sum),
-    tes_180_kwh: exactOut(tes180.sum),
-    tes_210_kwh: exactOut(tes210.sum),
-    // The thresholds are the TES values themselves (rules.md §6), so their sums coincide.
-    tes_threshold_kwh: exactOut(tes.sum),
-    tes_180_threshold_kwh: exactOut(tes180.sum),
-    tes_210_threshold_kwh: exactOut(tes210.sum),
-    eba_pass: lte(settledActual, settledEba),
-    tes_pass: gte(tes.settledSavings, tes.settledSum),
-    tes_180_pass: gte(tes180.settledSavings, tes180.settledSum),
-    tes_210_pass: gte(tes210.settledSavings, tes210.settledSum),
-    tev_pass: lte(tevActual, tevThreshold),
-    complete_for_savings: matchedDays === days.length,
-  };
-};
+// rules.md §7. Works on any sub-range of computed days, so period summaries equal the metrics
+// summary of the same range.
+export const summarize = (days: ReadonlyArray<ComputedDay>): MetricSummaryOut =>
+  summaryOf(partsOf(days));
 
 // Per metric: the days with a value and the union of reasons, counted in one pass over the days.
 export const availabilityOf = (days: ReadonlyArray<ComputedDay>): Array<AvailabilityOut> => {

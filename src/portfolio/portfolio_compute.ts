@@ -20,7 +20,7 @@ import {
   type EnergyStatus,
   type QualityDayInput,
 } from "../quality/quality_rules.ts";
-import { partsOf, type SummaryParts } from "./portfolio_rollup.ts";
+import { partsOf, type SummaryParts } from "../metrics/summary_parts.ts";
 
 // One store and scope as the inputs statement returns it.
 export interface StoreRow {

@@ -26,14 +26,8 @@ import { RULE_VERSION } from "../metrics/engine.ts";
 import { span } from "../ops/span.ts";
 import { computeStore, datesOf, type StoreResult, type StoreRow } from "./portfolio_compute.ts";
 import { type PortfolioQuery, PortfolioRepo } from "./portfolio_repo.ts";
-import {
-  addParts,
-  addQuality,
-  NO_PARTS,
-  NO_QUALITY,
-  summaryOf,
-  type SummaryParts,
-} from "./portfolio_rollup.ts";
+import { addParts, NO_PARTS, summaryOf, type SummaryParts } from "../metrics/summary_parts.ts";
+import { addQuality, NO_QUALITY } from "./portfolio_rollup.ts";
 
 export interface PortfolioRequest {
   readonly start: string;
