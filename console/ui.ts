@@ -82,6 +82,21 @@ export const daysBetween = (start: string, end: string) =>
 export const isDate = (text: string | null): text is string =>
   text !== null && /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text));
 
+// The range a submitted form's start and end fields name, or the message that says why it is not
+// one (out of order, not dates, or longer than `maxDays`).
+export const rangeOfForm = (
+  event: Event,
+  maxDays: number,
+): { readonly start: string; readonly end: string } | { readonly error: string } => {
+  event.preventDefault();
+  const form = event.target as HTMLFormElement;
+  const start = (form.elements.namedItem("start") as HTMLInputElement).value;
+  const end = (form.elements.namedItem("end") as HTMLInputElement).value;
+  if (!isDate(start) || !isDate(end) || start > end) return { error: t("rangeOrder") };
+  if (daysBetween(start, end) > maxDays) return { error: t("rangeTooLong") };
+  return { start, end };
+};
+
 // --- Values: a dash for null; numbers and instants written for people by format.ts, in the page's
 // language and the dataset's time zone, with the service's exact text on hover and for copy.
 

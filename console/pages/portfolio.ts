@@ -25,6 +25,7 @@ import {
   Loaded,
   navigate,
   NumCell,
+  rangeOfForm,
   useLoad,
   useTitle,
 } from "../ui.ts";
@@ -264,14 +265,10 @@ const Controls = (props: { session: Session; view: View }) => {
   const { start: first, end: last } = props.session.dataset;
   const go = (change: Partial<View>) => navigate(urlOf({ ...view, ...change }));
   const submit = (event: Event) => {
-    event.preventDefault();
-    const form = event.target as HTMLFormElement;
-    const start = (form.elements.namedItem("start") as HTMLInputElement).value;
-    const end = (form.elements.namedItem("end") as HTMLInputElement).value;
-    if (!isDate(start) || !isDate(end) || start > end) return setError(t("rangeOrder"));
-    if (daysBetween(start, end) > PORTFOLIO_MAX_DAYS) return setError(t("rangeTooLong"));
+    const range = rangeOfForm(event, PORTFOLIO_MAX_DAYS);
+    if ("error" in range) return setError(range.error);
     setError(null);
-    go({ start, end });
+    go({ start: range.start, end: range.end });
   };
   const year = Number(last.slice(0, 4)) - (last.slice(5) < "09-30" ? 1 : 0);
   const brands = [...knownBrands].sort((a, b) => a[1].localeCompare(b[1], language()));

@@ -27,7 +27,6 @@ import type { Session } from "../main.ts";
 import {
   addDays,
   Code,
-  daysBetween,
   Flag,
   formatCount,
   html,
@@ -39,6 +38,7 @@ import {
   navigate,
   Num,
   NumCell,
+  rangeOfForm,
   show,
   Table,
   timeZone,
@@ -152,14 +152,10 @@ const RangeForm = (
   const go = (start: string, end: string) =>
     navigate(pageUrl(props.storeId, start, end, props.asOf));
   const submit = (event: Event) => {
-    event.preventDefault();
-    const form = event.target as HTMLFormElement;
-    const start = (form.elements.namedItem("start") as HTMLInputElement).value;
-    const end = (form.elements.namedItem("end") as HTMLInputElement).value;
-    if (!isDate(start) || !isDate(end) || start > end) return setError(t("rangeOrder"));
-    if (daysBetween(start, end) > ENERGY_MAX_DAYS) return setError(t("rangeTooLong"));
+    const range = rangeOfForm(event, ENERGY_MAX_DAYS);
+    if ("error" in range) return setError(range.error);
     setError(null);
-    go(start, end);
+    go(range.start, range.end);
   };
   const year = Number(last.slice(0, 4)) - (last.slice(5) < "09-30" ? 1 : 0);
   return html`<form class="range" onSubmit=${submit}>
