@@ -562,10 +562,16 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
 
     // --- Reads.
 
-    // The batch's head and its counts per action (kept with the batch: its rows never change).
+    // The batch's head, its kind and its counts per action (kept with the batch: its rows never
+    // change).
     const importHead = (batchId: number) =>
-      sql<ImportHead & { action_counts: Partial<Record<ImportAction, number>> }>`
-        SELECT b.id, b.batch_no, b.filename,
+      sql<
+        ImportHead & {
+          batch_kind: string;
+          action_counts: Partial<Record<ImportAction, number>>;
+        }
+      >`
+        SELECT b.id, b.batch_no, b.batch_kind, b.filename,
           CASE WHEN b.status = 'PREVIEWED' AND b.expires_at < now() THEN 'EXPIRED'
                ELSE b.status END AS status,
           ${sql.literal(utc("b.uploaded_at"))} AS uploaded_at,
@@ -642,24 +648,6 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         (pages) =>
           pages.flat(),
       ).pipe(span("ImportRepo.recentLevels"));
-
-    // A batch's head for its review (null when there is no such batch).
-    const reviewHead = (batchId: number) =>
-      sql<
-        ImportHead & {
-          batch_kind: string;
-          action_counts: Partial<Record<ImportAction, number>>;
-        }
-      >`
-        SELECT b.id, b.batch_no, b.batch_kind, b.filename,
-          CASE WHEN b.status = 'PREVIEWED' AND b.expires_at < now() THEN 'EXPIRED'
-               ELSE b.status END AS status,
-          ${sql.literal(utc("b.uploaded_at"))} AS uploaded_at,
-          ${sql.literal(utc("b.committed_at"))} AS committed_at, b.change_reason, b.action_counts
-        FROM import_batches b WHERE b.id = ${batchId}`.pipe(
-        Effect.map((rows) => rows[0]),
-        span("ImportRepo.reviewHead"),
-      );
 
     // Counts of a batch's warnings, and of its rows that match a filter (actions: null, any).
     const reviewCounts = (
@@ -741,7 +729,6 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       batchScope,
       lineageBody,
       recentLevels,
-      reviewHead,
       reviewCounts,
       reviewRows,
       discard,

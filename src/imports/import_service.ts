@@ -181,7 +181,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       Effect.gen(function* () {
         const head = yield* dbBoundary(repo.importHead(batchId));
         if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
-        const { action_counts, ...rest } = head;
+        const { action_counts, batch_kind: _kind, ...rest } = head;
         if (rowsRead !== undefined) {
           return { head: rest, counts: allCounts(action_counts), rows: inPages(rowsRead) };
         }
@@ -493,7 +493,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         const scope = yield* dbBoundary(repo.batchScope(batchId, caller.storeIds));
         if (scope === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (scope.outside) return yield* batchForbidden;
-        const head = yield* dbBoundary(repo.reviewHead(batchId));
+        const head = yield* dbBoundary(repo.importHead(batchId));
         if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (head.batch_kind !== "UPLOAD") {
           return yield* conflict(Messages.sealedBatchNoReview(head.batch_no));
