@@ -11,7 +11,7 @@ import { applyRevisions, createRevisionTable, recordCommits } from "../energy/da
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
 import type { CurrentDay, PlannedRow } from "./model.ts";
-import { type PlausibilityWarning, RECENT_DAYS, type RecentLevel } from "./plausibility.ts";
+import { type PlausibilityFacts, RECENT_DAYS, type RecentLevel } from "./plausibility.ts";
 import { span } from "../ops/span.ts";
 
 // How long a previewed batch can be committed, and how long an Idempotency-Key is remembered.
@@ -364,7 +364,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       readonly format: "XLSX" | "CSV";
       readonly rows: ReadonlyArray<PlannedRow>;
       // Each row's plausibility warnings, by index of `rows` (absent or empty: none).
-      readonly warnings?: ReadonlyArray<ReadonlyArray<PlausibilityWarning>>;
+      readonly warnings?: ReadonlyArray<ReadonlyArray<PlausibilityFacts>>;
     }) =>
       Effect.gen(function* () {
         const size = input.bytes.byteLength;

@@ -35,7 +35,7 @@ import {
 } from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
 import { CHANGING_ACTIONS, countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
-import { isChecked, plausibility, type PlausibilityWarning, warningText } from "./plausibility.ts";
+import { isChecked, plausibility, type PlausibilityFacts, warningText } from "./plausibility.ts";
 import { currentLanguage, pick } from "../domain/language.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
@@ -119,23 +119,33 @@ export interface RowPage {
 }
 const WHOLE: RowPage = { offset: 0, limit: undefined };
 
-// The rows of a batch just saved, from the plan in memory (no read back).
-const plannedRows = (saved: SavedPreview, planned: ReadonlyArray<PlannedRow>) =>
-  planned.map((p, i): ImportRowOut => ({
-    id: saved.rowIds[i],
-    row_number: p.row.rowNumber,
-    resolved_store_id: p.row.storeId,
-    business_date: p.row.date,
-    raw_energy: p.row.rawEnergy,
-    proposed_energy_kwh: fixed4(p.proposedKwh),
-    before_energy_kwh: fixed4(p.beforeKwh),
-    action: p.action,
-    source_kind: SOURCE_KIND_UPLOAD,
-    quality_status: p.qualityStatus,
-    quality_note: p.qualityNote,
-    lineage_status: LINEAGE_SEALED,
-    note_field: p.noteField,
-  }));
+// A row of a batch just saved, from the plan in memory (no read back).
+const plannedRow = (id: number, p: PlannedRow): ImportRowOut => ({
+  id,
+  row_number: p.row.rowNumber,
+  resolved_store_id: p.row.storeId,
+  business_date: p.row.date,
+  raw_energy: p.row.rawEnergy,
+  proposed_energy_kwh: fixed4(p.proposedKwh),
+  before_energy_kwh: fixed4(p.beforeKwh),
+  action: p.action,
+  source_kind: SOURCE_KIND_UPLOAD,
+  quality_status: p.qualityStatus,
+  quality_note: p.qualityNote,
+  lineage_status: LINEAGE_SEALED,
+  note_field: p.noteField,
+});
+
+// The rows of a batch just saved, made a page at a time as the answer is sent.
+const plannedPages = (saved: SavedPreview, planned: ReadonlyArray<PlannedRow>) =>
+  Stream.range(0, Math.ceil(planned.length / IMPORT_PAGE_ROWS) - 1).pipe(
+    Stream.map((page) => {
+      const from = page * IMPORT_PAGE_ROWS;
+      return planned.slice(from, from + IMPORT_PAGE_ROWS).map((p, i) =>
+        plannedRow(saved.rowIds[from + i], p)
+      );
+    }),
+  );
 
 // Which rows of a batch its review sends: those of some actions (null: any), only those with a
 // warning, `limit` of them after the first `offset` (in file order, among those that match).
@@ -349,7 +359,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             if (ofScope === undefined) byScope.set(level.scopeId, new Map([[level.date, level]]));
             else ofScope.set(level.date, level);
           }
-          return planned.map((p): ReadonlyArray<PlausibilityWarning> =>
+          return planned.map((p): ReadonlyArray<PlausibilityFacts> =>
             isChecked(p) ? plausibility(p, byScope.get(p.row.scopeId)?.get(p.row.date)) : []
           );
         }).pipe(span("Imports.plausibility"));
@@ -376,7 +386,6 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return { replay: undefined, saved } as const;
         })));
         if (outcome.saved === undefined) return yield* replay(caller, outcome.replay);
-        const rows = plannedRows(outcome.saved, planned);
         return {
           head: {
             id: outcome.saved.batchId,
@@ -388,7 +397,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
             change_reason: request.reason,
           },
           counts: countActions(planned),
-          rows: inPages(rows),
+          rows: plannedPages(outcome.saved, planned),
         } satisfies ImportAnswer;
       }).pipe(span("ImportService.preview"));
 
@@ -510,7 +519,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           ...r,
           warnings: r.warnings === null
             ? []
-            : (JSON.parse(r.warnings) as Array<PlausibilityWarning>).map((w) => ({
+            : (JSON.parse(r.warnings) as Array<PlausibilityFacts>).map((w) => ({
               ...w,
               message: pick(warningText(w, r.business_date), language),
             })),

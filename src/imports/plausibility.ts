@@ -1,7 +1,7 @@
 // Plausibility warnings of a preview's rows (docs/imports.md, "Plausibility warnings"): a value far
 // from the store's own recent days, or a day dropping to zero. Pure and exact (decimal.js); they
 // never block a commit, a clerk reads them before committing.
-import { Decimal } from "decimal.js";
+import { exact, exactOrNull, exactOut, exactRatioOut } from "../metrics/decimal.ts";
 import type { ImportAction, PlausibilityCode } from "../domain/imports.ts";
 import type { PlannedRow } from "./model.ts";
 import { type Text, text as t } from "../domain/language.ts";
@@ -39,14 +39,16 @@ export interface PlausibilityWarning {
   readonly recent_days: number;
 }
 
-const fixed4 = (d: Decimal) => d.toFixed(4, Decimal.ROUND_HALF_UP);
+// The facts of a warning, as a preview stores them: its text is made when it is read, in the
+// reader's language (warningText).
+export type PlausibilityFacts = Omit<PlausibilityWarning, "message">;
 
 /**
  * A warning's text for people, from its facts and its row's day: kept warnings store their facts
  * (and the English text), and a read gives the text again in the request's language.
  */
 export const warningText = (
-  w: Omit<PlausibilityWarning, "message">,
+  w: PlausibilityFacts,
   date: string,
 ): Text => {
   const n = w.recent_days;
@@ -96,34 +98,31 @@ export const isChecked = (planned: PlannedRow) =>
 export const plausibility = (
   planned: PlannedRow,
   recent: RecentLevel | undefined,
-): ReadonlyArray<PlausibilityWarning> => {
+): ReadonlyArray<PlausibilityFacts> => {
   if (!isChecked(planned)) return [];
-  const value = new Decimal(planned.proposedKwh!);
+  // Exact fixed-point values (metrics/decimal.ts): comparisons are integer ones.
+  const value = exact(planned.proposedKwh!);
   const before = planned.beforeKwh === null || planned.beforeKwh.trim() === ""
     ? null
-    : new Decimal(planned.beforeKwh);
+    : exact(planned.beforeKwh);
   const enough = recent !== undefined && recent.days >= MIN_RECENT_DAYS && recent.total !== null;
-  const n = enough ? recent.days : 0;
-  const sum = enough ? new Decimal(recent.total!) : null;
-  const mean = sum === null ? null : sum.div(n);
-  const date = planned.row.date;
-  const warning = (code: PlausibilityCode): PlausibilityWarning => {
-    const facts = {
-      code,
-      value_kwh: fixed4(value),
-      before_kwh: before === null ? null : fixed4(before),
-      recent_mean_kwh: mean === null ? null : fixed4(mean),
-      recent_days: recent?.days ?? 0,
-    };
-    return { ...facts, message: warningText(facts, date).en };
-  };
-  if (value.isZero()) {
-    if (before !== null && before.gt(0)) return [warning("DROP_TO_ZERO")];
-    if (before === null && sum !== null && sum.gt(0)) return [warning("DROP_TO_ZERO")];
+  const n = enough ? BigInt(recent.days) : 0n;
+  const sum = enough ? exactOrNull(recent.total) : null;
+  const warning = (code: PlausibilityCode): PlausibilityFacts => ({
+    code,
+    value_kwh: exactOut(value)!,
+    before_kwh: before === null ? null : exactOut(before),
+    recent_mean_kwh: sum === null ? null : exactRatioOut(sum, recent!.days),
+    recent_days: recent?.days ?? 0,
+  });
+  if (value === 0n) {
+    if (before !== null && before > 0n) return [warning("DROP_TO_ZERO")];
+    if (before === null && sum !== null && sum > 0n) return [warning("DROP_TO_ZERO")];
     return [];
   }
   if (sum === null) return [];
-  if (value.times(n).gt(sum.times(FAR_FACTOR))) return [warning("FAR_ABOVE_RECENT")];
-  if (value.times(FAR_FACTOR).times(n).lt(sum)) return [warning("FAR_BELOW_RECENT")];
+  const factor = BigInt(FAR_FACTOR);
+  if (value * n > sum * factor) return [warning("FAR_ABOVE_RECENT")];
+  if (value * factor * n < sum) return [warning("FAR_BELOW_RECENT")];
   return [];
 };

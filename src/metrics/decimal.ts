@@ -141,6 +141,10 @@ const quotient4N = (num: bigint, den: bigint): string => {
 export const exactOut = (x: Exact | null): string | null =>
   x === null || x < 0n ? null : quotient4N(x, UNITS_PER_OUTPUT);
 
+// x / n (x >= 0, n a whole count above 0), half-up to 4 decimals: a mean of exact values.
+export const exactRatioOut = (x: Exact, n: number): string | null =>
+  x < 0n ? null : quotient4N(x, UNITS_PER_OUTPUT * BigInt(n));
+
 // part / whole x 100 of two exact quantities; null when whole is 0 (ZERO_BASELINE).
 export const exactPercentOut = (part: Exact, whole: Exact): string | null =>
   whole === 0n || part < 0n ? null : quotient4N(part * 1_000_000n, whole);
