@@ -293,6 +293,19 @@ Deno.test({
         }
       };
 
+      // A session made before the commit below: the replica has it once it has the commit.
+      const signInAt = async () => {
+        const r = await fetch(`${withReplica}/auth/session`, {
+          method: "POST",
+          headers: { origin: withReplica, "content-type": "application/json" },
+          body: JSON.stringify({ access_key: writer }),
+        });
+        await r.body?.cancel();
+        assert.equal(r.status, 200);
+        return (r.headers.get("set-cookie") ?? "").split(";")[0];
+      };
+      const endedLater = await signInAt();
+
       // 1. A commit reaches the replica, which serves it.
       await commitDay(day1, "111.1000");
       const replayStarted = performance.now();
@@ -340,15 +353,28 @@ Deno.test({
       assert.equal(asOfOld.text, stale.text);
       assert.ok(asOfOld.ms < WAIT_MS, `no wait for a replayed commit (${asOfOld.ms} ms)`);
       assert.equal(await ready(), "replica", "a paused replica inside the lag limit is still read");
-      // A session made now is on the primary only: a read with its cookie is not refused.
-      const signIn = await fetch(`${withReplica}/auth/session`, {
+      // A session ended on the primary is refused at the next read, although the paused replica
+      // still holds it live.
+      const storesBy = async (cookie: string) => {
+        const r = await fetch(`${withReplica}/api/v1/stores`, { headers: { cookie } });
+        await r.body?.cancel();
+        return r.status;
+      };
+      assert.equal(await storesBy(endedLater), 200);
+      const logout = await fetch(`${withReplica}/auth/logout`, {
         method: "POST",
-        headers: { origin: withReplica, "content-type": "application/json" },
-        body: JSON.stringify({ access_key: writer }),
+        headers: { origin: withReplica, cookie: endedLater },
       });
-      await signIn.body?.cancel();
-      assert.equal(signIn.status, 200);
-      const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0];
+      await logout.body?.cancel();
+      assert.equal(logout.status, 200);
+      const [live] = await query(
+        standbyPort,
+        "SELECT count(*)::int AS n FROM sessions WHERE ended_at IS NULL",
+      );
+      assert.ok((live as { n: number }).n >= 1, "the replica has not replayed the logout");
+      assert.equal(await storesBy(endedLater), 401, "a session ended on the primary");
+      // A session made now is on the primary only: a read with its cookie is not refused.
+      const cookie = await signInAt();
       const bySession = await fetch(`${withReplica}/api/v1/stores`, { headers: { cookie } });
       await bySession.body?.cancel();
       assert.equal(bySession.status, 200, "a session the replica has not replayed");

@@ -55,7 +55,7 @@ export const ownOrigin = (
   return named && (settings.port === 0 || port === settings.port) ? given.origin : undefined;
 };
 
-const requestFacts = (settings: OriginSettings) =>
+export const requestFacts = (settings: OriginSettings) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => ({
     method: request.method,
     authorization: request.headers["authorization"],

@@ -1,11 +1,15 @@
 // Which database a request's statements go to when a read replica is configured: a GET (or HEAD)
 // of /api/v1 is sent where ReadReplica.route says for the data it asks for (its data_token or
-// known_at, else the current data); everything else stays on the primary.
+// known_at, else the current data); everything else stays on the primary. The credential of a
+// read sent to the replica is also checked on the primary.
 import type * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Cause, Effect, Exit, Option } from "effect";
+import { Cause, Effect, Either, Exit, Option } from "effect";
+import { requestFacts } from "../auth/auth_http.ts";
+import { Auth } from "../auth/auth_service.ts";
 import { DataSeal } from "../auth/data_seal.ts";
-import { onTarget, type ReadNeed, ReadReplica } from "../db/read_replica.ts";
+import { AppConfig } from "../config.ts";
+import { onPrimary, onTarget, type ReadNeed, ReadReplica } from "../db/read_replica.ts";
 import { asOfOf, canonicalInstant, isInstant } from "../domain/as_of.ts";
 import { statusOfError } from "../domain/errors.ts";
 
@@ -38,22 +42,44 @@ const needOf = (query: URLSearchParams) =>
       : CURRENT;
   });
 
-export const readRouteMiddleware = <E, R>(app: HttpApp.Default<E, R>) =>
-  Effect.gen(function* () {
-    const replica = yield* Effect.serviceOption(ReadReplica);
-    if (Option.isNone(replica) || !replica.value.configured) return yield* app;
-    const request = yield* HttpServerRequest.HttpServerRequest;
-    if (request.method !== "GET" && request.method !== "HEAD") return yield* app;
-    const url = new URL(request.url, "http://service");
-    if (!url.pathname.startsWith("/api/v1/")) return yield* app;
-    const target = yield* replica.value.route(yield* needOf(url.searchParams));
-    if (target === "primary") return yield* app;
-    // What the replica does not know yet (a session or key made moments ago on the primary, a
-    // preview just stored) is asked again of the primary: a client reading what it has just made
-    // is not answered 401 or 404.
-    const exit = yield* Effect.exit(onTarget("replica")(app));
-    const status = Exit.isSuccess(exit)
-      ? exit.value.status
-      : statusOfError(Cause.squash(exit.cause));
-    return yield* (status === 401 || status === 404 ? app : exit);
+// The middleware, made once over the service's Auth and configuration.
+export const readRouteMiddleware = Effect.gen(function* () {
+  const replica = yield* Effect.serviceOption(ReadReplica);
+  const auth = yield* Auth;
+  const facts = requestFacts(yield* AppConfig);
+
+  // Whether the primary refuses the request's credential (401): a key revoked or a session ended
+  // there, which a replica that has not replayed it would still accept. A request without a
+  // well-formed credential, or a primary that cannot answer, leaves the replica's answer as it is.
+  const primaryRefuses = Effect.gen(function* () {
+    const pending = yield* Effect.either(Effect.flatMap(facts, auth.pendingOf));
+    if (Either.isLeft(pending)) return false;
+    const verdict = yield* Effect.exit(onPrimary(auth.verify(pending.right)));
+    return Exit.isFailure(verdict) && statusOfError(Cause.squash(verdict.cause)) === 401;
   });
+
+  return <E, R>(app: HttpApp.Default<E, R>) =>
+    Effect.gen(function* () {
+      if (Option.isNone(replica) || !replica.value.configured) return yield* app;
+      const request = yield* HttpServerRequest.HttpServerRequest;
+      if (request.method !== "GET" && request.method !== "HEAD") return yield* app;
+      const url = new URL(request.url, "http://service");
+      if (!url.pathname.startsWith("/api/v1/")) return yield* app;
+      const target = yield* replica.value.route(yield* needOf(url.searchParams));
+      if (target === "primary") return yield* app;
+      // The replica reads while the primary checks the credential: a credential the primary no
+      // longer accepts is refused at once, however far behind the replica is. What the replica
+      // does not know yet (a session or key made moments ago on the primary, a preview just
+      // stored) is asked again of the primary: a client reading what it has just made is not
+      // answered 401 or 404.
+      const [exit, refused] = yield* Effect.all(
+        [Effect.exit(onTarget("replica")(app)), primaryRefuses],
+        { concurrency: 2 },
+      );
+      if (refused) return yield* app;
+      const status = Exit.isSuccess(exit)
+        ? exit.value.status
+        : statusOfError(Cause.squash(exit.cause));
+      return yield* (status === 401 || status === 404 ? app : exit);
+    });
+});
