@@ -49,8 +49,10 @@ const importCells = async (
     body: {},
   });
   assert.equal(committed.status, 200, JSON.stringify(committed.body).slice(0, 400));
+  lastCommit = { key: `as-of-${idem}`, batchId: previewed.body.id, headers: committed.headers };
   return previewed.body.id as number;
 };
+let lastCommit: { key: string; batchId: number; headers: Headers } | undefined;
 
 const windowStart = addDays(end, -40);
 // The reads recorded after each commit: energy, targets and metrics of a range that the commits
@@ -187,6 +189,43 @@ Deno.test("property: after any sequence of commits, each earlier answer is read 
     ),
     { numRuns: 4 },
   );
+});
+
+Deno.test("a commit's answer names its data: read by its Data-Token, the day shows the commit's value whatever came after; a retry's token is at least as new", async () => {
+  // A day no other test writes.
+  const store = stores[3];
+  const day = addDays(end, -5);
+  const energy =
+    `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=${day}&end=${day}`;
+  const valueAt = async (token: string) => {
+    const r = await raw(withParam(energy, "data_token", token));
+    assert.equal(r.status, 200, r.body.slice(0, 300));
+    return JSON.parse(r.body).days[0].energy_kwh as string | null;
+  };
+  await importCells([{ store, date: day, value: "321.5" }]);
+  const first = lastCommit!;
+  const token = first.headers.get("data-token");
+  assert.ok(token !== null, "the commit's answer has a Data-Token");
+  // The same token a read right after the commit names.
+  assert.equal((await raw(energy)).token, token);
+  await importCells([{ store, date: day, value: "作废" }]);
+  assert.notEqual(lastCommit!.headers.get("data-token"), token);
+  assert.equal(await valueAt(token), "321.5000");
+  assert.equal(await valueAt(lastCommit!.headers.get("data-token")!), null);
+  // A retry of the first commit: its answer again, with a token of data at least as new.
+  const retry = await app.call("POST", `/api/v1/imports/${first.batchId}/commit`, {
+    key: writer.key,
+    headers: { "idempotency-key": first.key },
+    body: {},
+  });
+  assert.equal(retry.status, 200, JSON.stringify(retry.body).slice(0, 300));
+  assert.equal(await valueAt(retry.headers.get("data-token")!), null);
+  // The header is declared in the contract.
+  const doc = await app.call("GET", "/openapi.json");
+  const ok = (doc.body as {
+    paths: Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>;
+  }).paths["/api/v1/imports/{batch_id}/commit"].post.responses["200"];
+  assert.ok("Data-Token" in (ok.headers ?? {}));
 });
 
 Deno.test("a commit's data and the day's versions agree: as of each revision's commit, the day shows that revision", async () => {

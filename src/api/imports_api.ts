@@ -139,7 +139,10 @@ export class ImportsApi extends HttpApiGroup.make("imports")
         description: "Applies the batch's planned actions in one transaction; each changed day " +
           "gets a new immutable revision. An expired batch, or days changed since the " +
           "preview, answer 409 and change nothing. A retry with the same Idempotency-Key is " +
-          "idempotent. The body is `{}`. Needs the write and read permissions.",
+          "idempotent. The body is `{}`. Needs the write and read permissions. The answer's " +
+          "`Data-Token` names the data the commit made (a retry's, data at least as new): a " +
+          "read with `data_token` set to it shows the commit.",
+        commitToken: true,
         errors: [
           ...CALLER,
           ...JSON_BODY,

@@ -130,6 +130,20 @@ const withDataHeaders = (op: Json): Json => {
   return { ...op, responses };
 };
 
+// A write whose 200 answer names, in Data-Token, the data its commit made.
+const withCommitToken = (op: Json): Json => {
+  const responses = { ...(op.responses as Record<string, Json>) };
+  const ok = responses["200"];
+  responses["200"] = {
+    ...ok,
+    headers: {
+      ...(ok.headers as Json | undefined),
+      [DATA_TOKEN]: { $ref: `#/components/headers/${DATA_TOKEN}` },
+    },
+  };
+  return { ...op, responses };
+};
+
 // Summary, description and the error codes of one operation.
 export const operation = (doc: {
   readonly summary: string;
@@ -137,6 +151,7 @@ export const operation = (doc: {
   readonly errors: Codes;
   readonly conditional?: boolean;
   readonly asOf?: boolean;
+  readonly commitToken?: boolean;
 }) =>
   OpenApi.annotations({
     summary: doc.summary,
@@ -144,7 +159,8 @@ export const operation = (doc: {
     transform: (op) => {
       const answered = withErrorAnswers(op, doc.errors);
       const conditional = doc.conditional === true ? withConditional(answered) : answered;
-      return doc.asOf === true ? withDataHeaders(conditional) : conditional;
+      const asOf = doc.asOf === true ? withDataHeaders(conditional) : conditional;
+      return doc.commitToken === true ? withCommitToken(asOf) : asOf;
     },
   });
 

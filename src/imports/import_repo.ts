@@ -7,6 +7,7 @@ import { handOver } from "../db/pglite_worker.ts";
 import { utc } from "../db/sql_text.ts";
 import { addDays, dayIndex } from "../domain/range.ts";
 import { dayAfterColumns, dayIdSql, factsOf, sqlText } from "../energy/day_after.ts";
+import { dataTokenSql } from "../energy/day_sql.ts";
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
@@ -480,6 +481,12 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
 
     // --- Commit.
 
+    // The data token of the commits made so far (in a commit's transaction, after its clock tick:
+    // its own).
+    const dataToken = sql.unsafe<{ token: string | null }>(`SELECT ${dataTokenSql} AS token`).pipe(
+      Effect.map((rows) => rows[0]?.token ?? undefined),
+    );
+
     const lockBatch = (batchId: number) =>
       sql<BatchHead>`
         SELECT b.id, b.batch_no, b.batch_kind, b.status, b.expires_at < now() AS expired,
@@ -724,6 +731,7 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
       lockBatch,
       lockAndStage,
       applyRows,
+      dataToken,
       importHead,
       importRows,
       batchScope,

@@ -94,6 +94,8 @@ export interface ImportAnswer {
   readonly head: ImportHead;
   readonly counts: Record<ImportAction, number>;
   readonly rows: Stream.Stream<ReadonlyArray<ImportRowOut>, ServiceUnavailable>;
+  // A commit's answer: the data token of the data it made (unsealed).
+  readonly token?: string;
 }
 
 // Every action, 0 when no row has it.
@@ -402,6 +404,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       }).pipe(span("ImportService.preview"));
 
     // One transaction: claim the key, lock the batch, check it, lock and check its days, apply.
+    // Gives the batch committed and the data token of its commit (of a retry: the data now).
     const commitTransaction = (caller: CallerShape, key: string, batchId: number) =>
       Effect.gen(function* () {
         const requestHash = sha256(JSON.stringify(["commit", batchId]));
@@ -410,7 +413,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           if (taken.request_hash !== requestHash || taken.batch_id === null) {
             return yield* keyReused;
           }
-          return taken.batch_id;
+          return { batchId: taken.batch_id, token: yield* repo.dataToken };
         }
         const head = yield* repo.lockBatch(batchId);
         if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
@@ -446,7 +449,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return yield* conflict(Messages.daysCreated(appeared));
         }
         yield* repo.completeClaim(caller.memberId, key, batchId);
-        return batchId;
+        return { batchId, token: yield* repo.dataToken };
       });
 
     const commit = (caller: CallerShape, key: string, batchId: number) =>
@@ -465,13 +468,14 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           ),
         );
         const rowsRead = Option.getOrUndefined(yield* Fiber.join(early));
-        return yield* replay(
+        const answer = yield* replay(
           caller,
-          committed,
-          committed === batchId && rowsRead !== undefined && rowsRead.length > 0
+          committed.batchId,
+          committed.batchId === batchId && rowsRead !== undefined && rowsRead.length > 0
             ? rowsRead
             : undefined,
         );
+        return { ...answer, token: committed.token } satisfies ImportAnswer;
       }).pipe(span("ImportService.commit"));
 
     const batch = (caller: CallerShape, batchId: number, page: RowPage = WHOLE) =>

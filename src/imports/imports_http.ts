@@ -9,7 +9,8 @@ import { Buffer } from "node:buffer";
 import { Effect, Layer, Stream } from "effect";
 import { Api } from "../api/api.ts";
 import { XLSX_MEDIA } from "../api/export_api.ts";
-import { jsonResponse, jsonStream } from "../api/json_response.ts";
+import { dataHeaders, jsonResponse, jsonStream } from "../api/json_response.ts";
+import { DataSeal } from "../auth/data_seal.ts";
 import { JsonText } from "../domain/answers.ts";
 import { Caller } from "../domain/auth.ts";
 import { badRequest } from "../domain/errors.ts";
@@ -97,6 +98,7 @@ export const ImportsHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const imports = yield* ImportService;
       const templates = yield* TemplateService;
+      const seal = yield* DataSeal;
       return handlers
         .handle("template", ({ urlParams }) =>
           Effect.gen(function* () {
@@ -132,15 +134,13 @@ export const ImportsHttpLive = HttpApiBuilder.group(
               }),
               encode,
             )))
-        .handle(
-          "commit",
-          ({ headers, path }) =>
-            Effect.flatMap(Caller, (caller) =>
-              Effect.map(
-                imports.commit(caller, headers["idempotency-key"], path.batch_id),
-                encode,
-              )),
-        )
+        .handle("commit", ({ headers, path }) =>
+          Effect.gen(function* () {
+            const caller = yield* Caller;
+            const answer = yield* imports.commit(caller, headers["idempotency-key"], path.batch_id);
+            const token = yield* seal.dataToken(answer.token);
+            return HttpServerResponse.setHeaders(encode(answer), dataHeaders(token));
+          }))
         .handle("review", ({ path, urlParams }) =>
           Effect.gen(function* () {
             const caller = yield* Caller;
