@@ -71,15 +71,17 @@ export const readRouteMiddleware = Effect.gen(function* () {
       // longer accepts is refused at once, however far behind the replica is. What the replica
       // does not know yet (a session or key made moments ago on the primary, a preview just
       // stored) is asked again of the primary: a client reading what it has just made is not
-      // answered 401 or 404.
+      // answered 401 or 404. So is a read the replica failed (a statement cancelled by a
+      // conflict with replay, a connection lost mid-read): a read can be made again.
       const [exit, refused] = yield* Effect.all(
         [Effect.exit(onTarget("replica")(app)), primaryRefuses],
         { concurrency: 2 },
       );
       if (refused) return yield* app;
+      if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* exit;
       const status = Exit.isSuccess(exit)
         ? exit.value.status
-        : statusOfError(Cause.squash(exit.cause));
-      return yield* (status === 401 || status === 404 ? app : exit);
+        : statusOfError(Cause.squash(exit.cause)) ?? 500;
+      return yield* (status === 401 || status === 404 || status >= 500 ? app : exit);
     });
 });
