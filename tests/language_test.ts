@@ -9,6 +9,7 @@ import { Messages } from "../src/domain/messages.ts";
 import { Problems } from "../src/imports/problem_texts.ts";
 import { warningText } from "../src/imports/plausibility.ts";
 import { readTexts } from "../src/reads/read_texts.ts";
+import { describeQuality, flagMessage, type QualityResult } from "../src/quality/quality_rules.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, makeTestApp } from "./helpers.ts";
@@ -156,6 +157,68 @@ Deno.test("import problems, plausibility warnings, labels and notes have Chinese
     }
   }
   for (const t of readTexts()) assertChinese(t.zh, [], t.en);
+});
+
+Deno.test("data quality notes and flag messages have Chinese forms, in the language asked", () => {
+  const flag = (date: string, kind: QualityResult["flags"][number]["kind"]) => ({
+    business_date: date,
+    kind,
+    energy_status: "AVAILABLE" as const,
+    energy_kwh: "12.5000",
+    message: "",
+    device_count: 1,
+    devices: [],
+  });
+  const dates = Array.from({ length: 7 }, (_, i) => `2026-07-0${i + 1}`);
+  const kinds = [
+    "NO_DATA_WHILE_ONLINE",
+    "ZERO_WHILE_ONLINE",
+    "POSITIVE_WHILE_ALL_OFFLINE",
+  ] as const;
+  const result: QualityResult = {
+    summary: {
+      requested_days: 30,
+      device_count: 2,
+      checked_days: 17,
+      agreeing_days: 10,
+      flagged_days: 7,
+      flagged_by_kind: {
+        NO_DATA_WHILE_ONLINE: 3,
+        ZERO_WHILE_ONLINE: 2,
+        POSITIVE_WHILE_ALL_OFFLINE: 2,
+      },
+      no_evidence_days: 5,
+      partial_evidence_days: 4,
+      void_days: 4,
+    },
+    flags: dates.map((d, i) => flag(d, kinds[i % 3])),
+    verdicts: [],
+  };
+  const noDevices: QualityResult = {
+    ...result,
+    summary: { ...result.summary, device_count: 0, flagged_days: 0, checked_days: 0 },
+    flags: [],
+  };
+  const agreeing: QualityResult = {
+    ...result,
+    summary: { ...result.summary, flagged_days: 0 },
+    flags: [],
+  };
+  for (const r of [result, noDevices, agreeing]) {
+    const en = describeQuality(r).notes;
+    const cn = describeQuality(r, "zh-CN").notes;
+    assert.equal(cn.length, en.length);
+    for (const n of en) assert.ok(!CJK.test(n), n);
+    for (const n of cn) assertChinese(n, [...dates, "kWh"], n);
+  }
+  assert.match(describeQuality(result).notes[0], /2026-07-05 and 2 more/);
+  for (const kind of kinds) {
+    for (const total of [1, 3]) {
+      const m = flagMessage(kind, kind === "NO_DATA_WHILE_ONLINE" ? null : "12.5000", 1, total);
+      assert.ok(!CJK.test(m.en), m.en);
+      assertChinese(m.zh, ["12.5000"], kind);
+    }
+  }
 });
 
 // --- Over HTTP
@@ -366,6 +429,74 @@ Deno.test("read answers: labels and notes in Chinese with zh-CN, English by defa
   );
   for (const n of (portfolio.body as { notes: Array<string> }).notes) {
     assertChinese(n, [], "portfolio");
+  }
+});
+
+Deno.test("energy days, a day's versions, data quality and metrics days: the service's words in Chinese with zh-CN", async () => {
+  const range = `scope_id=${store.scope_id}&start=${
+    dataset.end.slice(0, 5)
+  }01-01&end=${dataset.end}`;
+  type Day = { business_date: string; source_label: string };
+  const energyPath = `/api/v1/stores/${store.id}/energy?${range}`;
+  const en = await app.call("GET", energyPath, { key: reader.key });
+  const cn = await app.call("GET", energyPath, { key: reader.key, headers: zh });
+  assert.equal(cn.status, 200);
+  const enDays = (en.body as { days: Array<Day> }).days;
+  const cnDays = (cn.body as { days: Array<Day> }).days;
+  assert.equal(cnDays.length, enDays.length);
+  assert.ok(new Set(cnDays.map((d) => d.source_label)).size >= 2, "several kinds of day");
+  for (const d of enDays) assert.ok(!CJK.test(d.source_label), d.source_label);
+  for (const d of cnDays) assertChinese(d.source_label, [], d.business_date);
+  assert.notEqual(cn.headers.get("etag"), en.headers.get("etag"));
+  const asOf = await app.call("GET", `${energyPath}&known_at=${new Date().toISOString()}`, {
+    key: reader.key,
+    headers: zh,
+  });
+  assert.deepEqual((asOf.body as { days: Array<Day> }).days, cnDays);
+
+  const day = enDays.find((d) => d.source_label !== "No data")!.business_date;
+  const versions = await app.call(
+    "GET",
+    `/api/v1/stores/${store.id}/energy/${day}/versions`,
+    { key: writer.key, headers: zh },
+  );
+  assert.equal(versions.status, 200);
+  const v = versions.body as {
+    current: { source_label: string };
+    versions: Array<{ source_label: string; actor: { member_id: number | null; label: string } }>;
+  };
+  assertChinese(v.current.source_label, [], "current");
+  for (const r of v.versions) {
+    assertChinese(r.source_label, [], "version");
+    if (r.actor.member_id === null) assertChinese(r.actor.label, [], "platform");
+  }
+
+  const quality = await app.call("GET", `/api/v1/stores/${store.id}/quality?${range}`, {
+    key: reader.key,
+    headers: zh,
+  });
+  assert.equal(quality.status, 200);
+  const q = quality.body as {
+    notes: Array<string>;
+    flags: Array<{ message: string; business_date: string; energy_kwh: string | null }>;
+  };
+  assert.ok(q.notes.length > 0);
+  for (const n of q.notes) assertChinese(n, [], "quality note");
+  for (const f of q.flags) assertChinese(f.message, [f.energy_kwh ?? "", "kWh"], f.business_date);
+
+  const summer = `scope_id=${store.scope_id}&start=${dataset.end.slice(0, 4)}-06-01&end=${
+    dataset.end.slice(0, 4)
+  }-09-30`;
+  const metrics = await app.call("GET", `/api/v1/stores/${store.id}/metrics?${summer}`, {
+    key: reader.key,
+    headers: zh,
+  });
+  assert.equal(metrics.status, 200);
+  const m = metrics.body as { days: Array<{ baseline_reference: string | null }> };
+  const references = m.days.map((d) => d.baseline_reference).filter((r) => r !== null);
+  assert.ok(references.length > 0, "summer days have a baseline");
+  for (const r of references) {
+    assertChinese(r!, ["BASELINE", /\d{4}-\d{2}/.exec(r!)![0]], "baseline");
   }
 });
 

@@ -97,7 +97,9 @@ const metrics: Route = async (params) => {
   const head = { store_id: scope.storeId, scope_id: scopeId, timezone: scope.timezone, start, end };
   return answer(
     200,
-    JSON.stringify(metricsAnswer(head, scope.unit, result, checkQuality(days, evidence))),
+    JSON.stringify(
+      metricsAnswer(head, scope.unit, result, checkQuality(days, evidence), "en"),
+    ),
   );
 };
 

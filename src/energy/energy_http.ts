@@ -20,18 +20,26 @@ import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { rangeOf, type RangeRequest } from "../domain/range.ts";
 import { DataSeal } from "../auth/data_seal.ts";
+import { currentLanguage, type Language } from "../domain/language.ts";
 import { ReadCache } from "../reads/read_cache.ts";
+import { localizeDayParts, localizeRevisions } from "../reads/read_texts.ts";
 import { SHAPE_TAG } from "../routines.ts";
 import { type EnergyDays, EnergyService } from "./energy_service.ts";
 
-// The body in parts: the head, the stored summary and the stored month parts of the days.
-const bodyParts = (answer: EnergyDays) => {
+// The body in parts: the head, the stored summary and the stored month parts of the days (their
+// source labels in the request's language).
+const bodyParts = (answer: EnergyDays, language: Language) => {
   const head = JSON.stringify(answer.head);
   const parts = [`${head.slice(0, -1)},"summary":${answer.summary},"days":[`];
-  answer.days.forEach((part, i) => parts.push(i === 0 ? part : `, ${part}`));
+  localizeDayParts(answer.days, language).forEach((part, i) =>
+    parts.push(i === 0 ? part : `, ${part}`)
+  );
   parts.push("]}");
   return parts;
 };
+
+// A Chinese answer is another answer: its own ETag (and kept bytes: ReadCache keys by language).
+const shapeTag = (language: Language) => language === "en" ? SHAPE_TAG : `${SHAPE_TAG}.${language}`;
 
 // A read of the current data: 304 when the client holds this version, else the days.
 type CurrentReply =
@@ -48,12 +56,13 @@ const currentReply = (
   answer: Versioned<EnergyDays>,
   header: string | undefined,
   token: string | undefined,
+  language: Language,
 ): CurrentReply => {
-  const etag = etagOf("e", answer.version, SHAPE_TAG);
+  const etag = etagOf("e", answer.version, shapeTag(language));
   const headers = dataHeaders(token);
   return answer.value === undefined || etagMatches(header, etag)
     ? { status: 304, headers: notModifiedHeaders(etag, headers) }
-    : { status: 200, parts: bodyParts(answer.value), etag, headers };
+    : { status: 200, parts: bodyParts(answer.value, language), etag, headers };
 };
 
 // The current days for a pending caller (the service verifies it in the same statement). A
@@ -70,19 +79,21 @@ const currentDays = (
 ) =>
   Effect.gen(function* () {
     const key = `e|${request.storeId}|${request.scopeId}|${request.start}|${request.end}`;
+    const language = yield* currentLanguage;
+    const tag = shapeTag(language);
     const kept = header === undefined ? yield* cache.get(key) : undefined;
     const answer = yield* energy.daysFor(
       pending,
       request,
-      kept?.version ?? heldVersion(header, "e", SHAPE_TAG),
+      kept?.version ?? heldVersion(header, "e", tag),
     );
     const token = yield* seal.dataToken(answer.token);
     // No other version than the kept one leaves out the days.
     if (kept !== undefined && answer.value === undefined && answer.version === kept.version) {
       yield* cache.served;
-      return jsonBytes(kept.bytes, etagOf("e", answer.version, SHAPE_TAG), dataHeaders(token));
+      return jsonBytes(kept.bytes, etagOf("e", answer.version, tag), dataHeaders(token));
     }
-    const reply = currentReply(answer, header, token);
+    const reply = currentReply(answer, header, token, language);
     if (reply.status === 304) {
       return HttpServerResponse.empty({ status: 304, headers: reply.headers });
     }
@@ -108,7 +119,7 @@ export const EnergyHttpLive = HttpApiBuilder.group(
             if (asOf.kind !== "current") {
               const past = yield* energy.daysAsOfFor(pending, request, asOf);
               return jsonParts(
-                bodyParts(past.value),
+                bodyParts(past.value, yield* currentLanguage),
                 undefined,
                 dataHeaders(yield* seal.dataToken(past.asOf.token), past.asOf),
               );
@@ -119,13 +130,25 @@ export const EnergyHttpLive = HttpApiBuilder.group(
         .handle(
           "versions",
           ({ path }) =>
-            Effect.flatMap(Caller, (caller) =>
-              energy.versions(caller, path.store_id, path.business_date)),
+            Effect.gen(function* () {
+              const language = yield* currentLanguage;
+              const found = yield* energy.versions(
+                yield* Caller,
+                path.store_id,
+                path.business_date,
+              );
+              return {
+                ...found,
+                current: found.current === null
+                  ? null
+                  : localizeRevisions([found.current], language)[0],
+                versions: localizeRevisions(found.versions, language),
+              };
+            }),
         )
         .handle(
           "history",
-          ({ path }) =>
-            Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)),
+          ({ path }) => Effect.flatMap(Caller, (caller) => energy.history(caller, path.energy_id)),
         );
     }),
 );

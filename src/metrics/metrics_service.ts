@@ -14,6 +14,7 @@ import { type MetricInputs, MetricsRepo } from "./metrics_repo.ts";
 import { AsOfRepo } from "../energy/as_of_repo.ts";
 import { QualityRepo } from "../quality/quality_repo.ts";
 import { checkQuality, describeQuality } from "../quality/quality_rules.ts";
+import { currentLanguage, type Language } from "../domain/language.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
 import { span } from "../ops/span.ts";
 
@@ -59,8 +60,9 @@ export const metricsAnswer = (
   unit: string,
   result: ReturnType<typeof computeMetrics>,
   checked: ReturnType<typeof checkQuality>,
+  language: Language,
 ) => {
-  const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked) : undefined;
+  const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked, language) : undefined;
   return {
     ...head,
     unit,
@@ -225,6 +227,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
             loaded.scope.unit,
             result,
             checkQuality(inputs.energy, evidence),
+            yield* currentLanguage,
           ),
         ) satisfies Versioned<MetricsResponse>;
       }).pipe(span("MetricsService.metrics"));

@@ -13,6 +13,7 @@ import {
   type QualitySummary,
 } from "../domain/quality.ts";
 import { wallAt } from "../domain/wall_clock.ts";
+import { type Language, pick, type Text, text as t } from "../domain/language.ts";
 
 export const QUALITY_RULE =
   "A device reported online on a calendar day of the store's time zone when it has an ONLINE " +
@@ -223,16 +224,34 @@ const energyKind = (day: QualityDayInput): EnergyKind => {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-const messageOf = (kind: FlagKind, kwh: string | null, cases: number, total: number) => {
+/** A flag's message for people, from its kind, its value and its devices. */
+export const flagMessage = (
+  kind: FlagKind,
+  kwh: string | null,
+  cases: number,
+  total: number,
+): Text => {
   switch (kind) {
     case "NO_DATA_WHILE_ONLINE":
-      return `No energy value, while ${cases} of ${plural(total, "device")} reported online`;
+      return t(
+        `No energy value, while ${cases} of ${plural(total, "device")} reported online`,
+        `没有能耗值，而 ${total} 台设备中有 ${cases} 台报告在线`,
+      );
     case "ZERO_WHILE_ONLINE":
-      return `Energy ${kwh} kWh, while ${cases} of ${plural(total, "device")} reported online`;
+      return t(
+        `Energy ${kwh} kWh, while ${cases} of ${plural(total, "device")} reported online`,
+        `能耗 ${kwh} kWh，而 ${total} 台设备中有 ${cases} 台报告在线`,
+      );
     case "POSITIVE_WHILE_ALL_OFFLINE":
       return total === 1
-        ? `Energy ${kwh} kWh, while the store's only device was offline the whole day`
-        : `Energy ${kwh} kWh, while all ${total} devices were offline the whole day`;
+        ? t(
+          `Energy ${kwh} kWh, while the store's only device was offline the whole day`,
+          `能耗 ${kwh} kWh，而门店唯一的设备全天离线`,
+        )
+        : t(
+          `Energy ${kwh} kWh, while all ${total} devices were offline the whole day`,
+          `能耗 ${kwh} kWh，而全部 ${total} 台设备全天离线`,
+        );
   }
 };
 
@@ -294,7 +313,7 @@ export const checkQuality = (
         kind: verdict,
         energy_status: energy === "MISSING" ? "NO_DATA" : "AVAILABLE",
         energy_kwh: kwh,
-        message: messageOf(verdict, kwh, cases.length, devices.length),
+        message: flagMessage(verdict, kwh, cases.length, devices.length).en,
         device_count: cases.length,
         devices: cases.slice(0, MAX_DEVICES_PER_FLAG).map(({ device, s }) =>
           deviceCase(device, s, state)
@@ -328,73 +347,87 @@ export const DATA_QUALITY_LABEL = "Energy confirmed by device reports";
 
 const MAX_NOTE_DATES = 5;
 
-const KIND_WORDS: Record<FlagKind, string> = {
-  NO_DATA_WHILE_ONLINE: "no energy value while a device reported online",
-  POSITIVE_WHILE_ALL_OFFLINE: "energy above 0 while every device was offline",
-  ZERO_WHILE_ONLINE: "0 kWh while a device reported online",
+const KIND_WORDS: Record<FlagKind, Text> = {
+  NO_DATA_WHILE_ONLINE: t(
+    "no energy value while a device reported online",
+    "设备报告在线时没有能耗值",
+  ),
+  POSITIVE_WHILE_ALL_OFFLINE: t(
+    "energy above 0 while every device was offline",
+    "所有设备离线时能耗大于 0",
+  ),
+  ZERO_WHILE_ONLINE: t("0 kWh while a device reported online", "设备报告在线时能耗为 0 kWh"),
 };
 
-const datesOf = (flags: ReadonlyArray<QualityFlag>) => {
+const datesOf = (flags: ReadonlyArray<QualityFlag>): Text => {
   const shown = flags.slice(0, MAX_NOTE_DATES).map((f) => f.business_date).join(", ");
-  return flags.length > MAX_NOTE_DATES
-    ? `${shown} and ${flags.length - MAX_NOTE_DATES} more`
-    : shown;
+  const more = flags.length - MAX_NOTE_DATES;
+  return more > 0 ? t(`${shown} and ${more} more`, `${shown}，另有 ${more} 天`) : t(shown, shown);
 };
 
 /**
- * The result as short English notes and one availability entry shaped like the metrics answer's
- * (metric DATA_QUALITY): available_days = days whose energy device reports confirm; reasons name
- * why other days are not confirmed (a flag kind, NO_DEVICES, NO_DEVICE_EVIDENCE,
- * PARTIAL_DEVICE_EVIDENCE, VOID_NOT_CHECKED), sorted.
+ * The result as short notes (in the given language) and one availability entry shaped like the
+ * metrics answer's (metric DATA_QUALITY): available_days = days whose energy device reports
+ * confirm; reasons name why other days are not confirmed (a flag kind, NO_DEVICES,
+ * NO_DEVICE_EVIDENCE, PARTIAL_DEVICE_EVIDENCE, VOID_NOT_CHECKED), sorted.
  */
 export const describeQuality = (
   result: QualityResult,
+  language: Language = "en",
 ): { readonly notes: Array<string>; readonly availability: QualityAvailability } => {
   const s = result.summary;
-  const notes: Array<string> = [];
+  const notes: Array<Text> = [];
   const reasons: Array<string> = [];
   if (s.device_count === 0) {
-    notes.push(
+    notes.push(t(
       "Data quality: the store has no devices, so its energy was not checked against device " +
         "reports.",
-    );
+      "数据质量：门店没有设备，因此其能耗未与设备报告核对。",
+    ));
     if (s.requested_days > s.void_days) reasons.push("NO_DEVICES");
   } else {
     if (s.flagged_days > 0) {
-      const kinds = FLAG_KINDS.filter((k) => s.flagged_by_kind[k] > 0)
-        .map((k) => `${s.flagged_by_kind[k]} with ${KIND_WORDS[k]}`);
-      notes.push(
+      const flagged = FLAG_KINDS.filter((k) => s.flagged_by_kind[k] > 0);
+      const dates = datesOf(result.flags);
+      notes.push(t(
         `Data quality: ${s.flagged_days} of ${plural(s.requested_days, "day")} disagree with ` +
-          `the device reports (${kinds.join("; ")}): ${datesOf(result.flags)}. The values are ` +
-          "kept as they are; only flagged.",
-      );
-      reasons.push(...FLAG_KINDS.filter((k) => s.flagged_by_kind[k] > 0));
+          `the device reports (${
+            flagged.map((k) => `${s.flagged_by_kind[k]} with ${KIND_WORDS[k].en}`).join("; ")
+          }): ${dates.en}. The values are kept as they are; only flagged.`,
+        `数据质量：${s.requested_days} 天中有 ${s.flagged_days} 天与设备报告不一致（${
+          flagged.map((k) => `${s.flagged_by_kind[k]} 天${KIND_WORDS[k].zh}`).join("；")
+        }）：${dates.zh}。数值保持原样，仅作标记。`,
+      ));
+      reasons.push(...flagged);
     } else if (s.checked_days > 0) {
-      notes.push(
+      notes.push(t(
         `Data quality: the ${plural(s.checked_days, "day")} that device reports cover agree ` +
           "with them.",
-      );
+        `数据质量：设备报告覆盖的 ${s.checked_days} 天均与其一致。`,
+      ));
     }
     const unchecked = s.no_evidence_days + s.partial_evidence_days;
     if (unchecked > 0) {
-      notes.push(
+      notes.push(t(
         `Data quality: ${plural(unchecked, "day")} had no conclusive device evidence and ` +
           "were not checked.",
-      );
+        `数据质量：${unchecked} 天没有确定的设备证据，未核对。`,
+      ));
     }
     if (s.no_evidence_days > 0) reasons.push("NO_DEVICE_EVIDENCE");
     if (s.partial_evidence_days > 0) reasons.push("PARTIAL_DEVICE_EVIDENCE");
   }
   if (s.void_days > 0) {
-    notes.push(
+    notes.push(t(
       `Data quality: ${plural(s.void_days, "void day")} not checked (a void is a reviewer's ` +
         "decision).",
-    );
+      `数据质量：${s.void_days} 个作废日未核对（作废是审核人的决定）。`,
+    ));
     reasons.push("VOID_NOT_CHECKED");
   }
   const available = s.agreeing_days;
   return {
-    notes,
+    notes: notes.map((note) => pick(note, language)),
     availability: {
       metric: DATA_QUALITY_METRIC,
       label: DATA_QUALITY_LABEL,

@@ -6,7 +6,8 @@ import type { CallerShape } from "../domain/auth.ts";
 import type { QualityResponse } from "../domain/quality.ts";
 import { ENERGY_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { QualityRepo } from "./quality_repo.ts";
-import { checkQuality, describeQuality, QUALITY_RULE } from "./quality_rules.ts";
+import { currentLanguage, pick } from "../domain/language.ts";
+import { checkQuality, describeQuality, flagMessage, QUALITY_RULE } from "./quality_rules.ts";
 import { span } from "../ops/span.ts";
 
 // The same limit as the energy read whose days it checks.
@@ -25,6 +26,7 @@ export class QualityService extends Effect.Service<QualityService>()("Quality/Qu
         const days = yield* repo.days(request.scopeId, request.start, request.end);
         const evidence = yield* repo.evidence(request.scopeId, days.map((d) => d.date));
         const result = checkQuality(days, evidence);
+        const language = yield* currentLanguage;
         return {
           store_id: request.storeId,
           scope_id: request.scopeId,
@@ -34,8 +36,14 @@ export class QualityService extends Effect.Service<QualityService>()("Quality/Qu
           coverage: "UNVERIFIED",
           rule: QUALITY_RULE,
           summary: result.summary,
-          flags: result.flags,
-          notes: describeQuality(result).notes,
+          flags: language === "en" ? result.flags : result.flags.map((f) => ({
+            ...f,
+            message: pick(
+              flagMessage(f.kind, f.energy_kwh, f.device_count, result.summary.device_count),
+              language,
+            ),
+          })),
+          notes: describeQuality(result, language).notes,
         } satisfies QualityResponse;
       }).pipe(span("QualityService.check"));
 

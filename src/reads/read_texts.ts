@@ -86,12 +86,74 @@ const NOTE_TEXTS: ReadonlyMap<string, Text> = new Map(
   ].map((note) => [note.en, note]),
 );
 
+// The source labels of days and revisions (energy/day_sql.ts sourceLabelSql, and the labels the
+// snapshot load and the import commit store with a revision), and the platform's actor label.
+const SOURCE_LABELS: ReadonlyMap<string, Text> = new Map(
+  [
+    t("Voided day", "作废日"),
+    t("No data", "无数据"),
+    t("Cleaned value", "清洗值"),
+    t("Cleaned value (manual upload)", "清洗值（手动上传）"),
+    t("Sealed legacy value", "封存的旧版值"),
+    t("Sealed legacy snapshot", "封存的旧版快照"),
+    t("Cleaned snapshot", "清洗快照"),
+    t("Manual upload", "手动上传"),
+  ].map((label) => [label.en, label]),
+);
+const PLATFORM_ACTOR = t("Platform snapshot load", "平台快照加载");
+
+// A metrics day's baseline reference (metrics/engine.ts).
+const BASELINE_REFERENCE = /^BASELINE (\d{4}-\d{2}) mean of (\d+) days$/;
+const baselineReferenceIn = (reference: unknown) => {
+  const m = typeof reference === "string" ? BASELINE_REFERENCE.exec(reference) : null;
+  return m === null ? reference : `BASELINE 阶段 ${m[1]} 共 ${m[2]} 天的平均值`;
+};
+
 // Every text this module gives in Chinese (for the tests).
 export const readTexts = (): ReadonlyArray<Text> => [
   ...METRIC_LABELS.values(),
   ...PERIOD_LABELS.values(),
   ...NOTE_TEXTS.values(),
+  ...SOURCE_LABELS.values(),
+  PLATFORM_ACTOR,
 ];
+
+export const sourceLabelIn = (label: string, language: Language): string =>
+  language === "en" ? label : SOURCE_LABELS.get(label)?.zh ?? label;
+
+// Parts of a JSON answer encoded by the database (energy days): their source labels in a language.
+const SOURCE_LABEL_JSON = /"source_label" : "([^"]*)"/g;
+export const localizeDayParts = (
+  parts: ReadonlyArray<string>,
+  language: Language,
+): ReadonlyArray<string> =>
+  language === "en" ? parts : parts.map((part) =>
+    part.replace(
+      SOURCE_LABEL_JSON,
+      (all, label: string) => {
+        const zh = SOURCE_LABELS.get(label)?.zh;
+        return zh === undefined ? all : `"source_label" : "${zh}"`;
+      },
+    )
+  );
+
+// A day's versions or a fact's revisions in a language: source labels, and the platform's name.
+export const localizeRevisions = <
+  A extends {
+    readonly source_label: string | null;
+    readonly actor?: { readonly label: string | null };
+  },
+>(rows: ReadonlyArray<A>, language: Language): ReadonlyArray<A> =>
+  language === "en" ? rows : rows.map((r): A => ({
+    ...r,
+    source_label: r.source_label === null ? null : sourceLabelIn(r.source_label, language),
+    ...(r.actor === undefined ? {} : {
+      actor: {
+        ...r.actor,
+        label: r.actor.label === PLATFORM_ACTOR.en ? PLATFORM_ACTOR.zh : r.actor.label,
+      },
+    }),
+  }));
 
 const noteIn = (note: unknown) =>
   typeof note === "string" ? NOTE_TEXTS.get(note)?.zh ?? note : note;
@@ -100,8 +162,8 @@ type Json = Record<string, unknown>;
 
 /**
  * An answer of the metrics, targets, periods, months or portfolio reads in a language: English as
- * it is; Chinese with its labels (found by metric or period key) and fixed notes given in Chinese.
- * A note made from the data (the data quality notes) stays as it is.
+ * it is; Chinese with its labels (found by metric or period key), fixed notes and baseline
+ * references given in Chinese. The data quality notes are made in the request's language.
  */
 export const localizeAnswer = <A>(value: A, language: Language): A => {
   if (language === "en" || value === null || typeof value !== "object") return value;
@@ -117,6 +179,13 @@ export const localizeAnswer = <A>(value: A, language: Language): A => {
       ...p,
       label: PERIOD_LABELS.get(String(p.key))?.zh ?? p.label,
     }));
+  }
+  if (Array.isArray(answer.days)) {
+    answer.days = (answer.days as Array<Json>).map((d) =>
+      typeof d.baseline_reference === "string"
+        ? { ...d, baseline_reference: baselineReferenceIn(d.baseline_reference) }
+        : d
+    );
   }
   if (Array.isArray(answer.notes)) answer.notes = (answer.notes as Array<unknown>).map(noteIn);
   if (typeof answer.note === "string") answer.note = noteIn(answer.note);
