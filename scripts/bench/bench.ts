@@ -31,6 +31,7 @@ import {
 } from "./harness.ts";
 import { type ImportBenchResult, importTable, runImportBench } from "./import_bench.ts";
 import { scaleRun, scaleTable } from "./scale.ts";
+import { portfolioRun, portfolioTable } from "./portfolio_bench.ts";
 import {
   dataWindows,
   ensureWrk,
@@ -98,11 +99,13 @@ Environment:
                         (--allow-net --allow-env --allow-read) and no flag (needs BENCH_V8_FLAGS="")
   BENCH_ONLY            reads: only the reads (and the RSS over them);
                         imports: only the import benchmark (no wrk, no baseline server);
-                        scale: only the scale run (60, 500 and 2,000 stores);
+                        scale: only the scale run (60, 500 and 2,000 stores) and the portfolio;
+                        portfolio: only the portfolio read over those stores x 366 days, cold
+                        (a year read for the first time) and kept (read again);
                         flags: only the flags' cost: the service's reads at c=32 with
                         BENCH_V8_FLAGS and BENCH_ENV and in two processes with neither (the
                         second a control of the method), all three also with --trace-gc
-                        unset: reads, imports and scale (about 9 minutes once the databases are
+                        unset: reads, imports, scale and portfolio (about 9 minutes once the databases are
                         seeded), the imports after the reads on the same service
 
 Imports: 3 XLSX then 3 CSV files of 100 stores x 100 days (10,000 values each) are previewed
@@ -134,8 +137,13 @@ const wholeNumber = (name: string, fallback: number, min: number, unit = "second
 const benchOnly = () => {
   const raw = Deno.env.get("BENCH_ONLY")?.trim() ?? "";
   if (raw === "") return undefined;
-  if (raw === "reads" || raw === "imports" || raw === "scale" || raw === "flags") return raw;
-  throw new SetupError(`BENCH_ONLY must be reads, imports, scale or flags, got "${raw}"`);
+  if (
+    raw === "reads" || raw === "imports" || raw === "scale" || raw === "flags" ||
+    raw === "portfolio"
+  ) return raw;
+  throw new SetupError(
+    `BENCH_ONLY must be reads, imports, scale, portfolio or flags, got "${raw}"`,
+  );
 };
 
 const flagsLoad = () => {
@@ -763,6 +771,9 @@ const main = async (): Promise<number> => {
 
   if (doScale) log("scale run: 60, 500 and 2,000 stores");
   const scale = doScale ? await scaleRun(settings, stamp) : undefined;
+  const doPortfolio = doScale || settings.only === "portfolio";
+  if (doPortfolio) log("portfolio: 60, 500 and 2,000 stores x 366 days, cold and kept");
+  const portfolio = doPortfolio ? await portfolioRun(settings, stamp) : undefined;
   await stopAll();
 
   // The highest RSS sampled during any import (a format's summary names its largest growth).
@@ -780,6 +791,7 @@ const main = async (): Promise<number> => {
       note: importError.split("\n")[0],
     }]),
     ...(scale?.goals ?? []),
+    ...(portfolio?.goals ?? []),
     ...(flags?.goals ?? []),
   ];
   if (doReads) {
@@ -795,6 +807,10 @@ const main = async (): Promise<number> => {
   if (scale !== undefined) {
     log("");
     log(scaleTable(scale.rows));
+  }
+  if (portfolio !== undefined) {
+    log("");
+    log(portfolioTable(portfolio.rows));
   }
   if (flags !== undefined) {
     log("");
