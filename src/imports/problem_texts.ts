@@ -42,9 +42,12 @@ export const Problems = {
     ),
   binary: () => t(`${NOT_A_FILE.en} (binary content)`, `${NOT_A_FILE.zh}（二进制内容）`),
   empty: () => t(`${NOT_A_FILE.en} (the file is empty)`, `${NOT_A_FILE.zh}（文件为空）`),
-  // `detail`: what the archive check or the workbook library said (kept as it is).
-  notReadable: (detail: string) =>
-    t(`${NOT_READABLE.en}: ${detail}`, `${NOT_READABLE.zh}：${detail}`),
+  // `detail`: what the archive or XML checks found, in both languages, or the workbook library's
+  // own words (a string, kept as it is in both forms).
+  notReadable: (detail: Text | string) => {
+    const d = typeof detail === "string" ? t(detail, detail) : detail;
+    return t(`${NOT_READABLE.en}: ${d.en}`, `${NOT_READABLE.zh}：${d.zh}`);
+  },
   readingUnfinished: () =>
     t(`${NOT_READABLE.en}: reading it did not finish`, `${NOT_READABLE.zh}：读取未能完成`),
   noValues: () => t("the file holds no values to import", "文件中没有可导入的值"),

@@ -8,7 +8,7 @@ import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
 import { type PlainSheet, readPlainWorkbook } from "./xlsx_direct.ts";
 import { WorkbookScan } from "./xlsx_scan.ts";
-import { readZipEntries, type ZipLimits } from "./zip.ts";
+import { readZip, type ZipLimits } from "./zip.ts";
 import {
   BLANK,
   Collector,
@@ -36,9 +36,9 @@ const readArchive = (
 ): { readonly problem: Text } | { readonly entries: ReadonlyMap<string, Uint8Array> } => {
   const scan = new WorkbookScan();
   const entries = new Map<string, Uint8Array>();
-  const problem = readZipEntries(bytes, ZIP_LIMITS, (file) => {
+  const problem = readZip(bytes, ZIP_LIMITS, (file) => {
     entries.set(file.name, file.data);
-    return scan.entry(file.name, file.data);
+    return scan.check(file.name, file.data);
   });
   return problem === undefined ? { entries } : { problem: Problems.notReadable(problem) };
 };

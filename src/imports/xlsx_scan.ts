@@ -1,4 +1,5 @@
 // Bounds on a workbook's XML, checked on the inflated bytes before exceljs builds anything from them.
+import { type Text, text as t } from "../domain/language.ts";
 
 /**
  * exceljs builds a workbook in memory and expands several things cell by cell: rows sit in an
@@ -211,9 +212,10 @@ const find = (bytes: Uint8Array, seq: Uint8Array, from: number) => {
 const READ_ATTRIBUTES = new Set(["r", "ref", "sqref", "min", "max"]);
 
 /**
- * Tallies and bounds the XML entries of one workbook. `entry` is given every entry of the ZIP (the
+ * Tallies and bounds the XML entries of one workbook. `check` is given every entry of the ZIP (the
  * names exceljs matches are not relied on: any entry might be parsed, so every one is scanned);
- * non-XML bytes pass through as text. Each method returns a problem or undefined.
+ * non-XML bytes pass through as text. Each check returns a problem (in both languages) or
+ * undefined.
  */
 export class WorkbookScan {
   private cells = 0;
@@ -227,13 +229,19 @@ export class WorkbookScan {
 
   constructor(private readonly limits: XlsxLimits = XLSX_LIMITS) {}
 
-  private checkAddress(a: Address, what: string, where: string): string | undefined {
+  private checkAddress(a: Address, what: Text, where: string): Text | undefined {
     const { maxRow, maxColumn } = this.limits;
     if (a.row !== undefined && a.row > maxRow) {
-      return `${what} in ${where} reaches row ${a.row}; a file may use rows 1 to ${maxRow}`;
+      return t(
+        `${what.en} in ${where} reaches row ${a.row}; a file may use rows 1 to ${maxRow}`,
+        `${where} 中的${what.zh} 到达第 ${a.row} 行；文件只能使用第 1 至 ${maxRow} 行`,
+      );
     }
     if (a.col !== undefined && a.col > maxColumn) {
-      return `${what} in ${where} reaches column ${a.col}; a file may use columns 1 to ${maxColumn}`;
+      return t(
+        `${what.en} in ${where} reaches column ${a.col}; a file may use columns 1 to ${maxColumn}`,
+        `${where} 中的${what.zh} 到达第 ${a.col} 列；文件只能使用第 1 至 ${maxColumn} 列`,
+      );
     }
     return undefined;
   }
@@ -241,17 +249,18 @@ export class WorkbookScan {
   // Each address of a (possibly space-separated) reference; returns the cells it expands to.
   private checkReference(
     value: string,
-    what: string,
+    what: Text,
     where: string,
-  ): { problem: string } | { cells: number } {
+  ): { problem: Text } | { cells: number } {
     let cells = 0;
     for (const token of value.split(/\s+/)) {
       if (token === "") continue;
       const span = decodeRange(token);
       for (const a of span.addresses) {
+        const quoted = JSON.stringify(token.slice(0, 40));
         const problem = this.checkAddress(
           a,
-          `${what} ${JSON.stringify(token.slice(0, 40))}`,
+          t(`${what.en} ${quoted}`, `${what.zh} ${quoted}`),
           where,
         );
         if (problem !== undefined) return { problem };
@@ -261,14 +270,23 @@ export class WorkbookScan {
     return { cells };
   }
 
-  private expand(cells: number, where: string): string | undefined {
+  private expand(cells: number, where: string): Text | undefined {
     this.expanded += cells;
-    return this.expanded > this.limits.maxExpandedCells
-      ? `data validations and defined names in ${where} cover more than ${this.limits.maxExpandedCells} cells: limit them to the cells in use`
+    const max = this.limits.maxExpandedCells;
+    return this.expanded > max
+      ? t(
+        `data validations and defined names in ${where} cover more than ${max} cells: limit them to the cells in use`,
+        `${where} 中的数据验证和定义名称覆盖了超过 ${max} 个单元格：请只让它们覆盖实际使用的单元格`,
+      )
       : undefined;
   }
 
+  // check's problem in English only, for callers that log or compare the wording.
   entry(name: string, bytes: Uint8Array): string | undefined {
+    return this.check(name, bytes)?.en;
+  }
+
+  check(name: string, bytes: Uint8Array): Text | undefined {
     const limits = this.limits;
     const where = JSON.stringify(name.slice(0, 100));
     const n = bytes.length;
@@ -293,7 +311,10 @@ export class WorkbookScan {
           definedName?.push(text(bytes, lt + CDATA.length, stop));
           i = end < 0 ? n : end + CDATA_END.length;
         } else if (startsAt(bytes, lt, DOCTYPE) || startsAt(bytes, lt, ENTITY_DECLARATION)) {
-          return `${where} declares a document type, which a workbook never does`;
+          return t(
+            `${where} declares a document type, which a workbook never does`,
+            `${where} 声明了文档类型，而工作簿从不这样做`,
+          );
         } else {
           i = lt + 1;
         }
@@ -355,7 +376,10 @@ export class WorkbookScan {
         const close = bytes.indexOf(quote, j + 1);
         if (close < 0) break;
         if (++this.attributes > limits.maxAttributes) {
-          return `the workbook's XML has more than ${limits.maxAttributes} attributes`;
+          return t(
+            `the workbook's XML has more than ${limits.maxAttributes} attributes`,
+            `工作簿的 XML 中有超过 ${limits.maxAttributes} 个属性`,
+          );
         }
         const attribute = nameEnd - nameStart <= 5 ? text(bytes, nameStart, nameEnd) : undefined;
         if (attribute !== undefined && READ_ATTRIBUTES.has(attribute)) {
@@ -373,13 +397,19 @@ export class WorkbookScan {
       }
       i = j;
       if (++this.elements > limits.maxElements) {
-        return `the workbook's XML has more than ${limits.maxElements} elements`;
+        return t(
+          `the workbook's XML has more than ${limits.maxElements} elements`,
+          `工作簿的 XML 中有超过 ${limits.maxElements} 个元素`,
+        );
       }
       if (!selfClosing && ++depth > limits.maxDepth) {
-        return `the XML of ${where} is nested more than ${limits.maxDepth} levels deep`;
+        return t(
+          `the XML of ${where} is nested more than ${limits.maxDepth} levels deep`,
+          `${where} 的 XML 嵌套超过 ${limits.maxDepth} 层`,
+        );
       }
       const problem = this.element(local, prefixed, read, where, column);
-      if (typeof problem === "string") return problem;
+      if (typeof problem === "object") return problem;
       if (local === "row") column = 0;
       else if (local === "c") column = problem;
       if (local === "definedName" && !selfClosing) definedName = [];
@@ -394,7 +424,7 @@ export class WorkbookScan {
     read: Map<string, string> | undefined,
     where: string,
     previousColumn: number | undefined,
-  ): string | number | undefined {
+  ): Text | number | undefined {
     const limits = this.limits;
     switch (local) {
       case "c": {
@@ -403,7 +433,10 @@ export class WorkbookScan {
         if (r === undefined) {
           const col = previousColumn === undefined ? undefined : previousColumn + 1;
           if (col !== undefined && col > limits.maxColumn) {
-            return `a cell in ${where} reaches column ${col}; a file may use columns 1 to ${limits.maxColumn}`;
+            return t(
+              `a cell in ${where} reaches column ${col}; a file may use columns 1 to ${limits.maxColumn}`,
+              `${where} 中的一个单元格到达第 ${col} 列；文件只能使用第 1 至 ${limits.maxColumn} 列`,
+            );
           }
           return col;
         }
@@ -411,11 +444,8 @@ export class WorkbookScan {
         for (const ref of r.split(" ")) {
           if (ref === "") continue;
           const a = decodeAddress(ref);
-          const problem = this.checkAddress(
-            a,
-            `the cell ${JSON.stringify(ref.slice(0, 40))}`,
-            where,
-          );
+          const quoted = JSON.stringify(ref.slice(0, 40));
+          const problem = this.checkAddress(a, t(`the cell ${quoted}`, `单元格 ${quoted}`), where);
           if (problem !== undefined) return problem;
           col = Math.max(col ?? 0, a.col ?? 0);
         }
@@ -426,9 +456,11 @@ export class WorkbookScan {
           if (r === "") continue;
           const row = parseInt(r, 10);
           if (row < 1 || row > limits.maxRow) {
-            return `row ${
-              JSON.stringify(r.slice(0, 40))
-            } in ${where} is outside rows 1 to ${limits.maxRow}`;
+            const quoted = JSON.stringify(r.slice(0, 40));
+            return t(
+              `row ${quoted} in ${where} is outside rows 1 to ${limits.maxRow}`,
+              `${where} 中的行 ${quoted} 超出第 1 至 ${limits.maxRow} 行的范围`,
+            );
           }
         }
         return undefined;
@@ -439,7 +471,10 @@ export class WorkbookScan {
             if (v === "") continue;
             const n = parseInt(v, 10);
             if (n > limits.maxColumnDefinition) {
-              return `a column definition in ${where} reaches column ${n}; Excel has ${limits.maxColumnDefinition}`;
+              return t(
+                `a column definition in ${where} reaches column ${n}; Excel has ${limits.maxColumnDefinition}`,
+                `${where} 中的列定义到达第 ${n} 列；Excel 只有 ${limits.maxColumnDefinition} 列`,
+              );
             }
           }
         }
@@ -447,30 +482,40 @@ export class WorkbookScan {
       }
       case "mergeCell": {
         if (++this.merges > limits.maxMerges) {
-          return `the workbook has more than ${limits.maxMerges} merged ranges`;
+          return t(
+            `the workbook has more than ${limits.maxMerges} merged ranges`,
+            `工作簿中有超过 ${limits.maxMerges} 个合并区域`,
+          );
         }
-        const checked = this.checkReference(read?.get("ref") ?? "", "the merged range", where);
+        const checked = this.checkReference(
+          read?.get("ref") ?? "",
+          t("the merged range", "合并区域"),
+          where,
+        );
         if ("problem" in checked) return checked.problem;
         this.cells += Math.max(0, checked.cells - 1);
         return this.cells > limits.maxCells ? this.tooManyCells() : undefined;
       }
       case "dataValidation": {
-        const checked = this.checkReference(read?.get("sqref") ?? "", "the data validation", where);
+        const checked = this.checkReference(
+          read?.get("sqref") ?? "",
+          t("the data validation", "数据验证"),
+          where,
+        );
         if ("problem" in checked) return checked.problem;
         return this.expand(checked.cells, where);
       }
       case "si":
         return ++this.sharedStrings > limits.maxSharedStrings
-          ? `the workbook has more than ${limits.maxSharedStrings} shared strings`
+          ? t(
+            `the workbook has more than ${limits.maxSharedStrings} shared strings`,
+            `工作簿中有超过 ${limits.maxSharedStrings} 个共享字符串`,
+          )
           : undefined;
       case "sheet":
-        return ++this.sheets > limits.maxSheets
-          ? `the workbook has more than ${limits.maxSheets} worksheets`
-          : undefined;
+        return ++this.sheets > limits.maxSheets ? this.tooManySheets() : undefined;
       case "worksheet":
-        return ++this.worksheets > limits.maxSheets
-          ? `the workbook has more than ${limits.maxSheets} worksheets`
-          : undefined;
+        return ++this.worksheets > limits.maxSheets ? this.tooManySheets() : undefined;
     }
     // Prefixed elements (DrawingML's <a:fillToRect r="50000">, where r is "right") are never
     // SpreadsheetML cells to exceljs, which matches names with their prefix.
@@ -478,25 +523,39 @@ export class WorkbookScan {
     for (const attribute of ["r", "ref", "sqref"]) {
       const value = read.get(attribute);
       if (value === undefined) continue;
-      const checked = this.checkReference(value, `the reference of <${local}>`, where);
+      const checked = this.checkReference(
+        value,
+        t(`the reference of <${local}>`, `元素 <${local}> 的引用`),
+        where,
+      );
       if ("problem" in checked) return checked.problem;
     }
     return undefined;
   }
 
-  private tooManyCells(): string {
-    return `the workbook has more than ${this.limits.maxCells} cells (a file holds at most 10,000 values)`;
+  private tooManyCells(): Text {
+    const max = this.limits.maxCells;
+    return t(
+      `the workbook has more than ${max} cells (a file holds at most 10,000 values)`,
+      `工作簿中有超过 ${max} 个单元格（一个文件最多包含 10,000 个值）`,
+    );
   }
 
-  private checkDefinedName(text: string, where: string): string | undefined {
+  private tooManySheets(): Text {
+    const max = this.limits.maxSheets;
+    return t(`the workbook has more than ${max} worksheets`, `工作簿中有超过 ${max} 个工作表`);
+  }
+
+  private checkDefinedName(text: string, where: string): Text | undefined {
     const value = unescapeXml(text);
     let cells = 0;
     for (const range of definedNameRanges(value)) {
       const span = decodeRange(range);
       for (const a of span.addresses) {
+        const quoted = JSON.stringify(range.slice(0, 40));
         const problem = this.checkAddress(
           a,
-          `the defined name ${JSON.stringify(range.slice(0, 40))}`,
+          t(`the defined name ${quoted}`, `定义名称 ${quoted}`),
           where,
         );
         if (problem !== undefined) return problem;

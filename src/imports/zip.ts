@@ -1,5 +1,6 @@
 // ZIP archives checked exactly as JSZip 3.10 (inside exceljs) will read them, then inflated entry by entry.
 import { crc32, inflateRawSync } from "node:zlib";
+import { type Text, text as t } from "../domain/language.ts";
 
 export interface ZipLimits {
   readonly maxEntries: number;
@@ -31,6 +32,11 @@ const FLAGS_ALLOWED = 0x0002 | 0x0004 | FLAG_DESCRIPTOR | 0x0800;
 
 const STORED = 0;
 const DEFLATED = 8;
+
+// Problems found in more than one place.
+const DIRECTORY_DAMAGED = t("the ZIP directory is damaged", "ZIP 目录已损坏");
+const NO_ZIP64 = t("ZIP64 archives are not supported", "不支持 ZIP64 压缩包");
+const NO_MULTI_PART = t("multi-part ZIP archives are not supported", "不支持分卷 ZIP 压缩包");
 
 interface Entry {
   readonly index: number;
@@ -66,7 +72,7 @@ const lastEocd = (bytes: Uint8Array): number => {
 /**
  * Checks `bytes` as JSZip will read them and passes every entry's inflated bytes to `visit`, in
  * central directory order, one at a time. Returns the first problem (of the archive, or the one
- * `visit` returns), else undefined.
+ * `visit` returns) in both languages, else undefined.
  *
  * JSZip finds the last end-of-central-directory signature, shifts every offset by the gap between
  * where the directory is declared to end and where that record starts (`extraBytes`), reads every
@@ -78,18 +84,21 @@ const lastEocd = (bytes: Uint8Array): number => {
  * data descriptor carries them, which must then agree too), no ZIP64, no encryption, only stored
  * or deflated data, and each entry inflates to exactly its declared size and CRC.
  */
-export const readZipEntries = (
+export const readZip = (
   bytes: Uint8Array,
   limits: ZipLimits,
-  visit: (file: ZipFile) => string | undefined,
-): string | undefined => {
+  visit: (file: ZipFile) => Text | undefined,
+): Text | undefined => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const u16 = (at: number) => view.getUint16(at, true);
   const u32 = (at: number) => view.getUint32(at, true);
 
   const eocd = lastEocd(bytes);
   if (eocd < 0 || eocd + EOCD_BYTES > bytes.length) {
-    return "the ZIP directory is missing (the file is damaged or truncated)";
+    return t(
+      "the ZIP directory is missing (the file is damaged or truncated)",
+      "缺少 ZIP 目录（文件已损坏或不完整）",
+    );
   }
   const disk = u16(eocd + 4);
   const directoryDisk = u16(eocd + 6);
@@ -102,20 +111,29 @@ export const readZipEntries = (
     disk === 0xffff || directoryDisk === 0xffff || countOnDisk === 0xffff || count === 0xffff ||
     directorySize === 0xffffffff || directoryOffset === 0xffffffff
   ) {
-    return "ZIP64 archives are not supported";
+    return NO_ZIP64;
   }
   if (disk !== 0 || directoryDisk !== 0 || countOnDisk !== count) {
-    return "multi-part ZIP archives are not supported";
+    return NO_MULTI_PART;
   }
   if (eocd + EOCD_BYTES + commentLength !== bytes.length) {
-    return "the file has bytes after the end of the ZIP archive";
+    return t(
+      "the file has bytes after the end of the ZIP archive",
+      "文件在 ZIP 压缩包结尾之后还有多余的字节",
+    );
   }
   if (directoryOffset + directorySize !== eocd) {
-    return "the ZIP directory is not where the archive declares it";
+    return t(
+      "the ZIP directory is not where the archive declares it",
+      "ZIP 目录不在压缩包声明的位置",
+    );
   }
-  if (count === 0) return "the ZIP archive holds no files";
+  if (count === 0) return t("the ZIP archive holds no files", "ZIP 压缩包中没有文件");
   if (count > limits.maxEntries) {
-    return `the ZIP archive holds ${count} files; at most ${limits.maxEntries} are read`;
+    return t(
+      `the ZIP archive holds ${count} files; at most ${limits.maxEntries} are read`,
+      `ZIP 压缩包中有 ${count} 个文件；最多读取 ${limits.maxEntries} 个`,
+    );
   }
 
   // The directory, header after header, as JSZip reads it: until a header signature is missing.
@@ -124,12 +142,15 @@ export const readZipEntries = (
   let declaredTotal = 0;
   while (at + 4 <= eocd && u32(at) === SIG_CENTRAL) {
     if (entries.length === count) {
-      return "the ZIP directory holds more entries than the archive declares";
+      return t(
+        "the ZIP directory holds more entries than the archive declares",
+        "ZIP 目录中的条目多于压缩包声明的数量",
+      );
     }
-    if (at + CENTRAL_BYTES > eocd) return "the ZIP directory is damaged";
+    if (at + CENTRAL_BYTES > eocd) return DIRECTORY_DAMAGED;
     const nameLength = u16(at + 28);
     const next = at + CENTRAL_BYTES + nameLength + u16(at + 30) + u16(at + 32);
-    if (next > eocd) return "the ZIP directory is damaged";
+    if (next > eocd) return DIRECTORY_DAMAGED;
     const entry: Entry = {
       index: entries.length,
       name: bytes.subarray(at + CENTRAL_BYTES, at + CENTRAL_BYTES + nameLength),
@@ -146,36 +167,61 @@ export const readZipEntries = (
       entry.compressedSize === 0xffffffff || entry.size === 0xffffffff ||
       entry.localOffset === 0xffffffff || u16(at + 34) === 0xffff
     ) {
-      return "ZIP64 archives are not supported";
+      return NO_ZIP64;
     }
-    if (u16(at + 34) !== 0) return "multi-part ZIP archives are not supported";
+    if (u16(at + 34) !== 0) {
+      return NO_MULTI_PART;
+    }
     if ((entry.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) !== 0) {
-      return "encrypted files are not supported: save the workbook without a password";
+      return t(
+        "encrypted files are not supported: save the workbook without a password",
+        "不支持加密的文件：请在保存工作簿时不设密码",
+      );
     }
     if ((entry.flags & ~FLAGS_ALLOWED) !== 0) {
-      return `the ZIP entry ${quoted(entry.name)} uses an unsupported feature`;
+      return t(
+        `the ZIP entry ${quoted(entry.name)} uses an unsupported feature`,
+        `ZIP 条目 ${quoted(entry.name)} 使用了不支持的功能`,
+      );
     }
     if (entry.method !== STORED && entry.method !== DEFLATED) {
-      return `the ZIP entry ${quoted(entry.name)} uses an unsupported compression method`;
+      return t(
+        `the ZIP entry ${quoted(entry.name)} uses an unsupported compression method`,
+        `ZIP 条目 ${quoted(entry.name)} 使用了不支持的压缩方式`,
+      );
     }
     if (entry.method === STORED && entry.compressedSize !== entry.size) {
-      return `the sizes of the ZIP entry ${quoted(entry.name)} disagree`;
+      return t(
+        `the sizes of the ZIP entry ${quoted(entry.name)} disagree`,
+        `ZIP 条目 ${quoted(entry.name)} 声明的两个大小不一致`,
+      );
     }
     declaredTotal += entry.size;
     if (declaredTotal > limits.maxUnpackedBytes) {
-      return `it is too large once unpacked (more than ${limits.maxUnpackedBytes} bytes)`;
+      return t(
+        `it is too large once unpacked (more than ${limits.maxUnpackedBytes} bytes)`,
+        `解压后过大（超过 ${limits.maxUnpackedBytes} 字节）`,
+      );
     }
     entries.push(entry);
     at = next;
   }
-  if (at !== eocd) return "the ZIP directory is damaged";
+  if (at !== eocd) return DIRECTORY_DAMAGED;
   if (entries.length !== count) {
-    return `the ZIP directory holds ${entries.length} entries, the archive declares ${count}`;
+    return t(
+      `the ZIP directory holds ${entries.length} entries, the archive declares ${count}`,
+      `ZIP 目录中有 ${entries.length} 个条目，压缩包声明的是 ${count} 个`,
+    );
   }
   const names = new Set<string>();
   for (const e of entries) {
     const key = Array.from(e.name).join(",");
-    if (names.has(key)) return `the ZIP entry ${quoted(e.name)} appears twice`;
+    if (names.has(key)) {
+      return t(
+        `the ZIP entry ${quoted(e.name)} appears twice`,
+        `ZIP 条目 ${quoted(e.name)} 出现了两次`,
+      );
+    }
     names.add(key);
   }
 
@@ -184,7 +230,7 @@ export const readZipEntries = (
   for (const e of entries) {
     const local = e.localOffset;
     if (local + LOCAL_BYTES > directoryOffset || u32(local) !== SIG_LOCAL) {
-      return `the ZIP entry ${quoted(e.name)} is damaged`;
+      return t(`the ZIP entry ${quoted(e.name)} is damaged`, `ZIP 条目 ${quoted(e.name)} 已损坏`);
     }
     const flags = u16(local + 6);
     const method = u16(local + 8);
@@ -202,11 +248,19 @@ export const readZipEntries = (
       flags !== e.flags || method !== e.method || !sameBytes(name, e.name) ||
       !agrees(crc, e.crc) || !agrees(compressedSize, e.compressedSize) || !agrees(size, e.size)
     ) {
-      return `the local header of the ZIP entry ${quoted(e.name)} disagrees with the ZIP directory`;
+      return t(
+        `the local header of the ZIP entry ${quoted(e.name)} disagrees with the ZIP directory`,
+        `ZIP 条目 ${quoted(e.name)} 的本地文件头与 ZIP 目录不一致`,
+      );
     }
     e.dataStart = local + LOCAL_BYTES + nameLength + extraLength;
     const dataEnd = e.dataStart + e.compressedSize;
-    if (dataEnd > directoryOffset) return `the ZIP entry ${quoted(e.name)} is truncated`;
+    if (dataEnd > directoryOffset) {
+      return t(
+        `the ZIP entry ${quoted(e.name)} is truncated`,
+        `ZIP 条目 ${quoted(e.name)} 被截断，数据不完整`,
+      );
+    }
     e.end = dataEnd;
     if (descriptor) {
       const matches = (from: number) =>
@@ -219,25 +273,32 @@ export const readZipEntries = (
       } else if (matches(dataEnd)) {
         e.end = dataEnd + 12;
       } else {
-        return `the data descriptor of the ZIP entry ${
-          quoted(e.name)
-        } does not match the ZIP directory`;
+        return t(
+          `the data descriptor of the ZIP entry ${quoted(e.name)} does not match the ZIP directory`,
+          `ZIP 条目 ${quoted(e.name)} 的数据描述符与 ZIP 目录不符`,
+        );
       }
     }
   }
   const byOffset = [...entries].sort((a, b) => a.localOffset - b.localOffset);
   let expected = 0;
   for (const e of byOffset) {
-    if (e.localOffset < expected) return "ZIP entries overlap";
+    if (e.localOffset < expected) return t("ZIP entries overlap", "ZIP 条目相互重叠");
     if (e.localOffset > expected) {
       return expected === 0
-        ? "the file has bytes before the first ZIP entry"
-        : "the file has bytes between ZIP entries";
+        ? t(
+          "the file has bytes before the first ZIP entry",
+          "文件在第一个 ZIP 条目之前有多余的字节",
+        )
+        : t("the file has bytes between ZIP entries", "文件在 ZIP 条目之间有多余的字节");
     }
     expected = e.end;
   }
   if (expected !== directoryOffset) {
-    return "the file has bytes between the ZIP entries and the directory";
+    return t(
+      "the file has bytes between the ZIP entries and the directory",
+      "文件在 ZIP 条目与 ZIP 目录之间有多余的字节",
+    );
   }
 
   for (const e of entries) {
@@ -250,15 +311,33 @@ export const readZipEntries = (
         // Throws when the entry inflates to more than it declares.
         data = inflateRawSync(stored, { maxOutputLength: Math.max(1, e.size) });
       } catch {
-        return `the ZIP entry ${quoted(e.name)} is damaged or larger than it declares`;
+        return t(
+          `the ZIP entry ${quoted(e.name)} is damaged or larger than it declares`,
+          `ZIP 条目 ${quoted(e.name)} 已损坏，或解压后大于其声明的大小`,
+        );
       }
     }
     if (data.length !== e.size) {
-      return `the ZIP entry ${quoted(e.name)} is smaller than it declares`;
+      return t(
+        `the ZIP entry ${quoted(e.name)} is smaller than it declares`,
+        `ZIP 条目 ${quoted(e.name)} 解压后小于其声明的大小`,
+      );
     }
-    if (crc32(data) !== e.crc) return `the ZIP entry ${quoted(e.name)} is damaged (CRC mismatch)`;
+    if (crc32(data) !== e.crc) {
+      return t(
+        `the ZIP entry ${quoted(e.name)} is damaged (CRC mismatch)`,
+        `ZIP 条目 ${quoted(e.name)} 已损坏（CRC 校验不符）`,
+      );
+    }
     const problem = visit({ name: nameText(e.name), data });
     if (problem !== undefined) return problem;
   }
   return undefined;
 };
+
+// readZip with the problem's English form only, for callers that log or compare the wording.
+export const readZipEntries = (
+  bytes: Uint8Array,
+  limits: ZipLimits,
+  visit: (file: ZipFile) => Text | undefined,
+): string | undefined => readZip(bytes, limits, visit)?.en;
