@@ -135,8 +135,11 @@ export interface ComputedDay {
 }
 
 class Computed implements ComputedDay {
+  #day: MetricDayOut | undefined;
   constructor(
-    readonly day: MetricDayOut,
+    // The day's output row, made when it is first read (summaries and roll-ups read only the
+    // exact values below).
+    private readonly output: () => MetricDayOut,
     readonly settled: boolean,
     readonly matched: boolean,
     readonly passes: Passes,
@@ -149,6 +152,9 @@ class Computed implements ComputedDay {
     readonly tes210X: Exact | null,
     readonly tevThresholdX: Exact | null,
   ) {}
+  get day(): MetricDayOut {
+    return this.#day ??= this.output();
+  }
   get actual(): Dec | null {
     return toDec(this.actualX);
   }
@@ -287,7 +293,7 @@ const computeDay = (
     tev: (passGate & ~noEba) | tevMissing,
   };
 
-  const day: MetricDayOut = {
+  const day = (): MetricDayOut => ({
     business_date: input.date,
     actual_kwh: fmtInput(input.actual),
     eba_kwh: base.ebaKwh,
@@ -318,7 +324,7 @@ const computeDay = (
         passes.tes210 !== null || passes.tev !== null
       ? "EVALUATED"
       : "NOT_EVALUATED",
-  };
+  });
 
   return new Computed(
     day,

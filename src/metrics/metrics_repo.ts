@@ -101,6 +101,10 @@ const readOf = (row: ReadRow | undefined): MetricRead => ({
 // a target period's valid_to inclusive (rules.md §5); TEV is the latest observation on or before.
 export const resolveDays = (rows: InputRows): Array<DayInput> => {
   let s = 0, p = 0, t = -1;
+  // One target and one TEV object each, shared by the days they cover (the target resolver
+  // recognises a run of days with the same ones).
+  const targets = rows.periods.map(({ from: _from, to: _to, ...input }): TargetInput => input);
+  const tevs = rows.tev.map(([value, observedDate]): TevInput => ({ value, observedDate }));
   return rows.days.map(([date, actual, provisional, provisionalAt]) => {
     while (s < rows.stages.length && rows.stages[s][2] !== null && rows.stages[s][2]! <= date) s++;
     const stageRow = rows.stages[s];
@@ -109,15 +113,9 @@ export const resolveDays = (rows: InputRows): Array<DayInput> => {
       p++;
     }
     const period = rows.periods[p];
-    let target: TargetInput | null = null;
-    if (period !== undefined && period.from <= date) {
-      const { from: _from, to: _to, ...input } = period;
-      target = input;
-    }
+    const target = period !== undefined && period.from <= date ? targets[p] : null;
     while (t + 1 < rows.tev.length && rows.tev[t + 1][1] <= date) t++;
-    const tev: TevInput | null = t >= 0
-      ? { value: rows.tev[t][0], observedDate: rows.tev[t][1] }
-      : null;
+    const tev = t >= 0 ? tevs[t] : null;
     return { date, actual, provisional, provisionalAt, stage, target, tev };
   });
 };

@@ -123,10 +123,26 @@ export const targetResolver = () => {
   // Consecutive days mostly share one observation: its epoch day is kept for the next day.
   let lastObserved = "";
   let lastObservedDay = 0;
+  // The previous day's answer: the next day with the same target, TEV and staleness (a run of
+  // days in one period) shares it.
+  let last: {
+    target: TargetInput;
+    observed: TevInput | null;
+    stale: boolean;
+    values: TargetValues;
+  } | undefined;
   return (date: string, target: TargetInput | null, tev: TevInput | null): TargetValues | null => {
     // No covering period: every target value of the day is null, TEV included, so the targets
     // and metrics endpoints agree (rules.md §5 "every value null").
     if (target === null) return null;
+    if (last !== undefined && last.target === target) {
+      const observedNow = tev !== null && tev.observedDate <= date ? tev : null;
+      if (last.observed === observedNow) {
+        const stale = observedNow !== null &&
+          epochDay(date) - lastObservedDay > TEV_STALE_AFTER_DAYS;
+        if (stale === last.stale) return last.values;
+      }
+    }
     const periodKey = `${target.tesKwh}|${target.deviceCost}|${target.ratio}`;
     let period = periods.get(periodKey);
     if (period === undefined) {
@@ -159,7 +175,7 @@ export const targetResolver = () => {
         tevs.set(tevKey, tevValues);
       }
     }
-    return {
+    const values: TargetValues = {
       tes: period.tes,
       tes180: period.tes180,
       tes210: period.tes210,
@@ -183,6 +199,8 @@ export const targetResolver = () => {
       tevObservedDate: observed?.observedDate ?? null,
       tevStale: observed !== null && epochDay(date) - observedDay > TEV_STALE_AFTER_DAYS,
     };
+    last = { target, observed, stale: values.tevStale, values };
+    return values;
   };
 };
 

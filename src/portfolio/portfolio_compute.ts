@@ -10,7 +10,6 @@ import {
   computeDays,
   type DayInput,
   type Stage,
-  summarize,
   type TargetInput,
 } from "../metrics/engine.ts";
 import { resolveDays } from "../metrics/metrics_repo.ts";
@@ -20,7 +19,7 @@ import {
   type EnergyStatus,
   type QualityDayInput,
 } from "../quality/quality_rules.ts";
-import { partsOf, type SummaryParts } from "../metrics/summary_parts.ts";
+import { partsOf, summaryOf, type SummaryParts } from "../metrics/summary_parts.ts";
 
 // One store and scope as the inputs statement returns it.
 export interface StoreRow {
@@ -135,10 +134,12 @@ export interface StoreResult {
   readonly quality: QualitySummary;
 }
 
-// The row's summary is the engine's summarize of the store's days, as its metrics answer has it.
+// The row's summary is the engine's summary of the store's days (summarize is summaryOf of partsOf),
+// as its metrics answer has it.
 export const computeStore = (row: StoreRow, dates: ReadonlyArray<string>): StoreResult => {
   const input = decodeStore(row, dates);
   const days = computeDays(input.days, input.baseline);
+  const parts = partsOf(days);
   const quality = checkQuality(input.energy, input.evidence).summary;
   return {
     row: {
@@ -149,11 +150,11 @@ export const computeStore = (row: StoreRow, dates: ReadonlyArray<string>): Store
       brand_id: row.brand_id,
       brand_name: row.brand_name,
       city: row.city,
-      summary: summarize(days),
+      summary: summaryOf(parts),
       provisional_days: input.provisionalDays,
       data_quality: quality,
     },
-    parts: partsOf(days),
+    parts,
     provisionalDays: input.provisionalDays,
     quality,
   };

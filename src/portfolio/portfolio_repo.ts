@@ -6,7 +6,13 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { span } from "../ops/span.ts";
 import type { StoreRow } from "./portfolio_compute.ts";
-import { currentDays, daysAtCommit, inputsSql, versionSql } from "./portfolio_sql.ts";
+import {
+  currentDays,
+  daysAtCommit,
+  inputsSql,
+  pageStartsSql,
+  versionSql,
+} from "./portfolio_sql.ts";
 
 // What a portfolio asks for: the range, the key's stores (null: every store) and the filters.
 export interface PortfolioQuery {
@@ -61,6 +67,30 @@ export class PortfolioRepo extends Effect.Service<PortfolioRepo>()("Portfolio/Po
       ).pipe(span("PortfolioRepo.page", { limit }));
     };
 
-    return { page, version } as const;
+    // Where the pages of `limit` stores start (the first page after 0 and 0), and the version of
+    // the store list they were made from.
+    const pageStarts = (q: PortfolioQuery, limit: number) =>
+      dbBoundary(
+        sql.unsafe<{ starts: string; version: string }>(pageStartsSql, [
+          q.storeIds,
+          q.brandId,
+          q.city,
+          limit,
+        ]),
+      ).pipe(
+        Effect.map(([row]) => ({
+          starts: [
+            { store: 0, scope: 0 },
+            ...(JSON.parse(row.starts) as Array<[number, number]>).map(([store, scope]) => ({
+              store,
+              scope,
+            })),
+          ],
+          version: row.version,
+        })),
+        span("PortfolioRepo.pageStarts"),
+      );
+
+    return { page, pageStarts, version } as const;
   }),
 }) {}

@@ -57,6 +57,10 @@ const PAGE_STORES = 250;
 // store in one statement (consistent by construction, without the overlap of reads and work).
 const ATTEMPTS = 3;
 
+// Pages read at once, ahead of the one being computed: the statements of a large portfolio take
+// about as long as computing its stores, and run on the database's cores.
+const READ_AHEAD = 3;
+
 // Stores are computed back to back for at most this long, then the event loop gets its turn, so
 // other requests wait at most this long for a large portfolio.
 const SLICE_MS = 10;
@@ -165,29 +169,40 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
           Effect.map((now) => ({ ...now, version: versionOf(caller, now.version) })),
         );
 
-      // One pass over the pages; undefined when a current read saw two commits.
+      // One pass over the pages; undefined when a current read saw two commits (or a reload of
+      // the stores between the pages' starts and their reads).
       const pass = (q: PortfolioQuery, seq: string | undefined, pageStores: number) =>
         Effect.gen(function* () {
           const dates = datesOf(q.start, q.end);
           const gathered = new Gathered();
+          const plan = yield* repo.pageStarts(q, pageStores);
+          const reading: Array<PageFiber> = [];
+          let started = 0;
+          const readAhead = Effect.gen(function* () {
+            while (reading.length < READ_AHEAD && started < plan.starts.length) {
+              reading.push(
+                yield* Effect.fork(
+                  repo.page(q, plan.starts[started++], pageStores, seq),
+                ),
+              );
+            }
+          });
+          const stop = Effect.forEach(reading, Fiber.interrupt, { discard: true });
           let seen: StoreRow | undefined;
-          let next: PageFiber | undefined = yield* Effect.fork(
-            repo.page(q, { store: 0, scope: 0 }, pageStores, seq),
-          );
           let ranSince = performance.now();
-          while (next !== undefined) {
-            const rows: ReadonlyArray<StoreRow> = yield* Fiber.join(next);
+          yield* readAhead;
+          while (reading.length > 0) {
+            const rows: ReadonlyArray<StoreRow> = yield* Fiber.join(reading.shift()!);
+            yield* readAhead;
             const last = rows.at(-1);
-            next = last !== undefined && rows.length === pageStores
-              ? yield* Effect.fork(
-                repo.page(q, { store: last.store_id, scope: last.scope_id }, pageStores, seq),
-              )
-              : undefined;
-            if (last === undefined) break;
+            if (last === undefined) continue;
             seen ??= last;
             // A read as of a commit shows that commit whatever its statements' own moments.
-            if (seq === undefined && (last.version !== seen.version || last.token !== seen.token)) {
-              if (next !== undefined) yield* Fiber.interrupt(next);
+            if (
+              (seq === undefined && (last.version !== seen.version || last.token !== seen.token)) ||
+              !last.version.startsWith(`${plan.version}.`)
+            ) {
+              yield* stop;
               return undefined;
             }
             for (const row of rows) {

@@ -45,6 +45,24 @@ export const versionSql = (storeIds: string) => `
 SELECT v.version || '.' || (SELECT k.seq FROM commit_clock k) AS version, ${dataTokenSql} AS token
 FROM (${listVersionSql(storeIds)}) v`;
 
+// Where the pages of a portfolio start: the key of every $4-th store and scope in page order (the
+// last of each full page, after which the next page starts), as JSON, and the version of the store
+// list (the start of every page's version), to check the pages against. $1 the key's stores, $2
+// brand id, $3 city, as in storesSql.
+export const pageStartsSql = `
+SELECT (
+  SELECT coalesce(json_agg(json_build_array(k.store_id, k.scope_id) ORDER BY k.n), '[]'::json)
+  FROM (
+    SELECT s.id AS store_id, sc.id AS scope_id, row_number() OVER (ORDER BY s.id, sc.id) AS n
+    FROM stores s
+    JOIN scopes sc ON sc.store_id = s.id
+    WHERE ($1::int[] IS NULL OR s.id = ANY ($1::int[]))
+      AND ($2::int IS NULL OR s.brand_id = $2::int)
+      AND ($3::text IS NULL OR s.city = $3::text)
+  ) k
+  WHERE k.n % $4::int = 0)::text AS starts, v.version
+FROM (${listVersionSql("$1::int[]")}) v`;
+
 // The summer baseline days of a store (rules.md §4, as metrics_sql.ts reads them for one store):
 // each BASELINE stage read one summer at a time, June 1 to September 30 of each of its years
 // before the range's last year, within the stage's own dates; settled, available days only.

@@ -216,10 +216,13 @@ const deviceCase = (device: DeviceInfo, dd: DeviceDay, state: DeviceState): Devi
 
 type EnergyKind = "VOID" | "MISSING" | "ZERO" | "POSITIVE";
 
+// A served value is a plain non-negative decimal text: zero when it has no other digit than 0.
+const ZERO_TEXT = /^0*(\.0*)?$/;
+
 const energyKind = (day: QualityDayInput): EnergyKind => {
   if (day.status === "VOID") return "VOID";
   if (day.status === "NO_DATA" || day.servedKwh === null) return "MISSING";
-  return new Decimal(day.servedKwh).isZero() ? "ZERO" : "POSITIVE";
+  return ZERO_TEXT.test(day.servedKwh) ? "ZERO" : "POSITIVE";
 };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
