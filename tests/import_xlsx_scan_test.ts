@@ -16,7 +16,7 @@ import {
 import { utf8 } from "./import_zip_fixtures.ts";
 
 const scan = (xml: string, limits: Partial<XlsxLimits> = {}, name = "xl/worksheets/sheet1.xml") =>
-  new WorkbookScan({ ...XLSX_LIMITS, ...limits }).entry(name, utf8(xml));
+  new WorkbookScan({ ...XLSX_LIMITS, ...limits }).check(name, utf8(xml))?.en;
 
 const ok = (xml: string, limits: Partial<XlsxLimits> = {}) =>
   assert.equal(scan(xml, limits), undefined);
@@ -194,11 +194,11 @@ Deno.test("data validations and defined names share a budget of expanded cells",
   const book = (names: string) =>
     `<workbook><sheets><sheet name="A" sheetId="1"/></sheets><definedNames>${names}</definedNames></workbook>`;
   const s = new WorkbookScan();
-  assert.equal(s.entry("xl/worksheets/sheet1.xml", utf8(validation("B2:K5001"))), undefined);
+  assert.equal(s.check("xl/worksheets/sheet1.xml", utf8(validation("B2:K5001")))?.en, undefined);
   const names = book(`<definedName name="x">A!$B$2:$K$5001</definedName>`);
-  assert.equal(s.entry("xl/workbook.xml", utf8(names)), undefined);
+  assert.equal(s.check("xl/workbook.xml", utf8(names))?.en, undefined);
   const more = book(`<definedName name="y">'A,B'!$B$2:$B$2</definedName>`);
-  assert.match(s.entry("xl/workbook2.xml", utf8(more)) ?? "", /more than 100000 cells/);
+  assert.match(s.check("xl/workbook2.xml", utf8(more))?.en ?? "", /more than 100000 cells/);
   // Quoted sheet names may hold commas, ranges many cells; CDATA and entities are read too.
   refused(book(`<definedName name="p">'a,b'!$A$1:$A$30000</definedName>`), /row 30000/);
   refused(book(`<definedName name="p">A!$A$1:$AMK$2</definedName>`), /column 1025/);
@@ -227,9 +227,9 @@ Deno.test("counts: cells, shared strings, sheets, elements, attributes, depth", 
     /more than 64 worksheets/,
   );
   const s = new WorkbookScan({ ...XLSX_LIMITS, maxSheets: 2 });
-  assert.equal(s.entry("a", utf8(sheet(""))), undefined);
-  assert.equal(s.entry("b", utf8(sheet(""))), undefined);
-  assert.match(s.entry("c", utf8(sheet(""))) ?? "", /more than 2 worksheets/);
+  assert.equal(s.check("a", utf8(sheet("")))?.en, undefined);
+  assert.equal(s.check("b", utf8(sheet("")))?.en, undefined);
+  assert.match(s.check("c", utf8(sheet("")))?.en ?? "", /more than 2 worksheets/);
   refused(`<a>${"<b/>".repeat(100)}</a>`, /more than 100 elements/, { maxElements: 100 });
   refused(
     `<a ${Array.from({ length: 11 }, (_, i) => `x${i}="1"`).join(" ")}/>`,
@@ -246,7 +246,8 @@ Deno.test("counts: cells, shared strings, sheets, elements, attributes, depth", 
 Deno.test("non-XML bytes and broken markup are scanned without a throw", () => {
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
-      const problem = new WorkbookScan().entry("xl/printerSettings/printerSettings1.bin", bytes);
+      const problem = new WorkbookScan().check("xl/printerSettings/printerSettings1.bin", bytes)
+        ?.en;
       assert.ok(problem === undefined || typeof problem === "string");
     }),
     { numRuns: 500 },

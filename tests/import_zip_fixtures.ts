@@ -1,11 +1,11 @@
 // Byte-level builders of ZIP archives and hand-written XLSX workbooks for the import tests.
 import { crc32, deflateRawSync } from "node:zlib";
-import { readZipEntries } from "../src/imports/zip.ts";
+import { readZip } from "../src/imports/zip.ts";
 
 // The entries of a well-formed archive, inflated, as the workbook reader gets them.
 export const unzipped = (bytes: Uint8Array): Map<string, Uint8Array> => {
   const entries = new Map<string, Uint8Array>();
-  const problem = readZipEntries(
+  const problem = readZip(
     bytes,
     { maxEntries: 1_000, maxUnpackedBytes: 16 * 1024 * 1024 },
     (file) => {
@@ -13,7 +13,7 @@ export const unzipped = (bytes: Uint8Array): Map<string, Uint8Array> => {
       return undefined;
     },
   );
-  if (problem !== undefined) throw new Error(problem);
+  if (problem !== undefined) throw new Error(problem.en);
   return entries;
 };
 

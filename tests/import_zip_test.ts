@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import ExcelJS from "exceljs";
 import { FastCheck as fc } from "effect";
-import { readZipEntries, type ZipFile, type ZipLimits } from "../src/imports/zip.ts";
+import { readZip, type ZipFile, type ZipLimits } from "../src/imports/zip.ts";
 import {
   behindDecoy,
   buildZip,
@@ -19,10 +19,10 @@ const LIMITS: ZipLimits = { maxEntries: 50, maxUnpackedBytes: 1 << 20 };
 
 const read = (bytes: Uint8Array, limits = LIMITS) => {
   const files: Array<ZipFile> = [];
-  const problem = readZipEntries(bytes, limits, (f) => {
+  const problem = readZip(bytes, limits, (f) => {
     files.push({ name: f.name, data: Uint8Array.from(f.data) });
     return undefined;
-  });
+  })?.en;
   return { problem, files };
 };
 

@@ -371,12 +371,6 @@ for (const [what, xml, limits, en, name] of XML_CASES) {
   });
 }
 
-Deno.test("workbook XML: entry gives check's problem in English", () => {
-  const xml = sheet('<sheetData><row r="0"/></sheetData>');
-  const bytes = utf8(xml);
-  assert.equal(new WorkbookScan().entry(SHEET, bytes), new WorkbookScan().check(SHEET, bytes)?.en);
-});
-
 // --- through the import readers -------------------------------------------------------------------
 
 const rejected = async (bytes: Uint8Array) => {

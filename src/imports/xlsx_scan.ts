@@ -281,11 +281,6 @@ export class WorkbookScan {
       : undefined;
   }
 
-  // check's problem in English only, for callers that log or compare the wording.
-  entry(name: string, bytes: Uint8Array): string | undefined {
-    return this.check(name, bytes)?.en;
-  }
-
   check(name: string, bytes: Uint8Array): Text | undefined {
     const limits = this.limits;
     const where = JSON.stringify(name.slice(0, 100));

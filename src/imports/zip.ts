@@ -334,10 +334,3 @@ export const readZip = (
   }
   return undefined;
 };
-
-// readZip with the problem's English form only, for callers that log or compare the wording.
-export const readZipEntries = (
-  bytes: Uint8Array,
-  limits: ZipLimits,
-  visit: (file: ZipFile) => Text | undefined,
-): string | undefined => readZip(bytes, limits, visit)?.en;
