@@ -210,6 +210,50 @@ Deno.test({
           await page.evaluate("history.back()");
           await page.waitForFunction("location.search.includes('show=failing')");
 
+          // The page's range as files: a click on each link downloads every store (the quick
+          // filter and the sort are the page's own), then the roll-ups.
+          const downloads = await Deno.makeTempDir({ prefix: "console-portfolio-" });
+          const cdp = await page.createCDPSession();
+          await cdp.send("Browser.setDownloadBehavior", {
+            behavior: "allow",
+            downloadPath: downloads,
+            browserContextId: page.browserContext().id,
+          });
+          const downloaded = async (name: string) => {
+            for (let i = 0; i < 100; i++) {
+              if ([...Deno.readDirSync(downloads)].some((e) => e.name === name)) {
+                return `${downloads}/${name}`;
+              }
+              await new Promise((r) => setTimeout(r, 100));
+            }
+            throw new Error(`${name} was not downloaded`);
+          };
+          const linked = new URL(
+            await page.$eval(
+              "[data-testid=portfolio-csv]",
+              (a) => (a as El).getAttribute("href")!,
+            ),
+            run.base,
+          );
+          assert.equal(linked.searchParams.get("start"), start);
+          assert.equal(linked.searchParams.get("end"), end);
+          await page.click("[data-testid=portfolio-csv]");
+          const csvLines = (await Deno.readTextFile(
+            await downloaded(`portfolio-${start}-${end}.csv`),
+          )).replace(/^\uFEFF/, "").trimEnd().split("\r\n");
+          assert.match(csvLines[0], /^row,store_id,/);
+          const storeIds = csvLines.filter((l) => l.startsWith("store,"))
+            .map((l) => Number(l.split(",")[1]));
+          assert.deepEqual(storeIds, rows.map((r) => r.store_id));
+          assert.equal(csvLines.filter((l) => l.startsWith("all,")).length, 1);
+          await page.click("[data-testid=portfolio-xlsx]");
+          const workbook = new ExcelJS.Workbook();
+          await workbook.xlsx.readFile(await downloaded(`portfolio-${start}-${end}.xlsx`));
+          const sheet = workbook.getWorksheet("Portfolio")!;
+          assert.equal(sheet.actualRowCount, csvLines.length);
+          assert.equal(sheet.getCell("B2").value, rows[0].store_id);
+          await Deno.remove(downloads, { recursive: true });
+
           // In Chinese: the same view, its words and its numbers.
           await page.select("header .language select", "zh-CN");
           await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
