@@ -122,6 +122,28 @@ export const shoot = async (page: Page, name: string, fullPage = true) => {
   await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage });
 };
 
+// A page's downloads go to a new folder; `file` waits (10 s at most) for the first one whose name
+// matches, as a person waits for the browser to save it.
+export const downloadsOf = async (page: Page) => {
+  const dir = await Deno.makeTempDir({ prefix: "console-downloads-" });
+  const cdp = await page.createCDPSession();
+  await cdp.send("Browser.setDownloadBehavior", {
+    behavior: "allow",
+    downloadPath: dir,
+    browserContextId: page.browserContext().id,
+  });
+  const file = async (matches: (name: string) => boolean) => {
+    for (let i = 0; i < 100; i++) {
+      for (const entry of Deno.readDirSync(dir)) {
+        if (matches(entry.name)) return `${dir}/${entry.name}`;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no such download in ${dir}`);
+  };
+  return { dir, file };
+};
+
 // The page of the journey under way: shot when the journey fails, closed when it ends.
 let current: Page | undefined;
 

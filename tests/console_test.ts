@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import ExcelJS from "exceljs";
 import {
   api,
+  downloadsOf,
   type El,
   hasChromium,
   journey,
@@ -212,22 +213,7 @@ Deno.test({
 
           // The page's range as files: a click on each link downloads every store (the quick
           // filter and the sort are the page's own), then the roll-ups.
-          const downloads = await Deno.makeTempDir({ prefix: "console-portfolio-" });
-          const cdp = await page.createCDPSession();
-          await cdp.send("Browser.setDownloadBehavior", {
-            behavior: "allow",
-            downloadPath: downloads,
-            browserContextId: page.browserContext().id,
-          });
-          const downloaded = async (name: string) => {
-            for (let i = 0; i < 100; i++) {
-              if ([...Deno.readDirSync(downloads)].some((e) => e.name === name)) {
-                return `${downloads}/${name}`;
-              }
-              await new Promise((r) => setTimeout(r, 100));
-            }
-            throw new Error(`${name} was not downloaded`);
-          };
+          const downloads = await downloadsOf(page);
           const linked = new URL(
             await page.$eval(
               "[data-testid=portfolio-csv]",
@@ -239,7 +225,7 @@ Deno.test({
           assert.equal(linked.searchParams.get("end"), end);
           await page.click("[data-testid=portfolio-csv]");
           const csvLines = (await Deno.readTextFile(
-            await downloaded(`portfolio-${start}-${end}.csv`),
+            await downloads.file((name) => name === `portfolio-${start}-${end}.csv`),
           )).replace(/^\uFEFF/, "").trimEnd().split("\r\n");
           assert.match(csvLines[0], /^row,store_id,/);
           const storeIds = csvLines.filter((l) => l.startsWith("store,"))
@@ -248,11 +234,13 @@ Deno.test({
           assert.equal(csvLines.filter((l) => l.startsWith("all,")).length, 1);
           await page.click("[data-testid=portfolio-xlsx]");
           const workbook = new ExcelJS.Workbook();
-          await workbook.xlsx.readFile(await downloaded(`portfolio-${start}-${end}.xlsx`));
+          await workbook.xlsx.readFile(
+            await downloads.file((name) => name === `portfolio-${start}-${end}.xlsx`),
+          );
           const sheet = workbook.getWorksheet("Portfolio")!;
           assert.equal(sheet.actualRowCount, csvLines.length);
           assert.equal(sheet.getCell("B2").value, rows[0].store_id);
-          await Deno.remove(downloads, { recursive: true });
+          await Deno.remove(downloads.dir, { recursive: true });
 
           // In Chinese: the same view, its words and its numbers.
           await page.select("header .language select", "zh-CN");
@@ -483,22 +471,9 @@ Deno.test({
           await signIn(run, page, "demo-analyst");
           await page.click("nav a[href='/console/imports']");
           await page.waitForSelector("[data-testid=template]");
-          const downloads = await Deno.makeTempDir({ prefix: "console-downloads-" });
-          const cdp = await page.createCDPSession();
-          await cdp.send("Browser.setDownloadBehavior", {
-            behavior: "allow",
-            downloadPath: downloads,
-            browserContextId: page.browserContext().id,
-          });
+          const downloads = await downloadsOf(page);
           await page.click("[data-testid=template]");
-          let file = "";
-          for (let i = 0; i < 100 && file === ""; i++) {
-            await new Promise((r) => setTimeout(r, 100));
-            for (const entry of Deno.readDirSync(downloads)) {
-              if (entry.name.endsWith(".xlsx")) file = `${downloads}/${entry.name}`;
-            }
-          }
-          assert.ok(file !== "", "the template is downloaded as a file");
+          const file = await downloads.file((name) => name.endsWith(".xlsx"));
           // Fill one day of the first store of the first worksheet, as a person would in Excel.
           const workbook = new ExcelJS.Workbook();
           await workbook.xlsx.readFile(file);
@@ -506,7 +481,7 @@ Deno.test({
           const storeName = String(sheet.getCell("A2").value);
           const date = String(sheet.getCell("B1").value);
           sheet.getCell("B2").value = 4321.125;
-          const filled = `${downloads}/filled.xlsx`;
+          const filled = `${downloads.dir}/filled.xlsx`;
           await workbook.xlsx.writeFile(filled);
 
           const input = (await page.$("input[type=file]"))!;
@@ -566,7 +541,7 @@ Deno.test({
           assert.match((await texts(page, "[data-testid=lineage-cell]"))[0], /row 2, column B/);
           await shoot(page, "08-lineage");
           assert.deepEqual(errors, []);
-          await Deno.remove(downloads, { recursive: true });
+          await Deno.remove(downloads.dir, { recursive: true });
           await page.close();
         },
       );
