@@ -17,6 +17,7 @@ import {
   serviceArgsOn,
   serviceEnv,
 } from "./setup.ts";
+import { recordSeedTime } from "./scale.ts";
 import { median } from "./stats.ts";
 import { textTable } from "./text_table.ts";
 
@@ -59,7 +60,8 @@ export const portfolioRun = async (
     url.pathname = `/bench_scale_${size}`;
     const sizeSettings = { ...settings, databaseUrl: url, database: `bench_scale_${size}` };
     // Seeded by the scale run, or here when only the portfolio is measured.
-    await prepareDatabase({ ...sizeSettings, reseed: false }, size);
+    const prepared = await prepareDatabase({ ...sizeSettings, reseed: false }, size);
+    if (prepared.seededSeconds !== undefined) await recordSeedTime(size, prepared.seededSeconds);
     const key = await issueKey(sizeSettings, `bench-portfolio-${size}`, "Portfolio benchmark");
     const port = freePort(18093);
     let server: Server | undefined;

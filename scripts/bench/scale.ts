@@ -56,6 +56,14 @@ const readSeedTimes = (): Record<string, { seconds: number; at: string }> => {
   }
 };
 
+// Keeps how long a size's database took to seed (the seed goal reads it in a later run too).
+export const recordSeedTime = async (size: number, seconds: number) => {
+  const times = readSeedTimes();
+  times[String(size)] = { seconds, at: new Date().toISOString() };
+  await Deno.writeTextFile(SEED_TIMES, JSON.stringify(times, null, 2) + "\n");
+  return times;
+};
+
 // The sizes' services run side by side and are measured in turns: one second of each size in
 // rotation, BENCH_SCALE_SECONDS turns at each concurrency, so that the machine's drift over the
 // run falls on every size alike (sizes measured minutes apart were dominated by that drift). A
@@ -75,8 +83,7 @@ export const scaleRun = async (settings: ScaleSettings, stamp: string) => {
       const before = performance.now();
       const prepared = await prepareDatabase({ ...scaleSettings, reseed: false }, size);
       if (prepared.seededSeconds !== undefined) {
-        seedTimes[String(size)] = { seconds: prepared.seededSeconds, at: new Date().toISOString() };
-        await Deno.writeTextFile(SEED_TIMES, JSON.stringify(seedTimes, null, 2) + "\n");
+        Object.assign(seedTimes, await recordSeedTime(size, prepared.seededSeconds));
       }
       log(`scale ${size}: database ready in ${((performance.now() - before) / 1000).toFixed(1)} s`);
       const key = await issueKey(scaleSettings, `bench-scale-${size}`, "Scale benchmark");
