@@ -277,6 +277,23 @@ Deno.test("§5 TEV is stale more than 180 days after its observation", () => {
   assert.equal(winter.evaluation_status, "NOT_EVALUATED");
 });
 
+Deno.test("§5 a run of days sharing one period and one TEV: each day alone would give the same values", () => {
+  // Days before the observation, then up to 200 days after it (stale from the 181st), the period
+  // changing once, as one store's days come from the inputs (shared target and TEV objects).
+  const observedDate = "2026-03-01";
+  const tev = { value: "90", observedDate };
+  const other: TargetInput = { ...TARGET, periodId: 8, tesKwh: "12" };
+  const days = Array.from({ length: 215 }, (_, i) => {
+    const date = addDays(observedDate, i - 14);
+    return day({ date, target: date < "2026-06-15" ? TARGET : other, tev });
+  });
+  const together = run(days).days;
+  days.forEach((d, i) => assert.deepEqual(together[i], run([d]).days[0], d.date));
+  const staleFrom = together.findIndex((d) => d.tev_kwh !== null && d.tev_pass === null);
+  assert.equal(together[staleFrom].business_date, addDays(observedDate, 181));
+  assert.equal(together[0].tev_kwh, null, "not before its observation");
+});
+
 Deno.test("§5 TEV is null before its first observation and never back-filled", () => {
   const none = one({ tev: null });
   assert.deepEqual([none.tev_kwh, none.tev_latest_observed_date, none.tev_threshold_kwh], [

@@ -1,5 +1,6 @@
 // Effective targets of a day (TES, TES-180, TES-210, TEV) and the targets endpoint's rows (rules.md §5).
 import type { TargetDay } from "../domain/metrics.ts";
+import { addDays } from "../domain/range.ts";
 import {
   type Dec,
   dec,
@@ -129,6 +130,8 @@ export const targetResolver = () => {
     target: TargetInput;
     observed: TevInput | null;
     stale: boolean;
+    // The first date on which the observation is stale (none without one).
+    staleFrom: string;
     values: TargetValues;
   } | undefined;
   return (date: string, target: TargetInput | null, tev: TevInput | null): TargetValues | null => {
@@ -137,10 +140,11 @@ export const targetResolver = () => {
     if (target === null) return null;
     if (last !== undefined && last.target === target) {
       const observedNow = tev !== null && tev.observedDate <= date ? tev : null;
-      if (last.observed === observedNow) {
-        const stale = observedNow !== null &&
-          epochDay(date) - lastObservedDay > TEV_STALE_AFTER_DAYS;
-        if (stale === last.stale) return last.values;
+      if (
+        last.observed === observedNow &&
+        (observedNow !== null && date >= last.staleFrom) === last.stale
+      ) {
+        return last.values;
       }
     }
     const periodKey = `${target.tesKwh}|${target.deviceCost}|${target.ratio}`;
@@ -199,7 +203,13 @@ export const targetResolver = () => {
       tevObservedDate: observed?.observedDate ?? null,
       tevStale: observed !== null && epochDay(date) - observedDay > TEV_STALE_AFTER_DAYS,
     };
-    last = { target, observed, stale: values.tevStale, values };
+    last = {
+      target,
+      observed,
+      stale: values.tevStale,
+      staleFrom: observed === null ? "" : addDays(observed.observedDate, TEV_STALE_AFTER_DAYS + 1),
+      values,
+    };
     return values;
   };
 };
