@@ -329,7 +329,7 @@ Deno.test("portfolio: read a few stores per statement, the answer is the one of 
 
 Deno.test("portfolio: a commit between two pages starts the read again", async () => {
   let pages = 0;
-  // The second page of the first pass says it saw another commit.
+  // The second page of the first pass to be read says it saw another commit.
   const counting = Layer.effect(
     PortfolioRepo,
     Effect.map(PortfolioRepo, (real) =>
@@ -353,8 +353,9 @@ Deno.test("portfolio: a commit between two pages starts the read again", async (
     ),
   );
   const answer = await run;
-  // Three pages of 12 stores in the second pass, after two of the first.
-  assert.equal(pages, 5);
+  // Three pages of 12 stores in the second pass, after the first pass read two or three of its
+  // pages (they are read ahead of the one computed, and it stopped at the changed one).
+  assert.ok(pages === 5 || pages === 6, `${pages} pages read`);
   const whole = await portfolio(`start=${start}&end=${end}`);
   assert.deepEqual(JSON.parse(JSON.stringify(answer.value)), whole);
 });
