@@ -11,6 +11,7 @@ import type {
   PortfolioStore,
   PortfolioTotal,
 } from "../domain/portfolio.ts";
+import { MetricSummary } from "../domain/metrics.ts";
 import { protectText } from "../files/cell_text.ts";
 import { CSV_BOM, CSV_MEDIA_TYPE, csvLine, XLSX_MEDIA_TYPE } from "../exports/layout.ts";
 import { pagedBody, type PageWriter } from "../exports/paged_body.ts";
@@ -20,30 +21,8 @@ export type PortfolioFormat = "csv" | "xlsx";
 
 type Summary = PortfolioStore["summary"];
 
-// The summary's fields, in the JSON's order.
-const SUMMARY_FIELDS = [
-  "requested_days",
-  "actual_days",
-  "eba_days",
-  "matched_days",
-  "savings_days",
-  "actual_kwh",
-  "matched_eba_kwh",
-  "aes_kwh",
-  "aer_percent",
-  "tes_kwh",
-  "tes_180_kwh",
-  "tes_210_kwh",
-  "tes_threshold_kwh",
-  "tes_180_threshold_kwh",
-  "tes_210_threshold_kwh",
-  "eba_pass",
-  "tes_pass",
-  "tes_180_pass",
-  "tes_210_pass",
-  "tev_pass",
-  "complete_for_savings",
-] as const satisfies ReadonlyArray<keyof Summary>;
+// The summary's fields, in the JSON's order (the schema's).
+const SUMMARY_FIELDS = Object.keys(MetricSummary.fields) as ReadonlyArray<keyof Summary>;
 
 // `row` says what a row is: store, brand, city or all. The columns after `store_count` are the
 // JSON row's `summary`, `provisional_days` and `data_quality.flagged_days`.

@@ -23,6 +23,13 @@ export const daysAtCommit = (seq: string): DaysOf => (scope, from, to) =>
 // every store), $4 brand id, $5 city (each null for no filter), then the page: the stores after
 // store $6 and scope $7, at most $8 of them; as of an earlier commit, $9 the commit.
 
+// The stores the key sees (`storeIds`, an int[] expression, null for every store) that the filters
+// pick (`brandId`, `city`: null for no filter), as a condition on stores s.
+const storeFilterSql = (storeIds: string, brandId: string, city: string) =>
+  `(${storeIds} IS NULL OR s.id = ANY (${storeIds}))
+    AND (${brandId} IS NULL OR s.brand_id = ${brandId})
+    AND (${city} IS NULL OR s.city = ${city})`;
+
 // The stores and their metering scopes (one row per pair, as the store list has them), a page.
 const storesSql = `
   SELECT s.id AS store_id, sc.id AS scope_id, s.name, s.store_code, s.brand_id,
@@ -30,9 +37,7 @@ const storesSql = `
   FROM stores s
   JOIN brands b ON b.id = s.brand_id
   JOIN scopes sc ON sc.store_id = s.id
-  WHERE ($3::int[] IS NULL OR s.id = ANY ($3::int[]))
-    AND ($4::int IS NULL OR s.brand_id = $4::int)
-    AND ($5::text IS NULL OR s.city = $5::text)
+  WHERE ${storeFilterSql("$3::int[]", "$4::int", "$5::text")}
     AND (s.id, sc.id) > ($6::int, $7::int)
   ORDER BY s.id, sc.id
   LIMIT $8::int`;
@@ -56,9 +61,7 @@ SELECT (
     SELECT s.id AS store_id, sc.id AS scope_id, row_number() OVER (ORDER BY s.id, sc.id) AS n
     FROM stores s
     JOIN scopes sc ON sc.store_id = s.id
-    WHERE ($1::int[] IS NULL OR s.id = ANY ($1::int[]))
-      AND ($2::int IS NULL OR s.brand_id = $2::int)
-      AND ($3::text IS NULL OR s.city = $3::text)
+    WHERE ${storeFilterSql("$1::int[]", "$2::int", "$3::text")}
   ) k
   WHERE k.n % $4::int = 0)::text AS starts, v.version
 FROM (${listVersionSql("$1::int[]")}) v`;
