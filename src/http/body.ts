@@ -8,6 +8,8 @@ export type BodyOutcome =
   | { readonly kind: "failed" };
 
 // Reads at most maxBytes; stops (and cancels the stream) as soon as more arrive or the deadline passes.
+// A body of a stated length is copied into one buffer of that length as it arrives, each chunk let
+// go at once; one without is gathered in chunks and joined at the end.
 export const readBody = async (
   request: Incoming,
   maxBytes: number,
@@ -18,6 +20,8 @@ export const readBody = async (
     return { kind: "too-large" };
   }
   if (request.body === null) return { kind: "ok", bytes: new Uint8Array(0) };
+  const limit = declared === null ? maxBytes : Number(declared);
+  const whole = declared === null ? undefined : new Uint8Array(limit);
   const reader = request.body.getReader();
   const chunks: Array<Uint8Array<ArrayBuffer>> = [];
   let total = 0;
@@ -33,17 +37,21 @@ export const readBody = async (
         return { kind: "timeout" };
       }
       if (next.done) break;
-      total += next.value.byteLength;
-      if (total > maxBytes) {
+      if (total + next.value.byteLength > limit) {
         reader.cancel().catch(() => {});
         return { kind: "too-large" };
       }
-      chunks.push(next.value);
+      if (whole === undefined) chunks.push(next.value);
+      else whole.set(next.value, total);
+      total += next.value.byteLength;
     }
   } catch {
     return { kind: "failed" };
   } finally {
     clearTimeout(timer);
+  }
+  if (whole !== undefined) {
+    return { kind: "ok", bytes: total === whole.length ? whole : whole.slice(0, total) };
   }
   if (chunks.length === 1) return { kind: "ok", bytes: chunks[0] };
   const bytes = new Uint8Array(total);
@@ -54,6 +62,17 @@ export const readBody = async (
   }
   return { kind: "ok", bytes };
 };
+
+// Bytes already read, as a request body: a Request made from bytes copies them (the Fetch
+// standard's body extraction) and keeps the copy while the request object lives; a stream of
+// this one chunk hands over the bytes themselves and keeps nothing once read.
+export const bytesBody = (bytes: Uint8Array<ArrayBuffer>): ReadableStream<Uint8Array> =>
+  new ReadableStream<Uint8Array>({
+    pull(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
 
 export const MAX_JSON_DEPTH = 32;
 

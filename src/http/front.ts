@@ -11,7 +11,7 @@ import { statusOfCode } from "../domain/error_codes.ts";
 import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 import type { Log } from "../log.ts";
-import { isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
+import { bytesBody, isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
 import { type Incoming, webHeaders } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
@@ -375,7 +375,9 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       const forwarded = new Request(request.url, {
         method: request.method === "HEAD" ? "GET" : request.method,
         headers: webHeaders(request.headers),
-        body,
+        body: body === undefined ? undefined : bytesBody(body),
+        // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
+        duplex: "half",
         signal,
       });
       return inner(forwarded, Context.make(RequestNote, note));
