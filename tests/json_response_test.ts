@@ -1,7 +1,8 @@
 // JSON answers made of parts: the bytes are the UTF-8 of the parts joined, whatever they hold.
 import assert from "node:assert/strict";
-import { FastCheck } from "effect";
-import { encodeParts } from "../src/api/json_response.ts";
+import { Cause, Chunk, Effect, Exit, FastCheck, Stream } from "effect";
+import type { JsonText } from "../src/domain/answers.ts";
+import { encodeParts, jsonStream } from "../src/api/json_response.ts";
 
 const utf8 = (parts: ReadonlyArray<string>) => new TextEncoder().encode(parts.join(""));
 
@@ -38,4 +39,15 @@ Deno.test("parts are encoded as the UTF-8 of their text, ASCII or not", () => {
   ) {
     assert.deepEqual(encodeParts(parts), utf8(parts), JSON.stringify(parts));
   }
+});
+
+Deno.test("a streamed JSON answer is the parts joined, and is sent once: its source is not kept to send again", async () => {
+  const response = jsonStream("[", Stream.make("1", "2", "3") as Stream.Stream<JsonText>, "]");
+  assert.equal(response.body._tag, "Stream");
+  if (response.body._tag !== "Stream") return;
+  const sent = await Effect.runPromise(Stream.runCollect(response.body.stream));
+  const decoder = new TextDecoder();
+  assert.equal(Chunk.toArray(sent).map((bytes) => decoder.decode(bytes)).join(""), "[1, 2, 3]");
+  const again = await Effect.runPromiseExit(Stream.runCollect(response.body.stream));
+  assert.ok(Exit.isFailure(again) && Cause.isDie(again.cause));
 });

@@ -70,6 +70,25 @@ export const dataHeaders = (
 
 const encoder = new TextEncoder();
 
+// An answer sent while it is made, from a stream that lets go of its source once it has been run:
+// the web handler keeps its last request's fiber, and so that request's response, until another
+// request comes through it, and a sent answer's rows (a preview's 10,000, a download's) must not
+// stay with it. The stream is run once, to send it.
+export const streamResponse = <E>(
+  body: Stream.Stream<Uint8Array, E>,
+  options?: HttpServerResponse.Options,
+) => {
+  let source: Stream.Stream<Uint8Array, E> | undefined = body;
+  return HttpServerResponse.stream(
+    Stream.suspend(() => {
+      const taken = source;
+      source = undefined;
+      return taken ?? Stream.dieMessage("an answer's body was read a second time");
+    }),
+    options,
+  );
+};
+
 // A JSON answer sent while it is read: `open`, then the parts (JSON text) joined by `separator`
 // (", " as PostgreSQL's json_agg writes it), then `close`. Memory holds one part at a time
 // whatever the answer's size. A failure after the first bytes can only cut the connection short
@@ -81,7 +100,7 @@ export const jsonStream = <E>(
   etag?: string,
   separator = ", ",
 ) =>
-  HttpServerResponse.stream(
+  streamResponse(
     Stream.make(open).pipe(
       Stream.concat(
         parts.pipe(

@@ -1,14 +1,14 @@
 // Handlers of the export group: a file answer, sent while it is written.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Effect, Layer } from "effect";
 import { Api } from "../api/api.ts";
+import { streamResponse } from "../api/json_response.ts";
 import { Caller } from "../domain/auth.ts";
 import { downloadHeaders } from "../files/layout.ts";
 import { type ExportFile, ExportService } from "./export_service.ts";
 
 const fileResponse = (file: ExportFile) =>
-  HttpServerResponse.stream(file.body, {
+  streamResponse(file.body, {
     contentType: file.mediaType,
     headers: downloadHeaders(file.filename),
   });

@@ -2,14 +2,13 @@
 // reads (src/reads/read_cache.ts). The answer is encoded here, the store rows a few at a time; with
 // `format` it is a file (portfolio_file.ts), made afresh and never kept.
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { createHash } from "node:crypto";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
 import { DataSeal } from "../auth/data_seal.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, type CallerShape } from "../domain/auth.ts";
-import { dataHeaders } from "../api/json_response.ts";
+import { dataHeaders, streamResponse } from "../api/json_response.ts";
 import { downloadHeaders } from "../files/layout.ts";
 import { conditionalRead } from "../reads/conditional_read.ts";
 import { ReadCache } from "../reads/read_cache.ts";
@@ -51,7 +50,7 @@ export const PortfolioHttpLive = HttpApiBuilder.group(
           if (q.format !== undefined) {
             const answer = yield* service.portfolio(caller, request, asOf);
             const file = portfolioFile(answer.value!, q.format);
-            return HttpServerResponse.stream(file.body, {
+            return streamResponse(file.body, {
               contentType: file.mediaType,
               headers: {
                 ...dataHeaders(yield* seal.dataToken(answer.token), answer.asOf),
