@@ -164,7 +164,8 @@ LEFT JOIN (
 
 /**
  * Per store and scope of the page, in store then scope order: the store's facts; `days`, the stored days of
- * the range as one text, items joined by ";" in date order, each
+ * the range as one text, items joined by ";" in no set order (each names its day; sorting them
+ * costs the statement a fifth of its time), each
  * "<days after start>|<served kWh, V (void) or N (no data)>|<provisional_at in the scope's time
  * zone, empty when settled>" (a day without a stored fact has no item); `facts`, JSON of the
  * stages, target periods, TEV observations and baseline months the engine resolves each day with
@@ -182,7 +183,7 @@ SELECT st.store_id, st.scope_id, st.name, st.store_code, st.brand_id, st.brand_n
       '|' || CASE WHEN e.provisional = 1
         THEN to_char(e.provisional_at AT TIME ZONE st.timezone, 'YYYY-MM-DD HH24:MI')
         ELSE '' END,
-      ';' ORDER BY e.business_date)
+      ';')
    FROM ${days("st.scope_id", "$1::date", "$2::date")} e) AS days,
   json_build_object(
     'stages', coalesce((
