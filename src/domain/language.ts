@@ -24,10 +24,7 @@ export const CurrentLanguage: FiberRef.FiberRef<Language> = FiberRef.unsafeMake<
 
 export const currentLanguage: Effect.Effect<Language> = FiberRef.get(CurrentLanguage);
 
-// A text in the language of the request being served.
-export const localized = (t: Text): Effect.Effect<string> =>
-  Effect.map(currentLanguage, (language) => pick(t, language));
-
+// An effect run with the given language as the request's.
 export const withLanguage =
   (language: Language) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.locally(effect, CurrentLanguage, language);

@@ -15,16 +15,6 @@ export const dec = (s: string): Dec => new Dec(s);
 
 export const scaled = (s: string): Dec => new Dec(s).times(SCALE);
 
-export const scaledOrNull = (s: string | null): Dec | null => s === null ? null : scaled(s);
-
-export const scaledQuotient = (numerator: string, divisor: number): Dec => {
-  const factor = SCALE.div(divisor);
-  if (!Number.isInteger(divisor) || divisor < 1 || !factor.isInteger()) {
-    throw new Error(`divisor ${divisor} does not divide the exact scale`);
-  }
-  return new Dec(numerator).times(factor);
-};
-
 // Contract decimal strings carry no sign (rules.md §1): a negative value has no representation
 // and is returned as null; callers record why (NEGATIVE_SAVINGS).
 export const fmt = (d: Dec | null): string | null =>
