@@ -32,5 +32,6 @@ USER deno
 HEALTHCHECK --interval=15s --timeout=5s --start-period=90s --retries=3 \
   CMD ["deno", "eval", "--no-config", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('PORT') ?? 8000}/health/ready`).catch(() => null); Deno.exit(r?.ok ? 0 : 1)"]
 
-# Exec form: SIGTERM reaches deno, which finishes requests in flight before it stops.
-CMD ["run", "-A", "--unstable-no-legacy-abort", "--frozen", "--cached-only", "src/main.ts"]
+# Exec form: SIGTERM reaches deno, which finishes requests in flight before it stops. The V8 flags
+# are service.env's, as for `deno task start`.
+CMD ["run", "-A", "--unstable-no-legacy-abort", "--env-file=service.env", "--frozen", "--cached-only", "src/main.ts"]

@@ -10,6 +10,7 @@
 // looked for in Deno's download cache, else downloaded. Where none can be had this says so and
 // exits 1 without compiling.
 import { buildConsole } from "../src/console/build.ts";
+import { serviceV8Flags } from "./service_env.ts";
 
 export const ROOT = new URL("../", import.meta.url);
 
@@ -29,8 +30,12 @@ export const BINARY_PERMISSIONS = [
   "--allow-sys",
 ] as const;
 
-// As `deno task start` runs the service.
-export const BINARY_FLAGS = ["--unstable-no-legacy-abort"] as const;
+// As `deno task start` runs the service: its V8 flags (service.env) are built into the binary.
+const V8_FLAGS = serviceV8Flags(new URL("../", import.meta.url));
+export const BINARY_FLAGS: ReadonlyArray<string> = [
+  "--unstable-no-legacy-abort",
+  ...(V8_FLAGS === "" ? [] : [`--v8-flags=${V8_FLAGS}`]),
+];
 
 // Only the npm packages the module graph reaches, from Deno's cache, not the node_modules folder.
 export const NPM_SELECTION = ["--node-modules-dir=none", "--exclude-unused-npm"] as const;

@@ -16,11 +16,12 @@
 //                       60), for the export attacks; loaded with scripts/seed.ts --reset --stores N
 //                       between the first and the second start (thousands of stores take minutes)
 //   STARVE_SERVICE_DIR  the service's source folder (default: the repository of this script)
-//   STARVE_V8_FLAGS     the service's --v8-flags (default: the start task's in that folder's
-//                       deno.json; empty: plain `deno run -A src/main.ts`)
+//   STARVE_V8_FLAGS     the service's --v8-flags (default: DENO_V8_FLAGS of that folder's
+//                       service.env; empty: plain `deno run -A src/main.ts`)
 // Attacks: bodies-unauth, bodies-auth, exports-max, exports-slow, preview-10k, preview-10k-x4,
 // oversize, headers.
 import { adminQuery, withDatabase } from "./pg_admin.ts";
+import { serviceV8Flags } from "./service_env.ts";
 
 const RSS_LIMIT_MB = 400;
 const LIVE_LIMIT_MS = 1_000;
@@ -434,12 +435,7 @@ interface Service {
 }
 
 const startTaskArgs = (serviceDir: string) => {
-  const flagsEnv = Deno.env.get("STARVE_V8_FLAGS");
-  let flags = flagsEnv ?? "";
-  if (flagsEnv === undefined) {
-    const task: string = JSON.parse(Deno.readTextFileSync(`${serviceDir}/deno.json`)).tasks.start;
-    flags = /--v8-flags=(\S+)/.exec(task)?.[1] ?? "";
-  }
+  const flags = Deno.env.get("STARVE_V8_FLAGS") ?? serviceV8Flags(serviceDir);
   return ["run", "-A", ...(flags === "" ? [] : [`--v8-flags=${flags}`]), "src/main.ts"];
 };
 

@@ -12,15 +12,16 @@
 import pg from "pg";
 import { runImportBench } from "./import_bench.ts";
 import { median } from "./stats.ts";
+import { serviceV8Flags } from "../service_env.ts";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
 const DENO = Deno.execPath();
 const STORES = 500;
 
-// The V8 flags of a tree's start task (deno.json), so that each side runs as its own release does.
-const startFlags = async (tree: string) => {
-  const start: string = JSON.parse(await Deno.readTextFile(`${tree}/deno.json`)).tasks?.start ?? "";
-  return start.split(/\s+/).filter((arg) => arg.startsWith("--v8-flags="));
+// The V8 flags a tree's service runs with, so that each side runs as its own release does.
+const startFlags = (tree: string) => {
+  const flags = serviceV8Flags(tree);
+  return flags === "" ? [] : [`--v8-flags=${flags}`];
 };
 
 const [ref, roundsArg] = Deno.args;
@@ -105,7 +106,7 @@ try {
         "run",
         "-A",
         "--unstable-no-legacy-abort",
-        ...await startFlags(side.tree),
+        ...startFlags(side.tree),
         "src/main.ts",
       ],
       cwd: side.tree,

@@ -2,6 +2,7 @@
 // keys, the store lists and windows the loads draw from, and the service as the start task runs it.
 import pg from "pg";
 import { addDays, capture, decoder, delay, DENO, log, ROOT, SetupError } from "./harness.ts";
+import { serviceV8Flags } from "../service_env.ts";
 
 // What setting up a benchmark database needs to know.
 export interface DatabaseSettings {
@@ -10,12 +11,12 @@ export interface DatabaseSettings {
   readonly reseed: boolean;
 }
 
-// --- The service as the start task runs it (deno.json): its V8 flags and the environment the task
-// sets before the command, unless BENCH_V8_FLAGS or BENCH_ENV say otherwise (BENCH_V8_FLAGS="":
-// no flag at all, as on a host that takes no runtime flags).
+// --- The service as the start task runs it (deno.json): its V8 flags (service.env) and the
+// environment the task sets before the command, unless BENCH_V8_FLAGS or BENCH_ENV say otherwise
+// (BENCH_V8_FLAGS="": no flag at all, as on a host that takes no runtime flags).
 const START_TASK: string = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks.start;
 const FLAGS_SET = Deno.env.get("BENCH_V8_FLAGS");
-export const V8_FLAGS = (FLAGS_SET ?? START_TASK.match(/--v8-flags=(\S+)/)?.[1] ?? "").trim();
+export const V8_FLAGS = (FLAGS_SET ?? serviceV8Flags(ROOT)).trim();
 // Whether the flags are the start task's, and whether the service runs without any V8 flag because
 // BENCH_V8_FLAGS="" says so.
 export const FLAGS_FROM_TASK = FLAGS_SET === undefined;
