@@ -31,8 +31,8 @@ const formatOf = (zone: string) => {
   return format;
 };
 
-// The wall clock of `zone` at the instant `ms` (milliseconds since the epoch).
-export const wallAt = (ms: number, zone: string): Wall => {
+// The wall clock as Intl reads it (slow: a formatter call and its parts per instant).
+const intlWallAt = (ms: number, zone: string): Wall => {
   const parts: Record<string, number> = {};
   for (const p of formatOf(zone).formatToParts(ms)) {
     if (p.type !== "literal") parts[p.type] = Number(p.value);
@@ -44,5 +44,53 @@ export const wallAt = (ms: number, zone: string): Wall => {
     hour: parts.hour === 24 ? 0 : parts.hour,
     minute: parts.minute,
     second: parts.second,
+  };
+};
+
+// A zone's offset from UTC (ms) at a whole second, as Intl reads its wall clock there.
+const offsetAt = (second: number, zone: string) => {
+  const w = intlWallAt(second, zone);
+  const asUtc = new Date(0);
+  asUtc.setUTCFullYear(w.year, w.month - 1, w.day);
+  asUtc.setUTCHours(w.hour, w.minute, w.second);
+  return asUtc.getTime() - second;
+};
+
+// Offsets by zone and quarter hour: a quarter hour whose first and last seconds have the same
+// offset has it throughout (no zone changes its offset twice within a quarter hour); one that
+// holds a transition is null, and its instants are read from Intl one by one. Bounded: a zone's
+// table starts again once it holds MAX_QUARTERS.
+const QUARTER_MS = 15 * 60_000;
+const MAX_QUARTERS = 100_000;
+const offsets = new Map<string, Map<number, number | null>>();
+
+const quarterOffset = (quarter: number, zone: string): number | null => {
+  let table = offsets.get(zone);
+  if (table === undefined || table.size >= MAX_QUARTERS) {
+    table = new Map();
+    offsets.set(zone, table);
+  }
+  let offset = table.get(quarter);
+  if (offset === undefined) {
+    const first = offsetAt(quarter * QUARTER_MS, zone);
+    offset = first === offsetAt((quarter + 1) * QUARTER_MS - 1000, zone) ? first : null;
+    table.set(quarter, offset);
+  }
+  return offset;
+};
+
+// The wall clock of `zone` at the instant `ms` (milliseconds since the epoch), to the second.
+export const wallAt = (ms: number, zone: string): Wall => {
+  const second = Math.floor(ms / 1000) * 1000;
+  const offset = quarterOffset(Math.floor(second / QUARTER_MS), zone);
+  if (offset === null) return intlWallAt(second, zone);
+  const wall = new Date(second + offset);
+  return {
+    year: wall.getUTCFullYear(),
+    month: wall.getUTCMonth() + 1,
+    day: wall.getUTCDate(),
+    hour: wall.getUTCHours(),
+    minute: wall.getUTCMinutes(),
+    second: wall.getUTCSeconds(),
   };
 };
