@@ -8,6 +8,7 @@ import {
   journey,
   openPage,
   type Page,
+  settle,
   shoot,
   signIn,
   start,
@@ -44,11 +45,6 @@ const violations = async (page: Page): Promise<Array<string>> => {
         v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")
       }${v.nodes.length > 3 ? ` and ${v.nodes.length - 3} more` : ""}`
     );
-};
-
-const settle = async (page: Page, selector: string) => {
-  await page.waitForSelector(selector, { timeout: 20_000 });
-  await page.waitForNetworkIdle({ idleTime: 200 }).catch(() => {});
 };
 
 const setLanguage = async (page: Page, language: "en" | "zh-CN") => {

@@ -176,6 +176,14 @@ export const signIn = async (run: Running, page: Page, member: string) => {
   await page.waitForSelector("[data-testid=portfolio-row]", { timeout: 20_000 });
 };
 
+// The page's element, then a moment without requests for what it fetches after rendering. The wait
+// for quiet is bounded: after the language is switched the browser counts a request as in flight
+// that never ends, and the page's default timeout (15 s) would pass on every page.
+export const settle = async (page: Page, selector: string, idleTime = 200) => {
+  await page.waitForSelector(selector, { timeout: 20_000 });
+  await page.waitForNetworkIdle({ idleTime, timeout: 2_000 }).catch(() => {});
+};
+
 // The store list, from the navigation.
 export const openStores = async (page: Page) => {
   await page.click("nav a[href='/console/stores']");

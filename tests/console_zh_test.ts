@@ -10,6 +10,7 @@ import {
   openPage,
   type Page,
   type Running,
+  settle,
   shoot,
   signIn,
   start,
@@ -78,11 +79,6 @@ const wordsOf = (values: ReadonlyArray<string | null | undefined>) =>
   new Set(
     values.flatMap((v) => (v ?? "").match(/[A-Za-z]{3,}/g) ?? []).map((w) => w.toLowerCase()),
   );
-
-const settle = async (page: Page, selector: string) => {
-  await page.waitForSelector(selector, { timeout: 20_000 });
-  await page.waitForNetworkIdle({ idleTime: 300 }).catch(() => {});
-};
 
 const toChinese = async (page: Page) => {
   await page.select("header .language select", "zh-CN");
@@ -217,15 +213,15 @@ Deno.test({
         ];
         for (const [name, path, ready] of pages) {
           await page.goto(`${run.base}${path}`, { waitUntil: "networkidle0" });
-          await settle(page, ready);
+          await settle(page, ready, 300);
           assert.equal(await page.evaluate("document.documentElement.lang"), "zh-CN");
-          if (name === "store") await settle(page, "[data-testid=savings-chart] canvas");
+          if (name === "store") await settle(page, "[data-testid=savings-chart] canvas", 300);
           await check(name);
         }
 
         // An import with one problem and one valid row: the problems, then the valid row's preview.
         await page.goto(`${run.base}/console/imports`, { waitUntil: "networkidle0" });
-        await settle(page, "[data-testid=template]");
+        await settle(page, "[data-testid=template]", 300);
         const upload = async (name: string, lines: ReadonlyArray<string>) => {
           const path = `${files}/${name}`;
           await Deno.writeTextFile(
@@ -243,7 +239,7 @@ Deno.test({
         const row = (date: string, value: string) =>
           `${store.brand_name},${store.name},${date},${value}`;
         await upload("problem.csv", [row(day, "12x"), row(start, "10.5")]);
-        await settle(page, "[data-testid=import-error] .problems li");
+        await settle(page, "[data-testid=import-error] .problems li", 300);
         // The service wrote the problem in the language the console asked for.
         const problems = await page.$$eval(
           "[data-testid=import-error] .problems li",
@@ -252,7 +248,7 @@ Deno.test({
         assert.match(problems[0], /第 2 行/);
         await check("imports, a file with a problem");
         await upload("valid.csv", [row(start, "10.5")]);
-        await settle(page, "[data-testid=review-row]");
+        await settle(page, "[data-testid=review-row]", 300);
         await check("imports, a preview");
 
         await shoot(page, "console-zh-analyst");
@@ -266,7 +262,7 @@ Deno.test({
         const { page, errors } = await openPage(run);
         await signIn(run, page, "demo-manager");
         await toChinese(page);
-        await settle(page, "[data-testid=portfolio-row]");
+        await settle(page, "[data-testid=portfolio-row]", 300);
         const words = await dataWords(page, NAMES);
         const english = englishWords(await visibleText(page), words);
         await shoot(page, "console-zh-manager");

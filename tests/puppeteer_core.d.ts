@@ -25,7 +25,7 @@ export interface Page {
   goto(url: string, options?: { waitUntil?: string }): Promise<unknown>;
   waitForSelector(selector: string, options?: { timeout?: number }): Promise<ElementHandle | null>;
   waitForFunction(expression: string, options?: { timeout?: number }): Promise<unknown>;
-  waitForNetworkIdle(options?: { idleTime?: number }): Promise<void>;
+  waitForNetworkIdle(options?: { idleTime?: number; timeout?: number }): Promise<void>;
   type(selector: string, text: string): Promise<void>;
   click(selector: string): Promise<void>;
   select(selector: string, ...values: string[]): Promise<string[]>;
