@@ -31,7 +31,7 @@ export const BINARY_PERMISSIONS = [
 ] as const;
 
 // As `deno task start` runs the service: its V8 flags (service.env) are built into the binary.
-const V8_FLAGS = serviceV8Flags(new URL("../", import.meta.url));
+const V8_FLAGS = serviceV8Flags(ROOT);
 export const BINARY_FLAGS: ReadonlyArray<string> = [
   "--unstable-no-legacy-abort",
   ...(V8_FLAGS === "" ? [] : [`--v8-flags=${V8_FLAGS}`]),

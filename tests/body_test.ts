@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { FastCheck as fc } from "effect";
 import { bytesBody, readBody } from "../src/http/body.ts";
+import { concat } from "./import_zip_fixtures.ts";
 
 // A request whose body arrives in the given chunks, with or without a stated length.
 const incoming = (chunks: ReadonlyArray<Uint8Array<ArrayBuffer>>, length?: number) => {
@@ -25,16 +26,6 @@ const incoming = (chunks: ReadonlyArray<Uint8Array<ArrayBuffer>>, length?: numbe
   };
 };
 
-const joined = (chunks: ReadonlyArray<Uint8Array>) => {
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return all;
-};
-
 const chunkList = fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 12 }).map((list) =>
   list.map((c) => new Uint8Array(c))
 );
@@ -42,7 +33,7 @@ const chunkList = fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 12 }).
 Deno.test("a body is read as the bytes sent, stated length or not, however it is chunked", async () => {
   await fc.assert(
     fc.asyncProperty(chunkList, fc.boolean(), async (chunks, stated) => {
-      const all = joined(chunks);
+      const all = concat(chunks);
       const { request } = incoming(chunks, stated ? all.length : undefined);
       const read = await readBody(request, 1024, 10_000);
       assert.equal(read.kind, "ok");

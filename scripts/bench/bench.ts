@@ -86,8 +86,8 @@ Environment:
   BENCH_SCALE_SECONDS   turns of one second per size, endpoint and concurrency in the scale run,
                         the sizes' services loaded in rotation (default 5)
   BENCH_V8_FLAGS        the service's --v8-flags (default: DENO_V8_FLAGS of service.env, as the
-                        start task runs it; empty: none). The RSS goal is 256 MiB as the start task runs the service,
-                        400 MiB with BENCH_V8_FLAGS="" (no V8 flag at all).
+                        start task runs it; empty: none). The RSS goal is 256 MiB as the start
+                        task runs the service, 400 MiB with BENCH_V8_FLAGS="" (no V8 flag at all).
   BENCH_ENV             the environment the service is started with besides the benchmark's own,
                         as NAME=value words (default: what the start task sets before
                         \`deno run\`; empty: nothing)
