@@ -94,6 +94,9 @@ Environment:
   BENCH_FLAGS_ROUNDS    rounds per read in the flags' cost run (default 8)
   BENCH_FLAGS_LOAD      how the flags' cost run loads its three processes: alone (default: one
                         after another in each round) or together (all three in the same seconds)
+  BENCH_HEAP            1: the service also counts what V8 allocates in its heap per request
+                        (its GET /metrics, on with a METRICS_TOKEN the run sets, which also counts
+                        the requests: a little more CPU a request than without); default off
   BENCH_ENTRY           main (default): src/main.ts as the start task runs it; deploy: the Deno
                         Deploy entry, src/deploy.ts under deno serve with Deploy's permissions
                         (--allow-net --allow-env --allow-read) and no flag (needs BENCH_V8_FLAGS="")
@@ -208,6 +211,7 @@ const readSettings = () => {
     database,
     pool,
     only: benchOnly(),
+    heap: (Deno.env.get("BENCH_HEAP") ?? "") === "1",
   };
 };
 type Settings = ReturnType<typeof readSettings>;
@@ -375,6 +379,7 @@ const rssGoal = (rss: RssFacts, importPeak: number, failed: boolean): Goal => {
 };
 
 const readsTable = (rows: ReadonlyArray<Row>) => {
+  const withHeap = rows.some((r) => r.heap_kib_per_request !== null);
   const reference = (r: Row) => {
     const ref = COMPARED.find((c) => c.read === r.read)?.reference;
     return ref === undefined ? undefined : findRow(rows, keyOf(r.read, r.mode, ref), r.connections);
@@ -390,6 +395,7 @@ const readsTable = (rows: ReadonlyArray<Row>) => {
     "x ref req/s",
     "x ref p99",
     "CPU ms/req",
+    ...(withHeap ? ["heap KiB/req"] : []),
     "KB/answer",
     "peak RSS",
     "failed",
@@ -407,6 +413,9 @@ const readsTable = (rows: ReadonlyArray<Row>) => {
       ref ? (r.requests_per_second / ref.requests_per_second).toFixed(2) : "-",
       ref ? (r.p99_ms / ref.p99_ms).toFixed(2) : "-",
       r.cpu_ms_per_request.toFixed(3),
+      ...(withHeap
+        ? [r.heap_kib_per_request === null ? "-" : r.heap_kib_per_request.toFixed(0)]
+        : []),
       (r.bytes_per_response / 1000).toFixed(1),
       mib(r.peak_rss_bytes),
       failures(r) > 0 ? `${failures(r)} !` : "0",
@@ -414,7 +423,8 @@ const readsTable = (rows: ReadonlyArray<Row>) => {
   });
   return [
     `x ref: against the read's reference server (energy: minimal; metrics, periods: same-SQL) in ` +
-    `the same mode; CPU ms/req: the server's CPU time (all its threads) over the load, per request`,
+    `the same mode; CPU ms/req: the server's CPU time (all its threads) over the load, per request` +
+    (withHeap ? "; heap KiB/req: what V8 allocated in its main heap, per request" : ""),
     textTable(header, body, [0, 1, 2]),
   ].join("\n");
 };
@@ -437,13 +447,18 @@ const startReadServers = async (
     return chosen;
   };
   const servicePort = port(18080);
+  const metricsToken = settings.heap ? crypto.randomUUID() : undefined;
   const service = await startServer(
     "service",
     serviceArgsOn(servicePort),
-    serviceEnv(settings.databaseUrl, settings.pool, servicePort),
+    {
+      ...serviceEnv(settings.databaseUrl, settings.pool, servicePort),
+      ...(metricsToken === undefined ? {} : { METRICS_TOKEN: metricsToken }),
+    },
     servicePort,
     "/health/ready",
     stamp,
+    metricsToken,
   );
   log(`  service on :${servicePort}, PID ${service.pid} (${startSettingsText()})`);
   if (!withBaselines) return { service, others: {} };
@@ -586,7 +601,11 @@ const measureReads = async (
             turns[i].map((t) => t.requests_per_second.toFixed(0)).join(" ")
           })  p50 ${m.p50_ms.toFixed(2)} ms  p99 ${m.p99_ms.toFixed(2)} ms (turns ${
             turns[i].map((t) => t.p99_ms.toFixed(1)).join(" ")
-          })  CPU ${m.cpu_ms_per_request.toFixed(3)} ms/req  RSS ${mib(m.peak_rss_bytes)}` +
+          })  CPU ${m.cpu_ms_per_request.toFixed(3)} ms/req${
+            m.heap_kib_per_request === null
+              ? ""
+              : `  heap ${m.heap_kib_per_request.toFixed(0)} KiB/req`
+          }  RSS ${mib(m.peak_rss_bytes)}` +
             (failures(m) > 0
               ? `  ! ${m.non_2xx} non-2xx, ${failures(m) - m.non_2xx} socket errors`
               : ""),

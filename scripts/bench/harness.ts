@@ -223,10 +223,29 @@ export interface Server {
   readonly rss: RssWatch;
   // How it ended, once it has.
   readonly exited: () => Deno.CommandStatus | undefined;
+  // The bytes V8 has allocated in its main heap since the start, read from the service's
+  // GET /metrics (absent: the server has none, or was started without its token).
+  readonly heapAllocated?: () => Promise<number | undefined>;
 }
 
+// The service's deno_heap_allocated_bytes_total, by GET /metrics with `token`.
+const heapAllocatedOf = (port: number, token: string) => async () => {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    const text = await response.text();
+    const found = /^deno_heap_allocated_bytes_total (\d+)/m.exec(text);
+    return response.ok && found !== null ? Number(found[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 // Starts `deno <args>` with its output in OUT_DIR/<stamp>-<name>.log and waits until `readyPath`
-// answers 200 (at most 120 s). Its RSS is watched from the start.
+// answers 200 (at most 120 s). Its RSS is watched from the start; with `metricsToken` (the
+// METRICS_TOKEN of `env`), its heap allocation is read from its GET /metrics.
 export const startServer = async (
   name: string,
   args: Array<string>,
@@ -234,6 +253,7 @@ export const startServer = async (
   port: number,
   readyPath: string,
   stamp: string,
+  metricsToken?: string,
 ): Promise<Server> => {
   const logFile = `${OUT_DIR}/${stamp}-${name}.log`;
   const child = spawn(DENO, args, { env, stdout: "piped", stderr: "piped" });
@@ -259,7 +279,19 @@ export const startServer = async (
       await response.body?.cancel();
       if (response.status === 200) {
         rss.pid = denoPid(child.pid);
-        return { name, child, pid: rss.pid, port, logFile, rss, exited: () => exited };
+        const heapAllocated = metricsToken === undefined
+          ? undefined
+          : heapAllocatedOf(port, metricsToken);
+        return {
+          name,
+          child,
+          pid: rss.pid,
+          port,
+          logFile,
+          rss,
+          exited: () => exited,
+          heapAllocated,
+        };
       }
     } catch { /* not listening yet */ }
     await delay(200);
@@ -301,6 +333,9 @@ export interface Measurement {
   readonly bytes_per_response: number;
   // The server's CPU time during the load (from wrk's start to its end), per request.
   readonly cpu_ms_per_request: number;
+  // What V8 allocated in the server's main heap during the load, per request, in KiB (null: not
+  // read); garbage included: what its collector has to clear.
+  readonly heap_kib_per_request: number | null;
 }
 
 export interface Probe {
@@ -363,6 +398,7 @@ export const runWrk = async (
   ], { stdout: "piped", stderr: "piped" });
   const pid = target.server.pid;
   target.server.rss.openWindow();
+  const heapBefore = await target.server.heapAllocated?.();
   const cpuBefore = cpuMs(pid);
   const killer = setTimeout(() => child.kill("SIGKILL"), (seconds + 30) * 1000);
   let out: Deno.CommandOutput;
@@ -373,6 +409,7 @@ export const runWrk = async (
   }
   const peak = target.server.rss.closeWindow();
   const cpuDuring = cpuMs(pid) - cpuBefore;
+  const heapAfter = heapBefore === undefined ? undefined : await target.server.heapAllocated?.();
   await delay(SETTLE_MS);
   const stdout = decoder.decode(out.stdout);
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH_RESULT "));
@@ -409,6 +446,9 @@ export const runWrk = async (
     peak_rss_bytes: peak,
     bytes_per_response: v.requests > 0 ? Math.round(v.bytes / v.requests) : 0,
     cpu_ms_per_request: v.requests > 0 ? cpuDuring / v.requests : 0,
+    heap_kib_per_request: heapBefore === undefined || heapAfter === undefined || v.requests === 0
+      ? null
+      : (heapAfter - heapBefore) / 1024 / v.requests,
   };
 };
 
@@ -441,6 +481,9 @@ export const combineTurns = (turns: ReadonlyArray<Measurement>): Measurement => 
     peak_rss_bytes: Math.max(...turns.map((m) => m.peak_rss_bytes)),
     bytes_per_response: Math.round(perRequest((m) => m.bytes_per_response)),
     cpu_ms_per_request: perRequest((m) => m.cpu_ms_per_request),
+    heap_kib_per_request: turns.every((m) => m.heap_kib_per_request !== null)
+      ? perRequest((m) => m.heap_kib_per_request!)
+      : null,
   };
 };
 
