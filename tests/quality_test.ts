@@ -17,6 +17,7 @@ import {
   MAX_DEVICES_PER_FLAG,
   MAX_REPORTS_PER_DEVICE,
   type QualityDayInput,
+  qualitySummary,
   type StateReport,
 } from "../src/quality/quality_rules.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
@@ -162,6 +163,17 @@ Deno.test("rules: every day's verdict is the reference's, whatever the days and 
         assert.deepEqual(result.verdicts, days.map((d) => refVerdict(d, evidence)));
       }),
       { numRuns: 1500 },
+    );
+  }
+});
+
+Deno.test("rules: the summary alone (as the portfolio takes it) is the full check's summary", () => {
+  for (const arb of [caseArb, denseArb]) {
+    fc.assert(
+      fc.property(arb, ({ days, evidence }) => {
+        assert.deepEqual(qualitySummary(days, evidence), checkQuality(days, evidence).summary);
+      }),
+      { numRuns: 500 },
     );
   }
 });

@@ -249,7 +249,6 @@ const computeDay = (
 
   const matched = a !== null && e !== null && evaluable;
   const savings = matched ? e - a : null;
-  const aer = matched ? exactPercentOut(e - a, e) : null;
 
   // rules.md §6: every pass flag needs A, a settled day, an evaluable stage and every input it
   // uses, present and not stale; the comparisons use the signed savings (rules.md §1).
@@ -298,7 +297,7 @@ const computeDay = (
     actual_kwh: fmtInput(input.actual),
     eba_kwh: base.ebaKwh,
     aes_kwh: exactOut(savings),
-    aer_percent: aer,
+    aer_percent: savings !== null && e !== null ? exactPercentOut(savings, e) : null,
     tes_kwh: t?.tesKwh ?? null,
     tes_180_kwh: t?.tes180Kwh ?? null,
     tes_210_kwh: t?.tes210Kwh ?? null,

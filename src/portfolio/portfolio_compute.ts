@@ -14,10 +14,10 @@ import {
 } from "../metrics/engine.ts";
 import { resolveDays } from "../metrics/metrics_repo.ts";
 import {
-  checkQuality,
   type DeviceEvidence,
   type EnergyStatus,
   type QualityDayInput,
+  qualitySummary,
 } from "../quality/quality_rules.ts";
 import { partsOf, summaryOf, type SummaryParts } from "../metrics/summary_parts.ts";
 
@@ -140,7 +140,7 @@ export const computeStore = (row: StoreRow, dates: ReadonlyArray<string>): Store
   const input = decodeStore(row, dates);
   const days = computeDays(input.days, input.baseline);
   const parts = partsOf(days);
-  const quality = checkQuality(input.energy, input.evidence).summary;
+  const quality = qualitySummary(input.energy, input.evidence);
   return {
     row: {
       store_id: row.store_id,

@@ -148,6 +148,16 @@ const firstFrom = (list: ReadonlyArray<Placed>, day: string) => {
   return lo;
 };
 
+// The same index found from `hint`, an index before which every report is of an earlier day than
+// `day` (the answer for an earlier day): by stepping on, which over ascending days reads each
+// report once; by bisection when the hint does not hold.
+const nextFrom = (list: ReadonlyArray<Placed>, day: string, hint: number) => {
+  if (hint > list.length || (hint > 0 && list[hint - 1].day >= day)) return firstFrom(list, day);
+  let at = hint;
+  while (at < list.length && list[at].day < day) at++;
+  return at;
+};
+
 // --- One device on one day.
 
 interface DeviceDay {
@@ -155,29 +165,43 @@ interface DeviceDay {
   readonly offlineAllDay: boolean;
   readonly known: boolean;
   // The report carried in from an earlier day (when it decides the state at the day's start),
-  // then the day's own reports.
+  // then the day's own reports: list[from] to list[to - 1].
   readonly carried: Placed | undefined;
-  readonly during: ReadonlyArray<Placed>;
+  readonly list: ReadonlyArray<Placed>;
+  readonly from: number;
+  readonly to: number;
 }
 
-const deviceDay = (list: ReadonlyArray<Placed>, day: string, carryAllowed: boolean): DeviceDay => {
-  const from = firstFrom(list, day);
+// `from`: the index of the device's first report on or after `day`.
+const deviceDay = (
+  list: ReadonlyArray<Placed>,
+  from: number,
+  day: string,
+  carryAllowed: boolean,
+): DeviceDay => {
   let to = from;
-  while (to < list.length && list[to].day === day) to++;
-  const during = list.slice(from, to);
   // The state at the day's first instant: the last report at exactly that instant, else the last
   // report of an earlier day (when states may be carried into this day).
   let start: Placed | undefined;
-  for (const p of during) if (p.atMidnight) start = p;
+  let anyOnline = false;
+  let allOffline = true;
+  for (; to < list.length && list[to].day === day; to++) {
+    const p = list[to];
+    if (p.atMidnight) start = p;
+    if (p.report.state === "ONLINE") anyOnline = true;
+    if (p.report.state !== "OFFLINE") allOffline = false;
+  }
   const carried = start === undefined && carryAllowed && from > 0 ? list[from - 1] : undefined;
   start ??= carried;
   const startState = start?.report.state;
   return {
-    online: startState === "ONLINE" || during.some((p) => p.report.state === "ONLINE"),
-    offlineAllDay: startState === "OFFLINE" && during.every((p) => p.report.state === "OFFLINE"),
-    known: start !== undefined || during.length > 0,
+    online: startState === "ONLINE" || anyOnline,
+    offlineAllDay: startState === "OFFLINE" && allOffline,
+    known: start !== undefined || to > from,
     carried,
-    during,
+    list,
+    from,
+    to,
   };
 };
 
@@ -194,7 +218,7 @@ const reportOut = (p: Placed, carried: boolean): DeviceReport => ({
 const deviceCase = (device: DeviceInfo, dd: DeviceDay, state: DeviceState): DeviceCase => {
   const all = [
     ...(dd.carried === undefined ? [] : [reportOut(dd.carried, true)]),
-    ...dd.during.map((p) => reportOut(p, false)),
+    ...dd.list.slice(dd.from, dd.to).map((p) => reportOut(p, false)),
   ];
   const kept = all
     .map((r, i) => ({ r, i, supports: r.state === state ? 0 : 1 }))
@@ -270,24 +294,48 @@ const emptyByKind = (): Record<FlagKind, number> =>
 export const checkQuality = (
   days: ReadonlyArray<QualityDayInput>,
   evidence: DeviceEvidence,
+): QualityResult => judgeDays(days, evidence, true);
+
+/** The summary of checkQuality alone: the same verdicts, no flag or verdict list made. */
+export const qualitySummary = (
+  days: ReadonlyArray<QualityDayInput>,
+  evidence: DeviceEvidence,
+): QualitySummary => judgeDays(days, evidence, false).summary;
+
+const judgeDays = (
+  days: ReadonlyArray<QualityDayInput>,
+  evidence: DeviceEvidence,
+  detailed: boolean,
 ): QualityResult => {
   const perDevice = placeReports(evidence);
   const devices = evidence.devices;
+  // Each device's reports, and where the last day's search ended in them.
+  const lists = devices.map((d) => perDevice.get(d.id)!);
+  const cursors = devices.map(() => 0);
   const byKind = emptyByKind();
-  const counts = { agrees: 0, none: 0, partial: 0, voids: 0 };
+  const counts = { agrees: 0, none: 0, partial: 0, voids: 0, flagged: 0 };
   const flags: Array<QualityFlag> = [];
   const verdicts: Array<DayVerdict> = [];
   for (const day of days) {
     const energy = energyKind(day);
     if (energy === "VOID") {
       counts.voids++;
-      verdicts.push("VOID");
+      if (detailed) verdicts.push("VOID");
       continue;
     }
     const carryAllowed = evidence.carryUntil !== null && day.date <= evidence.carryUntil;
-    const states = devices.map((d) => deviceDay(perDevice.get(d.id)!, day.date, carryAllowed));
-    const online = states.filter((s) => s.online).length;
-    const allOffline = devices.length > 0 && states.every((s) => s.offlineAllDay);
+    const states: Array<DeviceDay> = [];
+    let online = 0;
+    let allOffline = devices.length > 0;
+    let known = false;
+    lists.forEach((list, i) => {
+      cursors[i] = nextFrom(list, day.date, cursors[i]);
+      const state = deviceDay(list, cursors[i], day.date, carryAllowed);
+      if (state.online) online++;
+      if (!state.offlineAllDay) allOffline = false;
+      if (state.known) known = true;
+      states.push(state);
+    });
     let verdict: DayVerdict;
     if (online > 0) {
       verdict = energy === "MISSING"
@@ -298,14 +346,16 @@ export const checkQuality = (
     } else if (allOffline) {
       verdict = energy === "POSITIVE" ? "POSITIVE_WHILE_ALL_OFFLINE" : "AGREES";
     } else {
-      verdict = states.some((s) => s.known) ? "PARTIAL_EVIDENCE" : "NO_EVIDENCE";
+      verdict = known ? "PARTIAL_EVIDENCE" : "NO_EVIDENCE";
     }
-    verdicts.push(verdict);
+    if (detailed) verdicts.push(verdict);
     if (verdict === "AGREES") counts.agrees++;
     else if (verdict === "NO_EVIDENCE") counts.none++;
     else if (verdict === "PARTIAL_EVIDENCE") counts.partial++;
     else {
       byKind[verdict]++;
+      counts.flagged++;
+      if (!detailed) continue;
       const state: DeviceState = verdict === "POSITIVE_WHILE_ALL_OFFLINE" ? "OFFLINE" : "ONLINE";
       const cases = devices
         .map((device, i) => ({ device, s: states[i] }))
@@ -328,9 +378,9 @@ export const checkQuality = (
     summary: {
       requested_days: days.length,
       device_count: devices.length,
-      checked_days: counts.agrees + flags.length,
+      checked_days: counts.agrees + counts.flagged,
       agreeing_days: counts.agrees,
-      flagged_days: flags.length,
+      flagged_days: counts.flagged,
       flagged_by_kind: byKind,
       no_evidence_days: counts.none,
       partial_evidence_days: counts.partial,
