@@ -86,21 +86,29 @@ interface EvidenceJson {
 export const decodeStore = (row: StoreRow, dates: ReadonlyArray<string>): StoreInputs => {
   const rows: Array<DayRow> = dates.map((date) => [date, null, 0, null, "NO_DATA"]);
   let provisionalDays = 0;
-  if (row.days !== null) {
-    for (const item of row.days.split(";")) {
-      const bar = item.indexOf("|");
-      const last = item.lastIndexOf("|");
-      const day = rows[Number(item.slice(0, bar))];
-      const value = item.slice(bar + 1, last);
-      const provisionalAt = item.slice(last + 1);
-      day[4] = value === "V" ? "VOID" : value === "N" ? "NO_DATA" : "AVAILABLE";
-      if (day[4] === "AVAILABLE") day[1] = value;
-      if (provisionalAt !== "") {
-        day[2] = 1;
-        day[3] = provisionalAt;
-        provisionalDays++;
-      }
+  // Read in place, item by item: only a value and a provisional instant are cut out of the text.
+  const text = row.days ?? "";
+  for (let at = 0; at < text.length;) {
+    let end = text.indexOf(";", at);
+    if (end < 0) end = text.length;
+    const bar = text.indexOf("|", at);
+    const last = text.lastIndexOf("|", end - 1);
+    let index = 0;
+    for (let i = at; i < bar; i++) index = index * 10 + text.charCodeAt(i) - 48;
+    const day = rows[index];
+    const mark = last === bar + 2 ? text[bar + 1] : "";
+    if (mark === "V") day[4] = "VOID";
+    else if (mark === "N") day[4] = "NO_DATA";
+    else {
+      day[4] = "AVAILABLE";
+      day[1] = text.slice(bar + 1, last);
     }
+    if (last + 1 < end) {
+      day[2] = 1;
+      day[3] = text.slice(last + 1, end);
+      provisionalDays++;
+    }
+    at = end + 1;
   }
   const facts = JSON.parse(row.facts) as Facts;
   const found: EvidenceJson = row.evidence === null
