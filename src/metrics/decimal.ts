@@ -88,10 +88,26 @@ const fixed = (s: string): bigint => {
 const DIGIT_FACTOR = POW10.map((_, d) => POW10[FRACTION_DIGITS - d] * SCALE_N);
 const DIGITS = /^\d+$/;
 
-// The common case, a plain unsigned decimal with at most 8 decimals, by string split; a digit
-// string short enough to be an exact double goes through Number, which is cheaper than a BigInt
-// parse. Anything else takes the general path.
+// The common case, a plain unsigned decimal of at most 15 digits and 8 decimals, read digit by
+// digit into a double (exact below 2^53) and scaled once as a BigInt; a longer one by string split
+// and a BigInt parse. Anything else takes the general path.
 export const exact = (s: string): Exact => {
+  if (s.length <= 16) {
+    let n = 0;
+    let dot = -1;
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 48 && c <= 57) n = n * 10 + (c - 48);
+      else if (c === 46 && dot < 0 && i > 0) dot = i;
+      else break;
+    }
+    const decimals = dot < 0 ? 0 : s.length - dot - 1;
+    const digits = dot < 0 ? s.length : s.length - 1;
+    if (i === s.length && i > 0 && digits <= 15 && decimals <= FRACTION_DIGITS) {
+      return BigInt(n) * DIGIT_FACTOR[decimals];
+    }
+  }
   const dot = s.indexOf(".");
   const digits = dot < 0 ? s : s.slice(0, dot) + s.slice(dot + 1);
   const decimals = dot < 0 ? 0 : s.length - dot - 1;

@@ -2,8 +2,6 @@
 import type { TargetDay } from "../domain/metrics.ts";
 import { addDays } from "../domain/range.ts";
 import {
-  type Dec,
-  dec,
   type Exact,
   exact,
   exactOrNull,
@@ -11,7 +9,6 @@ import {
   exactQuotient,
   exactTimes,
   fmtInput,
-  toDec,
 } from "./decimal.ts";
 
 export interface TargetInput {
@@ -56,10 +53,6 @@ export const epochDay = (date: string): number =>
   86_400_000;
 
 interface PeriodValues {
-  readonly tes: Dec | null;
-  readonly tes180: Dec | null;
-  readonly tes210: Dec | null;
-  readonly ratio: Dec;
   readonly tesKwh: string | null;
   readonly tes180Kwh: string | null;
   readonly tes210Kwh: string | null;
@@ -70,23 +63,18 @@ interface PeriodValues {
 }
 
 interface TevValues {
-  readonly tev: Dec;
-  readonly threshold: Dec;
   readonly tevX: Exact;
   readonly thresholdX: Exact;
   readonly tevKwh: string | null;
   readonly thresholdKwh: string | null;
 }
 
-// Exact values (scaled, see decimal.ts; the ratio is a plain factor), their native fixed-point
-// twins (the *X fields, see Exact) and their output strings; a day without a covering period has
-// none of them.
+// Exact values (native fixed point, see Exact in decimal.ts) and their output strings; a day
+// without a covering period has none of them.
 export interface TargetValues extends PeriodValues {
   readonly periodId: number;
   readonly sourceKind: string;
   readonly sourceReference: string | null;
-  readonly tev: Dec | null;
-  readonly tevThreshold: Dec | null;
   readonly tevX: Exact | null;
   readonly tevThresholdX: Exact | null;
   readonly tevKwh: string | null;
@@ -102,10 +90,6 @@ const periodValues = (target: TargetInput): PeriodValues => {
   const tes180X = cost === null ? null : exactQuotient(cost, 180 * ELECTRICITY_PRICE);
   const tes210X = cost === null ? null : exactQuotient(cost, 210 * ELECTRICITY_PRICE);
   return {
-    tes: toDec(tesX),
-    tes180: toDec(tes180X),
-    tes210: toDec(tes210X),
-    ratio: dec(target.ratio),
     tesKwh: exactOut(tesX),
     tes180Kwh: exactOut(tes180X),
     tes210Kwh: exactOut(tes210X),
@@ -169,8 +153,6 @@ export const targetResolver = () => {
         const tevX = exact(observed.value);
         const thresholdX = exactTimes(tevX, target.ratio);
         tevValues = {
-          tev: toDec(tevX)!,
-          threshold: toDec(thresholdX)!,
           tevX,
           thresholdX,
           tevKwh: exactOut(tevX),
@@ -180,10 +162,6 @@ export const targetResolver = () => {
       }
     }
     const values: TargetValues = {
-      tes: period.tes,
-      tes180: period.tes180,
-      tes210: period.tes210,
-      ratio: period.ratio,
       tesKwh: period.tesKwh,
       tes180Kwh: period.tes180Kwh,
       tes210Kwh: period.tes210Kwh,
@@ -194,8 +172,6 @@ export const targetResolver = () => {
       periodId: target.periodId,
       sourceKind: target.sourceKind,
       sourceReference: target.sourceReference,
-      tev: tevValues?.tev ?? null,
-      tevThreshold: tevValues?.threshold ?? null,
       tevX: tevValues?.tevX ?? null,
       tevThresholdX: tevValues?.thresholdX ?? null,
       tevKwh: tevValues?.tevKwh ?? null,
