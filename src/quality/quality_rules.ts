@@ -324,18 +324,19 @@ const judgeDays = (
       continue;
     }
     const carryAllowed = evidence.carryUntil !== null && day.date <= evidence.carryUntil;
-    const states: Array<DeviceDay> = [];
+    // Each device's state of the day (kept for the flags' evidence when they are made).
+    const states: Array<DeviceDay> | undefined = detailed ? [] : undefined;
     let online = 0;
     let allOffline = devices.length > 0;
     let known = false;
-    lists.forEach((list, i) => {
-      cursors[i] = nextFrom(list, day.date, cursors[i]);
-      const state = deviceDay(list, cursors[i], day.date, carryAllowed);
+    for (let i = 0; i < lists.length; i++) {
+      cursors[i] = nextFrom(lists[i], day.date, cursors[i]);
+      const state = deviceDay(lists[i], cursors[i], day.date, carryAllowed);
       if (state.online) online++;
       if (!state.offlineAllDay) allOffline = false;
       if (state.known) known = true;
-      states.push(state);
-    });
+      states?.push(state);
+    }
     let verdict: DayVerdict;
     if (online > 0) {
       verdict = energy === "MISSING"
@@ -355,7 +356,7 @@ const judgeDays = (
     else {
       byKind[verdict]++;
       counts.flagged++;
-      if (!detailed) continue;
+      if (states === undefined) continue;
       const state: DeviceState = verdict === "POSITIVE_WHILE_ALL_OFFLINE" ? "OFFLINE" : "ONLINE";
       const cases = devices
         .map((device, i) => ({ device, s: states[i] }))
