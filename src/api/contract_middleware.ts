@@ -7,7 +7,13 @@ import type * as HttpApp from "@effect/platform/HttpApp";
 import { Cause, Effect, Option } from "effect";
 import { type Message, messageIn, statusOfError } from "../domain/errors.ts";
 import { statusOfCode } from "../domain/error_codes.ts";
-import { type Language, negotiateLanguage, pick, withLanguage } from "../domain/language.ts";
+import {
+  DEFAULT_LANGUAGE,
+  type Language,
+  negotiateLanguage,
+  pick,
+  withLanguage,
+} from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 import { RequestNote } from "../domain/request.ts";
 
@@ -106,7 +112,9 @@ export const contractMiddleware = <E, R>(
     const language = Option.isSome(note) && note.value.language !== undefined
       ? note.value.language
       : negotiateLanguage((yield* HttpServerRequest.HttpServerRequest).headers["accept-language"]);
-    const response = yield* Effect.catchAllCause(withLanguage(language)(app), (cause) =>
+    // A request's fiber starts with the default language: only another one is set.
+    const inLanguage = language === DEFAULT_LANGUAGE ? app : withLanguage(language)(app);
+    const response = yield* Effect.catchAllCause(inLanguage, (cause) =>
       Effect.gen(function* () {
         const error = Cause.squash(cause) as { _tag?: string } | undefined;
         const tag = error?._tag ?? "";

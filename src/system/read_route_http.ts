@@ -58,14 +58,18 @@ export const readRouteMiddleware = Effect.gen(function* () {
     return Exit.isFailure(verdict) && statusOfError(Cause.squash(verdict.cause)) === 401;
   });
 
+  // Without a replica every statement goes to the primary: the app as it is.
+  if (Option.isNone(replica) || !replica.value.configured) {
+    return <E, R>(app: HttpApp.Default<E, R>) => app;
+  }
+  const router = replica.value;
   return <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.gen(function* () {
-      if (Option.isNone(replica) || !replica.value.configured) return yield* app;
       const request = yield* HttpServerRequest.HttpServerRequest;
       if (request.method !== "GET" && request.method !== "HEAD") return yield* app;
       const url = new URL(request.url, "http://service");
       if (!url.pathname.startsWith("/api/v1/")) return yield* app;
-      const target = yield* replica.value.route(yield* needOf(url.searchParams));
+      const target = yield* router.route(yield* needOf(url.searchParams));
       if (target === "primary") return yield* app;
       // The replica reads while the primary checks the credential: a credential the primary no
       // longer accepts is refused at once, however far behind the replica is. What the replica
