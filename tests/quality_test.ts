@@ -908,6 +908,12 @@ Deno.test("http: evidence is fetched for any list of days, and refuses a span be
   assert.equal(longest.devices.length > 0, true);
   const empty = await repoEvidence(store.scope_id, []);
   assert.deepEqual(empty.reports, []);
+  // Only the span counts: days in any order, some twice, read what their first and last day read.
+  const mixed = [addDays(first, 40), first, addDays(first, 90), addDays(first, 40)];
+  assert.deepEqual(
+    await repoEvidence(store.scope_id, mixed),
+    await repoEvidence(store.scope_id, [first, addDays(first, 90)]),
+  );
 });
 
 Deno.test("http: the energy read's refusals, in the same order", async () => {

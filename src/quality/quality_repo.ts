@@ -26,8 +26,9 @@ const REPORT_ORDER = "date_trunc('second', r.at), r.rank, r.event_id";
 const LATEST_FIRST = "date_trunc('second', r.at) DESC, r.rank DESC, r.event_id DESC";
 
 /**
- * $1 scope id, $2 the days (date[]). The store's devices and, within the span from the first to
- * the last of the days (calendar days of the scope's time zone), every ONLINE or OFFLINE report:
+ * $1 scope id, $2 and $3 the first and the last of the days (both null for no day). The store's
+ * devices and, within the span from the first to the last day (calendar days of the scope's time
+ * zone), every ONLINE or OFFLINE report:
  * device events and each device's snapshot status at status_observed_at; plus each device's last
  * report before the span, which the rules carry into the first days. Days between listed days
  * are in the span, so the last report before any listed day is there too. No row for an unknown
@@ -37,7 +38,7 @@ const evidenceSql = `
 WITH sc AS (
   SELECT s.store_id, s.timezone FROM scopes s WHERE s.id = $1::int
 ), span AS (
-  SELECT min(d) AS first_day, max(d) AS last_day FROM unnest($2::date[]) AS d
+  SELECT $2::date AS first_day, $3::date AS last_day
 ), b AS (
   SELECT sc.store_id, sc.timezone,
     (span.first_day::timestamp AT TIME ZONE sc.timezone) AS from_at,
@@ -141,10 +142,16 @@ export class QualityRepo extends Effect.Service<QualityRepo>()("Quality/QualityR
      */
     const evidence = (scopeId: number, dates: ReadonlyArray<string>) =>
       Effect.gen(function* () {
-        const sorted = [...new Set(dates)].sort();
+        // Only the span matters: the first and the last day (dates YYYY-MM-DD compare as text).
+        let first: string | null = null;
+        let last: string | null = null;
+        for (const date of dates) {
+          if (first === null || date < first) first = date;
+          if (last === null || date > last) last = date;
+        }
         if (
-          sorted.length > 0 &&
-          dayIndex(sorted[sorted.length - 1]) - dayIndex(sorted[0]) + 1 > EVIDENCE_MAX_SPAN_DAYS
+          first !== null && last !== null &&
+          dayIndex(last) - dayIndex(first) + 1 > EVIDENCE_MAX_SPAN_DAYS
         ) {
           return yield* Effect.dieMessage(
             `device evidence spans at most ${EVIDENCE_MAX_SPAN_DAYS} days`,
@@ -152,7 +159,8 @@ export class QualityRepo extends Effect.Service<QualityRepo>()("Quality/QualityR
         }
         const rows = yield* dbBoundary(sql.unsafe<{ body: string }>(evidenceSql, [
           scopeId,
-          sorted,
+          first,
+          last,
         ]));
         if (rows[0] === undefined) return yield* Effect.dieMessage(`unknown scope ${scopeId}`);
         const found = decodeEvidence(rows[0].body);
