@@ -92,7 +92,18 @@ const WINDOW = "2026-03-01";
 const windowDay = (i: number) => addDays(WINDOW, i);
 const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
 
-const served = fc.constantFrom("0", "0.0000", "0.0001", "12.5", "31.1002", "100");
+const served = fc.constantFrom(
+  "0",
+  "0.0000",
+  "00.00",
+  "0.",
+  "0.0001",
+  "0.10",
+  "10.0",
+  "12.5",
+  "31.1002",
+  "100",
+);
 
 const energyArb = fc.oneof(
   served.map((kwh) => ({ status: "AVAILABLE" as const, servedKwh: kwh as string | null })),

@@ -10,7 +10,7 @@ import {
   fmtInput,
   toDec,
 } from "./decimal.ts";
-import { type TargetInput, targetResolver, type TevInput } from "./targets.ts";
+import { type TargetInput, targetResolver, type TargetValues, type TevInput } from "./targets.ts";
 import { partsOf, summaryOf } from "./summary_parts.ts";
 
 export {
@@ -201,14 +201,17 @@ const baselineLookup = (months: ReadonlyArray<BaselineMonth>) => {
   const qualifying = months
     .filter((m) => m.days >= QUALIFYING_BASELINE_DAYS)
     .toSorted((a, b) => b.year - a.year);
-  const cache = new Map<string, Baseline>();
+  const cache = new Map<number, Baseline>();
+  // The digits of YYYY-MM-DD read in place: a lookup per day makes no text.
+  const digit = (date: string, at: number) => date.charCodeAt(at) - 48;
   return (date: string): Baseline => {
-    const month = Number(date.slice(5, 7));
+    const month = digit(date, 5) * 10 + digit(date, 6);
     if (month < 6 || month > 9) return OUT_OF_SEASON;
-    const key = date.slice(0, 7);
+    const year = digit(date, 0) * 1000 + digit(date, 1) * 100 + digit(date, 2) * 10 +
+      digit(date, 3);
+    const key = year * 100 + month;
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
-    const year = Number(date.slice(0, 4));
     const source = qualifying.find((m) => m.month === month && m.year < year);
     let result: Baseline = {
       eba: null,
@@ -230,6 +233,14 @@ const baselineLookup = (months: ReadonlyArray<BaselineMonth>) => {
     return result;
   };
 };
+
+// A savings target's pass flag of a judged day: the signed savings against the target.
+const savingsPass = (judged: boolean, savings: Exact | null, target: Exact | null) =>
+  judged && savings !== null && target !== null ? savings >= target : null;
+
+// The reason a target's value is missing on a day: no covering period, or `code` (0: present).
+const targetMissing = (t: TargetValues | null, value: Exact | null, code: number) =>
+  t === null ? R.NO_EFFECTIVE_TARGET : value === null ? code : 0;
 
 const computeDay = (
   input: DayInput,
@@ -253,13 +264,11 @@ const computeDay = (
   // rules.md §6: every pass flag needs A, a settled day, an evaluable stage and every input it
   // uses, present and not stale; the comparisons use the signed savings (rules.md §1).
   const judged = a !== null && settled && evaluable;
-  const savingsPass = (target: Exact | null) =>
-    judged && savings !== null && target !== null ? savings >= target : null;
   const passes: Passes = {
     eba: judged && e !== null ? a <= e : null,
-    tes: savingsPass(tes),
-    tes180: savingsPass(tes180),
-    tes210: savingsPass(tes210),
+    tes: savingsPass(judged, savings, tes),
+    tes180: savingsPass(judged, savings, tes180),
+    tes210: savingsPass(judged, savings, tes210),
     tev: judged && t !== null && tevThreshold !== null && !t.tevStale ? a <= tevThreshold : null,
   };
 
@@ -270,8 +279,6 @@ const computeDay = (
   const savingsGate = noActual | noEba | stage;
   const passGate = savingsGate | (settled ? 0 : R.PROVISIONAL_EXCLUDED);
   const negative = savings !== null && savings < 0n ? R.NEGATIVE_SAVINGS : 0;
-  const targetMissing = (value: Exact | null, code: number) =>
-    t === null ? R.NO_EFFECTIVE_TARGET : value === null ? code : 0;
   const tevMissing = t === null
     ? R.NO_EFFECTIVE_TARGET
     : t.tevX === null
@@ -285,9 +292,9 @@ const computeDay = (
     aes: savingsGate | negative,
     aer: savingsGate | (matched && e === 0n ? R.ZERO_BASELINE : negative),
     // A period without a legacy tes_kwh has no effective TES on that day.
-    tes: passGate | targetMissing(tes, R.NO_EFFECTIVE_TARGET),
-    tes_180: passGate | targetMissing(tes180, R.NO_PRICED_ITEMS),
-    tes_210: passGate | targetMissing(tes210, R.NO_PRICED_ITEMS),
+    tes: passGate | targetMissing(t, tes, R.NO_EFFECTIVE_TARGET),
+    tes_180: passGate | targetMissing(t, tes180, R.NO_PRICED_ITEMS),
+    tes_210: passGate | targetMissing(t, tes210, R.NO_PRICED_ITEMS),
     // TEV is judged on the actual alone, without EBA (rules.md §6).
     tev: (passGate & ~noEba) | tevMissing,
   };

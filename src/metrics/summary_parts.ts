@@ -50,28 +50,36 @@ export const NO_PARTS: SummaryParts = {
   tes210: NO_TARGET,
 };
 
-const targetParts = (days: ReadonlyArray<ComputedDay>, pick: (d: ComputedDay) => Exact | null) => {
-  let sum: Exact | null = null, settledSavings: Exact | null = null;
-  let settledSum: Exact | null = null;
-  for (const d of days) {
-    const value = pick(d);
-    if (!d.matched || value === null) continue;
-    sum = addExact(sum, value);
-    if (d.settled) {
-      settledSum = addExact(settledSum, value);
-      settledSavings = addExact(settledSavings, d.savingsX);
+// A target's running parts: the target over the matched days that have it; savings and target
+// over the settled ones.
+class TargetSums {
+  sum: Exact | null = null;
+  settledSavings: Exact | null = null;
+  settledSum: Exact | null = null;
+
+  // One matched day with this target's value (null: the day has none).
+  add(value: Exact | null, settled: boolean, savings: Exact | null) {
+    if (value === null) return;
+    this.sum = addExact(this.sum, value);
+    if (settled) {
+      this.settledSum = addExact(this.settledSum, value);
+      this.settledSavings = addExact(this.settledSavings, savings);
     }
   }
-  return { sum, settledSavings, settledSum };
-};
 
-// The parts of a set of computed days.
+  parts(): TargetParts {
+    return { sum: this.sum, settledSavings: this.settledSavings, settledSum: this.settledSum };
+  }
+}
+
+// The parts of a set of computed days, in one pass over them.
 export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
   let actualDays = 0, ebaDays = 0, matchedDays = 0, savingsDays = 0;
   let actual: Exact | null = null;
   let matchedEba: Exact | null = null, matchedActual: Exact | null = null;
   let settledEba: Exact | null = null, settledActual: Exact | null = null;
   let tevActual: Exact | null = null, tevThreshold: Exact | null = null;
+  const tes = new TargetSums(), tes180 = new TargetSums(), tes210 = new TargetSums();
   for (const d of days) {
     if (d.actualX !== null) actualDays++;
     if (d.ebaX !== null) ebaDays++;
@@ -89,6 +97,9 @@ export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
       settledEba = addExact(settledEba, d.ebaX);
       settledActual = addExact(settledActual, d.actualX);
     }
+    tes.add(d.tesX, d.settled, d.savingsX);
+    tes180.add(d.tes180X, d.settled, d.savingsX);
+    tes210.add(d.tes210X, d.settled, d.savingsX);
   }
   return {
     requestedDays: days.length,
@@ -103,9 +114,9 @@ export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
     settledActual,
     tevActual,
     tevThreshold,
-    tes: targetParts(days, (d) => d.tesX),
-    tes180: targetParts(days, (d) => d.tes180X),
-    tes210: targetParts(days, (d) => d.tes210X),
+    tes: tes.parts(),
+    tes180: tes180.parts(),
+    tes210: tes210.parts(),
   };
 };
 

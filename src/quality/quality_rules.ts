@@ -172,13 +172,27 @@ interface DeviceDay {
   readonly to: number;
 }
 
+// Where one device's day stands after its reports are read: one is filled in place for every
+// device and day of a check, so that a summary makes no object per device and day.
+interface DayScan {
+  // Past the day's own reports: list[from] to list[to - 1].
+  to: number;
+  // The report that decides the state at the day's first instant, when one does.
+  start: Placed | undefined;
+  // The report carried in from an earlier day, when it is that one.
+  carried: Placed | undefined;
+  anyOnline: boolean;
+  allOffline: boolean;
+}
+
 // `from`: the index of the device's first report on or after `day`.
-const deviceDay = (
+const scanDay = (
   list: ReadonlyArray<Placed>,
   from: number,
   day: string,
   carryAllowed: boolean,
-): DeviceDay => {
+  scan: DayScan,
+): DayScan => {
   let to = from;
   // The state at the day's first instant: the last report at exactly that instant, else the last
   // report of an earlier day (when states may be carried into this day).
@@ -191,19 +205,29 @@ const deviceDay = (
     if (p.report.state === "ONLINE") anyOnline = true;
     if (p.report.state !== "OFFLINE") allOffline = false;
   }
-  const carried = start === undefined && carryAllowed && from > 0 ? list[from - 1] : undefined;
-  start ??= carried;
-  const startState = start?.report.state;
-  return {
-    online: startState === "ONLINE" || anyOnline,
-    offlineAllDay: startState === "OFFLINE" && allOffline,
-    known: start !== undefined || to > from,
-    carried,
-    list,
-    from,
-    to,
-  };
+  scan.carried = start === undefined && carryAllowed && from > 0 ? list[from - 1] : undefined;
+  scan.start = start ?? scan.carried;
+  scan.to = to;
+  scan.anyOnline = anyOnline;
+  scan.allOffline = allOffline;
+  return scan;
 };
+
+const isOnline = (scan: DayScan) => scan.start?.report.state === "ONLINE" || scan.anyOnline;
+const isOfflineAllDay = (scan: DayScan) =>
+  scan.start?.report.state === "OFFLINE" && scan.allOffline;
+const isKnown = (scan: DayScan, from: number) => scan.start !== undefined || scan.to > from;
+
+// The device's day as a flag's evidence keeps it (the scan's values copied out).
+const deviceDay = (list: ReadonlyArray<Placed>, from: number, scan: DayScan): DeviceDay => ({
+  online: isOnline(scan),
+  offlineAllDay: isOfflineAllDay(scan),
+  known: isKnown(scan, from),
+  carried: scan.carried,
+  list,
+  from,
+  to: scan.to,
+});
 
 const reportOut = (p: Placed, carried: boolean): DeviceReport => ({
   source: p.report.source,
@@ -240,13 +264,23 @@ const deviceCase = (device: DeviceInfo, dd: DeviceDay, state: DeviceState): Devi
 
 type EnergyKind = "VOID" | "MISSING" | "ZERO" | "POSITIVE";
 
-// A served value is a plain non-negative decimal text: zero when it has no other digit than 0.
-const ZERO_TEXT = /^0*(\.0*)?$/;
+// A served value is a plain non-negative decimal text: zero when it has no other digit than 0
+// (zeros around at most one point), read character by character.
+const isZeroText = (text: string) => {
+  let points = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (++points > 1) return false;
+    } else if (c !== 48) return false;
+  }
+  return true;
+};
 
 const energyKind = (day: QualityDayInput): EnergyKind => {
   if (day.status === "VOID") return "VOID";
   if (day.status === "NO_DATA" || day.servedKwh === null) return "MISSING";
-  return ZERO_TEXT.test(day.servedKwh) ? "ZERO" : "POSITIVE";
+  return isZeroText(day.servedKwh) ? "ZERO" : "POSITIVE";
 };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -316,6 +350,13 @@ const judgeDays = (
   const counts = { agrees: 0, none: 0, partial: 0, voids: 0, flagged: 0 };
   const flags: Array<QualityFlag> = [];
   const verdicts: Array<DayVerdict> = [];
+  const scratch: DayScan = {
+    to: 0,
+    start: undefined,
+    carried: undefined,
+    anyOnline: false,
+    allOffline: true,
+  };
   for (const day of days) {
     const energy = energyKind(day);
     if (energy === "VOID") {
@@ -330,12 +371,12 @@ const judgeDays = (
     let allOffline = devices.length > 0;
     let known = false;
     for (let i = 0; i < lists.length; i++) {
-      cursors[i] = nextFrom(lists[i], day.date, cursors[i]);
-      const state = deviceDay(lists[i], cursors[i], day.date, carryAllowed);
-      if (state.online) online++;
-      if (!state.offlineAllDay) allOffline = false;
-      if (state.known) known = true;
-      states?.push(state);
+      const from = cursors[i] = nextFrom(lists[i], day.date, cursors[i]);
+      const scan = scanDay(lists[i], from, day.date, carryAllowed, scratch);
+      if (isOnline(scan)) online++;
+      if (!isOfflineAllDay(scan)) allOffline = false;
+      if (isKnown(scan, from)) known = true;
+      states?.push(deviceDay(lists[i], from, scan));
     }
     let verdict: DayVerdict;
     if (online > 0) {
