@@ -11,13 +11,16 @@ import { buildConsole } from "../src/console/build.ts";
 import { testDatabaseUrl } from "./db.ts";
 
 export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
-export const hasChromium = (() => {
+const hasChromium = (() => {
   try {
     return Deno.statSync(CHROMIUM).isFile;
   } catch {
     return false;
   }
 })();
+// BROWSER_JOURNEYS=0 leaves the journeys out (CI walks them once, on the embedded database: they
+// drive the console through the HTTP API, whose behaviour on each database the API tests check).
+export const runsJourneys = hasChromium && Deno.env.get("BROWSER_JOURNEYS") !== "0";
 const SHOTS = new URL("../.data/screenshots/", import.meta.url);
 
 export interface DemoKey {

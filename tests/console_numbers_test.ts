@@ -12,11 +12,11 @@ import type * as storeSchemas from "../src/domain/stores.ts";
 import {
   api,
   type El,
-  hasChromium,
   journey,
   openPage,
   type Page,
   type Running,
+  runsJourneys,
   shoot,
   signIn,
   start,
@@ -237,7 +237,7 @@ const dayChecks = async (
 
 Deno.test({
   name: "console: numbers, times and names for people, in English and Chinese",
-  ignore: !hasChromium,
+  ignore: !runsJourneys,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

@@ -5,7 +5,7 @@
 // demo; screenshots go to a temporary folder, named in the output. Without chromium
 // (CHROMIUM_PATH, else /usr/bin/chromium) the journeys are skipped.
 import assert from "node:assert/strict";
-import { hasChromium, type Page, start, texts } from "./console_harness.ts";
+import { type Page, runsJourneys, start, texts } from "./console_harness.ts";
 
 // An API answer as the signed-in page gets it (its cookie).
 const api = <T>(page: Page, path: string) =>
@@ -47,7 +47,7 @@ const addDays = (date: string, n: number) =>
 
 Deno.test({
   name: "the clerk's import review in a real browser, in English and Chinese",
-  ignore: !hasChromium,
+  ignore: !runsJourneys,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

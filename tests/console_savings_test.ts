@@ -11,11 +11,11 @@ import type * as storeSchemas from "../src/domain/stores.ts";
 import {
   api,
   type El,
-  hasChromium,
   journey,
   openPage,
   type Page,
   type Running,
+  runsJourneys,
   signIn,
   start as startService,
   texts,
@@ -69,7 +69,7 @@ const expectedVerdicts = (metrics: MetricsResponse, words: (value: boolean | nul
 
 Deno.test({
   name: "console: the savings panel and the monthly table, in English and Chinese",
-  ignore: !hasChromium,
+  ignore: !runsJourneys,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

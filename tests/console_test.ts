@@ -8,11 +8,11 @@ import {
   api,
   downloadsOf,
   type El,
-  hasChromium,
   journey,
   keyOf,
   openPage,
   openStores,
+  runsJourneys,
   shoot,
   signIn,
   start,
@@ -20,7 +20,7 @@ import {
 } from "./console_harness.ts";
 Deno.test({
   name: "console journeys in a real browser",
-  ignore: !hasChromium,
+  ignore: !runsJourneys,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

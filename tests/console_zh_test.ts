@@ -5,11 +5,11 @@
 import assert from "node:assert/strict";
 import {
   api,
-  hasChromium,
   journey,
   openPage,
   type Page,
   type Running,
+  runsJourneys,
   settle,
   shoot,
   signIn,
@@ -137,7 +137,7 @@ const NAMES = ["/api/v1/stores", "/api/v1/catalog", "/api/v1/dataset", "/auth/se
 
 Deno.test({
   name: "console: every page in Chinese shows no English word outside data",
-  ignore: !hasChromium,
+  ignore: !runsJourneys,
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {
