@@ -112,6 +112,8 @@ type Passes = {
 // (see Exact in decimal.ts); the Dec fields are the same values (scaled, see decimal.ts), built
 // only when read.
 export interface ComputedDay {
+  // The business date (YYYY-MM-DD), without making the output row.
+  readonly date: string;
   readonly day: MetricDayOut;
   readonly actual: Dec | null;
   readonly eba: Dec | null;
@@ -137,6 +139,7 @@ export interface ComputedDay {
 class Computed implements ComputedDay {
   #day: MetricDayOut | undefined;
   constructor(
+    readonly date: string,
     // The day's output row, made when it is first read (summaries and roll-ups read only the
     // exact values below).
     private readonly output: () => MetricDayOut,
@@ -333,6 +336,7 @@ const computeDay = (
   });
 
   return new Computed(
+    input.date,
     day,
     settled,
     matched,

@@ -257,7 +257,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
             label: r.label,
             start: r.start,
             end: asOf,
-            summary: summarize(days.filter((d) => d.day.business_date >= r.start)),
+            summary: summarize(days.filter((d) => d.date >= r.start)),
           })),
         }) satisfies Versioned<PeriodOverview>;
       }).pipe(span("MetricsService.periods"));
