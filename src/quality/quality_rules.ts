@@ -175,7 +175,8 @@ interface DeviceDay {
 // Where one device's day stands after its reports are read: one is filled in place for every
 // device and day of a check, so that a summary makes no object per device and day.
 interface DayScan {
-  // Past the day's own reports: list[from] to list[to - 1].
+  // The day's own reports: list[from] to list[to - 1].
+  from: number;
   to: number;
   // The report that decides the state at the day's first instant, when one does.
   start: Placed | undefined;
@@ -207,6 +208,7 @@ const scanDay = (
   }
   scan.carried = start === undefined && carryAllowed && from > 0 ? list[from - 1] : undefined;
   scan.start = start ?? scan.carried;
+  scan.from = from;
   scan.to = to;
   scan.anyOnline = anyOnline;
   scan.allOffline = allOffline;
@@ -216,16 +218,16 @@ const scanDay = (
 const isOnline = (scan: DayScan) => scan.start?.report.state === "ONLINE" || scan.anyOnline;
 const isOfflineAllDay = (scan: DayScan) =>
   scan.start?.report.state === "OFFLINE" && scan.allOffline;
-const isKnown = (scan: DayScan, from: number) => scan.start !== undefined || scan.to > from;
+const isKnown = (scan: DayScan) => scan.start !== undefined || scan.to > scan.from;
 
 // The device's day as a flag's evidence keeps it (the scan's values copied out).
-const deviceDay = (list: ReadonlyArray<Placed>, from: number, scan: DayScan): DeviceDay => ({
+const deviceDay = (list: ReadonlyArray<Placed>, scan: DayScan): DeviceDay => ({
   online: isOnline(scan),
   offlineAllDay: isOfflineAllDay(scan),
-  known: isKnown(scan, from),
+  known: isKnown(scan),
   carried: scan.carried,
   list,
-  from,
+  from: scan.from,
   to: scan.to,
 });
 
@@ -351,6 +353,7 @@ const judgeDays = (
   const flags: Array<QualityFlag> = [];
   const verdicts: Array<DayVerdict> = [];
   const scratch: DayScan = {
+    from: 0,
     to: 0,
     start: undefined,
     carried: undefined,
@@ -371,12 +374,12 @@ const judgeDays = (
     let allOffline = devices.length > 0;
     let known = false;
     for (let i = 0; i < lists.length; i++) {
-      const from = cursors[i] = nextFrom(lists[i], day.date, cursors[i]);
-      const scan = scanDay(lists[i], from, day.date, carryAllowed, scratch);
+      cursors[i] = nextFrom(lists[i], day.date, cursors[i]);
+      const scan = scanDay(lists[i], cursors[i], day.date, carryAllowed, scratch);
       if (isOnline(scan)) online++;
       if (!isOfflineAllDay(scan)) allOffline = false;
-      if (isKnown(scan, from)) known = true;
-      states?.push(deviceDay(lists[i], from, scan));
+      if (isKnown(scan)) known = true;
+      states?.push(deviceDay(lists[i], scan));
     }
     let verdict: DayVerdict;
     if (online > 0) {
