@@ -54,7 +54,7 @@ const setLanguage = async (page: Page, language: "en" | "zh-CN") => {
 
 Deno.test({
   name: "console pages pass axe-core's WCAG A and AA rules in both languages",
-  ignore: !runsJourneys,
+  ignore: !runsJourneys("a11y"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

@@ -18,9 +18,12 @@ const hasChromium = (() => {
     return false;
   }
 })();
-// BROWSER_JOURNEYS=0 leaves the journeys out (CI walks them once, on the embedded database: they
-// drive the console through the HTTP API, whose behaviour on each database the API tests check).
-export const runsJourneys = hasChromium && Deno.env.get("BROWSER_JOURNEYS") !== "0";
+// BROWSER_JOURNEYS picks the journey files to walk: unset, all of them; "0", none; else their names,
+// separated by commas (console, a11y, numbers, review, savings, zh). CI walks each once, on one of
+// the two databases: they drive the console through the HTTP API, which both runs test.
+const picked = (Deno.env.get("BROWSER_JOURNEYS") ?? "").split(",").map((n) => n.trim());
+export const runsJourneys = (name: string) =>
+  hasChromium && (Deno.env.get("BROWSER_JOURNEYS") === undefined || picked.includes(name));
 const SHOTS = new URL("../.data/screenshots/", import.meta.url);
 
 export interface DemoKey {

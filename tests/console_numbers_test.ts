@@ -237,7 +237,7 @@ const dayChecks = async (
 
 Deno.test({
   name: "console: numbers, times and names for people, in English and Chinese",
-  ignore: !runsJourneys,
+  ignore: !runsJourneys("numbers"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

@@ -47,7 +47,7 @@ const addDays = (date: string, n: number) =>
 
 Deno.test({
   name: "the clerk's import review in a real browser, in English and Chinese",
-  ignore: !runsJourneys,
+  ignore: !runsJourneys("review"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

@@ -69,7 +69,7 @@ const expectedVerdicts = (metrics: MetricsResponse, words: (value: boolean | nul
 
 Deno.test({
   name: "console: the savings panel and the monthly table, in English and Chinese",
-  ignore: !runsJourneys,
+  ignore: !runsJourneys("savings"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {

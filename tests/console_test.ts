@@ -20,7 +20,7 @@ import {
 } from "./console_harness.ts";
 Deno.test({
   name: "console journeys in a real browser",
-  ignore: !runsJourneys,
+  ignore: !runsJourneys("console"),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async (t) => {
