@@ -1,6 +1,6 @@
-// A portfolio store's days text, as the inputs statement writes it, read back by decodeStore: every
-// day of the range with its value, status and provisional instant, whatever the items and their
-// order.
+// A portfolio store's days text and month chunks, as the inputs statement writes them, read back
+// by decodeStore: every day of the range with its value, status and provisional instant, whatever
+// the items and their order, and whatever part of a chunk's month the range covers.
 import assert from "node:assert/strict";
 import { FastCheck as fc } from "effect";
 import { datesOf, decodeStore, type StoreRow } from "../src/portfolio/portfolio_compute.ts";
@@ -9,7 +9,7 @@ const dates = datesOf("2026-01-01", "2026-12-31");
 
 const NO_FACTS = JSON.stringify({ stages: [], periods: [], tev: [], baseline: [] });
 
-const rowOf = (days: string | null): StoreRow => ({
+const rowOf = (days: string | null, months: string | null = null): StoreRow => ({
   store_id: 1,
   scope_id: 1,
   name: "Store",
@@ -18,6 +18,7 @@ const rowOf = (days: string | null): StoreRow => ({
   brand_name: "Brand",
   city: null,
   timezone: "Asia/Shanghai",
+  months,
   days,
   facts: NO_FACTS,
   evidence: null,
@@ -75,5 +76,62 @@ Deno.test("decodeStore reads every stored day of the text, in any order, and onl
       },
     ),
     { numRuns: 300 },
+  );
+});
+
+// Calendar months of 2025-12 .. 2027-01: a chunk per month, each day with a letter and a value.
+const MONTHS = Array.from({ length: 14 }, (_, i) => {
+  const first = new Date(Date.UTC(2025, 11 + i, 1));
+  const days = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
+  return { first: first.toISOString().slice(0, 10), days };
+});
+
+const dayNo = (date: string) => Date.parse(`${date}T00:00:00Z`) / 86_400_000;
+
+Deno.test("decodeStore reads month chunks for the days of the range they cover, items over them", () => {
+  fc.assert(
+    fc.property(
+      // The range: its first day within the first months, its length up to a year.
+      fc.nat(30),
+      fc.integer({ min: 1, max: 366 }),
+      fc.array(storedArb, { minLength: 427, maxLength: 427 }),
+      fc.uniqueArray(fc.nat(365), { maxLength: 8 }),
+      (skip, length, stored, provisional) => {
+        const start = new Date(Date.UTC(2026, 0, 1 + skip)).toISOString().slice(0, 10);
+        const end = new Date(Date.UTC(2026, 0, skip + length)).toISOString().slice(0, 10);
+        const range = datesOf(start, end);
+        // Stored states by day after 2025-12-01; the chunks of the months the range touches.
+        const origin = dayNo("2025-12-01");
+        const chunks = MONTHS.filter((m) =>
+          m.first <= end && dayNo(m.first) + m.days > dayNo(start)
+        ).map((m) => {
+          const from = dayNo(m.first) - origin;
+          const own = stored.slice(from, from + m.days);
+          const letters = own.map((d) => d.kind[0]).join("");
+          const values = own.map((d) => d.kind === "AVAILABLE" ? d.kwh : "").join(",");
+          return `${dayNo(m.first) - dayNo(start)}|${letters}|${values}`;
+        });
+        const shift = dayNo(start) - origin;
+        const items = provisional.filter((i) => i < range.length).map((i) => {
+          const d = stored[shift + i];
+          return `${i}|${d.kind === "AVAILABLE" ? d.kwh : d.kind === "VOID" ? "V" : "N"}|` +
+            "2026-12-31 23:45";
+        });
+        const decoded = decodeStore(
+          rowOf(items.length === 0 ? null : items.join(";"), chunks.join(";")),
+          range,
+        );
+        assert.equal(decoded.energy.length, range.length);
+        decoded.energy.forEach((e, i) => {
+          const d = stored[shift + i];
+          assert.equal(e.date, range[i]);
+          assert.equal(e.status, d.kind);
+          assert.equal(e.servedKwh, d.kind === "AVAILABLE" ? d.kwh : null);
+          assert.equal(decoded.days[i].provisional, provisional.includes(i) ? 1 : 0);
+        });
+        assert.equal(decoded.provisionalDays, items.length);
+      },
+    ),
+    { numRuns: 200 },
   );
 });

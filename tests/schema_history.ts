@@ -73,6 +73,11 @@ export const undo0011 = `
     FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
   DELETE FROM schema_migrations WHERE migration_id = 11;`;
 
+// Migration 0014 undone: the provisional days' index gone and the migration not recorded.
+export const undo0014 = `
+  DROP INDEX energy_days_provisional;
+  DELETE FROM schema_migrations WHERE migration_id = 14;`;
+
 // Migration 0013 undone: the review's columns gone and the migration not recorded.
 export const undo0013 = `
   ALTER TABLE import_rows DROP COLUMN warnings;

@@ -16,6 +16,7 @@ import m0010 from "../../migrations/0010_state_revision_key.sql" with { type: "t
 import m0011 from "../../migrations/0011_set_checked_references.sql" with { type: "text" };
 import m0012 from "../../migrations/0012_revision_states.sql" with { type: "text" };
 import m0013 from "../../migrations/0013_import_review.sql" with { type: "text" };
+import m0014 from "../../migrations/0014_provisional_days.sql" with { type: "text" };
 
 // Each migration is a plain SQL file, imported as text (no globbing at run time: the record below
 // is the list).
@@ -33,6 +34,7 @@ export const migrationTexts: Readonly<Record<string, string>> = {
   "0011_set_checked_references": m0011,
   "0012_revision_states": m0012,
   "0013_import_review": m0013,
+  "0014_provisional_days": m0014,
 };
 
 export const migrations = Object.fromEntries(

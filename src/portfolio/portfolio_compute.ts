@@ -31,6 +31,7 @@ export interface StoreRow {
   readonly brand_name: string;
   readonly city: string | null;
   readonly timezone: string;
+  readonly months: string | null;
   readonly days: string | null;
   readonly facts: string;
   // The device evidence as JSON text; null when the store has no device.
@@ -80,11 +81,39 @@ interface EvidenceJson {
   >;
 }
 
+// The month chunks of a current read (portfolio_sql.ts) into the rows of the range's days: each
+// day's status from its letter, and its served value when available. Days outside the range (a
+// chunk's month may start before it or end after it) are skipped.
+const applyMonths = (rows: Array<DayRow>, text: string) => {
+  for (let at = 0; at < text.length;) {
+    let end = text.indexOf(";", at);
+    if (end < 0) end = text.length;
+    const bar = text.indexOf("|", at);
+    const second = text.indexOf("|", bar + 1);
+    const first = Number(text.slice(at, bar));
+    let value = second + 1;
+    for (let i = 0; bar + 1 + i < second; i++) {
+      const comma = i === second - bar - 2 ? end : text.indexOf(",", value);
+      const day = rows[first + i];
+      if (day !== undefined) {
+        const letter = text.charCodeAt(bar + 1 + i);
+        if (letter === 65) {
+          day[4] = "AVAILABLE";
+          day[1] = text.slice(value, comma);
+        } else if (letter === 86) day[4] = "VOID";
+      }
+      value = comma + 1;
+    }
+    at = end + 1;
+  }
+};
+
 // A store's days, facts and evidence as the metrics read and the quality check take them: each day
 // of the range its served value, provisional state and status (NO_DATA without a stored fact),
 // resolved against the store's stages, periods and TEV as metrics_repo.ts resolves one store's.
 export const decodeStore = (row: StoreRow, dates: ReadonlyArray<string>): StoreInputs => {
   const rows: Array<DayRow> = dates.map((date) => [date, null, 0, null, "NO_DATA"]);
+  applyMonths(rows, row.months ?? "");
   let provisionalDays = 0;
   // Read in place, item by item: only a value and a provisional instant are cut out of the text.
   const text = row.days ?? "";

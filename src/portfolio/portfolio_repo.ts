@@ -29,8 +29,8 @@ export interface PageStart {
   readonly scope: number;
 }
 
-const CURRENT_SQL = inputsSql(currentDays);
-const AT_COMMIT_SQL = inputsSql(daysAtCommit("$9::bigint"));
+const CURRENT_SQL = inputsSql(currentDays, true);
+const AT_COMMIT_SQL = inputsSql(daysAtCommit("$9::bigint"), false);
 const VERSION_SQL = versionSql("$1::int[]");
 
 export class PortfolioRepo extends Effect.Service<PortfolioRepo>()("Portfolio/PortfolioRepo", {

@@ -163,20 +163,31 @@ LEFT JOIN (
 )`;
 
 /**
- * Per store and scope of the page, in store then scope order: the store's facts; `days`, the stored days of
- * the range as one text, items joined by ";" in no set order (each names its day; sorting them
- * costs the statement a fifth of its time), each
- * "<days after start>|<served kWh, V (void) or N (no data)>|<provisional_at in the scope's time
- * zone, empty when settled>" (a day without a stored fact has no item); `facts`, JSON of the
- * stages, target periods, TEV observations and baseline months the engine resolves each day with
- * (the shapes of metric_inputs); `evidence`, JSON of its device evidence (null when the store has
- * no device); and on every row the answer's version, data token and the last day a device state may
- * be carried into (the dataset's end).
+ * Per store and scope of the page, in store then scope order: the store's facts; its days as
+ * `months` and `days`, applied in that order; `facts`, JSON of the stages, target periods, TEV
+ * observations and baseline months the engine resolves each day with (the shapes of
+ * metric_inputs); `evidence`, JSON of its device evidence (null when the store has no device); and
+ * on every row the answer's version, data token and the last day a device state may be carried
+ * into (the dataset's end).
+ *
+ * `months` (current reads; null as of an earlier commit): the stored month chunks of the range
+ * (energy_months), items joined by ";", each "<days from start to the month's first day>|<a
+ * status letter per day of the month, A, V or N>|<the served kWh of each day, joined by ",", empty
+ * where none>". `days`: stored days as items joined by ";" in no set order, each "<days after
+ * start>|<served kWh, V (void) or N (no data)>|<provisional_at in the scope's time zone, empty when
+ * settled>" (a day without a stored fact has no item): every stored day of the range as of an
+ * earlier commit, only the provisional ones for a current read (the month chunks hold the rest).
  */
-export const inputsSql = (days: DaysOf) => `
-WITH st AS (${storesSql}), ${evidenceCtes}
-SELECT st.store_id, st.scope_id, st.name, st.store_code, st.brand_id, st.brand_name, st.city,
-  st.timezone,
+const daysColumnsSql = (days: DaysOf, current: boolean) => `
+  ${
+  current
+    ? `(SELECT string_agg((m.month - $1::date) || '|' || m.statuses || '|' ||
+                          array_to_string(m.served, ',', ''), ';')
+      FROM energy_months m
+      WHERE m.scope_id = st.scope_id
+        AND m.month BETWEEN date_trunc('month', $1::date)::date AND $2::date)`
+    : "NULL::text"
+} AS months,
   (SELECT string_agg(
       (e.business_date - $1::date) || '|' ||
       CASE e.status WHEN 'AVAILABLE' THEN e.served_kwh::text WHEN 'VOID' THEN 'V' ELSE 'N' END ||
@@ -184,7 +195,13 @@ SELECT st.store_id, st.scope_id, st.name, st.store_code, st.brand_id, st.brand_n
         THEN to_char(e.provisional_at AT TIME ZONE st.timezone, 'YYYY-MM-DD HH24:MI')
         ELSE '' END,
       ';')
-   FROM ${days("st.scope_id", "$1::date", "$2::date")} e) AS days,
+   FROM ${days("st.scope_id", "$1::date", "$2::date")} e
+   ${current ? "WHERE e.provisional = 1" : ""}) AS days`;
+
+export const inputsSql = (days: DaysOf, current: boolean) => `
+WITH st AS (${storesSql}), ${evidenceCtes}
+SELECT st.store_id, st.scope_id, st.name, st.store_code, st.brand_id, st.brand_name, st.city,
+  st.timezone, ${daysColumnsSql(days, current)},
   json_build_object(
     'stages', coalesce((
       SELECT json_agg(json_build_array(h.stage, h.valid_from::text, h.valid_to::text)
