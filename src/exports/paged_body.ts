@@ -30,12 +30,14 @@ export interface PagedBody<P, E> {
 }
 
 /**
- * Lets timers and sockets run before the fiber goes on: a macrotask. Effect.yieldNow resumes on a
- * microtask (a timer only every 2,048th time), and microtasks run before any I/O is polled.
+ * Lets timers and sockets run before the fiber goes on: an immediate, which runs once the event
+ * loop has polled for I/O. Effect.yieldNow resumes on a microtask (a timer only every 2,048th
+ * time), and microtasks run before any I/O is polled; a zero-delay timer waits a millisecond or two
+ * even when nothing else is waiting.
  */
 export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const timer = setTimeout(() => resume(Effect.void), 0);
-  return Effect.sync(() => clearTimeout(timer));
+  const immediate = setImmediate(() => resume(Effect.void));
+  return Effect.sync(() => clearImmediate(immediate));
 });
 
 const EMPTY: Uint8Array = new Uint8Array(0);
