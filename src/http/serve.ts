@@ -81,11 +81,13 @@ const closeAfterRefusal = (req: http.IncomingMessage) => {
   // node:http resumes an unread body to drop it once the answer is written (on the next tick), and
   // the socket then reads on at the client's pace: the body's bytes are read and dropped, hundreds
   // of megabytes of garbage under a flood. Afterwards the parser's reader is taken off and the
-  // socket paused, so it reads no more and the client's rest stays in its own send buffer.
-  setTimeout(() => {
+  // socket paused, so it reads no more and the client's rest stays in its own send buffer: at the
+  // first turn of the event loop after that resume (a zero-delay timer would let the socket read on
+  // for a millisecond or two).
+  setImmediate(() => {
     socket.removeAllListeners("data");
     socket.pause();
-  }, 0);
+  });
 };
 
 const MAX_HEADER_BYTES = 16 * 1024;
