@@ -21,9 +21,10 @@ const KIND = "pf";
 
 // Part of every ETag: the rules' and routines' tag and this read's own statement, so that a release
 // whose statement differs never answers 304 to a body made by the old one.
-const TAG = createHash("sha256").update(SHAPE_TAG).update(inputsSql(currentDays, true)).digest(
-  "hex",
-)
+const TAG = createHash("sha256")
+  .update(SHAPE_TAG)
+  .update(inputsSql(currentDays, true))
+  .digest("hex")
   .slice(0, 10);
 
 // The answer's key among kept answers: the read, the key's stores in full and the parameters.
