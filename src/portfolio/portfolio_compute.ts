@@ -91,9 +91,11 @@ const applyMonths = (rows: Array<DayRow>, text: string) => {
     const bar = text.indexOf("|", at);
     const second = text.indexOf("|", bar + 1);
     const first = Number(text.slice(at, bar));
+    // One letter per day of the month, and as many values (the last ends the item).
+    const count = second - bar - 1;
     let value = second + 1;
-    for (let i = 0; bar + 1 + i < second; i++) {
-      const comma = i === second - bar - 2 ? end : text.indexOf(",", value);
+    for (let i = 0; i < count; i++) {
+      const comma = i === count - 1 ? end : text.indexOf(",", value);
       const day = rows[first + i];
       if (day !== undefined) {
         const letter = text.charCodeAt(bar + 1 + i);

@@ -13,7 +13,7 @@ import { downloadHeaders } from "../files/layout.ts";
 import { conditionalRead } from "../reads/conditional_read.ts";
 import { ReadCache } from "../reads/read_cache.ts";
 import { SHAPE_TAG } from "../routines.ts";
-import { currentDays, inputsSql } from "./portfolio_sql.ts";
+import { currentInputsSql } from "./portfolio_sql.ts";
 import { type PortfolioRequest, PortfolioService } from "./portfolio_service.ts";
 import { portfolioFile } from "./portfolio_file.ts";
 
@@ -23,7 +23,7 @@ const KIND = "pf";
 // whose statement differs never answers 304 to a body made by the old one.
 const TAG = createHash("sha256")
   .update(SHAPE_TAG)
-  .update(inputsSql(currentDays, true))
+  .update(currentInputsSql)
   .digest("hex")
   .slice(0, 10);
 

@@ -6,13 +6,7 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { span } from "../ops/span.ts";
 import type { StoreRow } from "./portfolio_compute.ts";
-import {
-  currentDays,
-  daysAtCommit,
-  inputsSql,
-  pageStartsSql,
-  versionSql,
-} from "./portfolio_sql.ts";
+import { currentInputsSql, inputsAtCommitSql, pageStartsSql, versionSql } from "./portfolio_sql.ts";
 
 // What a portfolio asks for: the range, the key's stores (null: every store) and the filters.
 export interface PortfolioQuery {
@@ -29,8 +23,7 @@ export interface PageStart {
   readonly scope: number;
 }
 
-const CURRENT_SQL = inputsSql(currentDays, true);
-const AT_COMMIT_SQL = inputsSql(daysAtCommit("$9::bigint"), false);
+const AT_COMMIT_SQL = inputsAtCommitSql("$9::bigint");
 const VERSION_SQL = versionSql("$1::int[]");
 
 export class PortfolioRepo extends Effect.Service<PortfolioRepo>()("Portfolio/PortfolioRepo", {
@@ -62,7 +55,7 @@ export class PortfolioRepo extends Effect.Service<PortfolioRepo>()("Portfolio/Po
       ];
       return dbBoundary(
         seq === undefined
-          ? sql.unsafe<StoreRow>(CURRENT_SQL, params)
+          ? sql.unsafe<StoreRow>(currentInputsSql, params)
           : sql.unsafe<StoreRow>(AT_COMMIT_SQL, [...params, seq]),
       ).pipe(span("PortfolioRepo.page", { limit }));
     };

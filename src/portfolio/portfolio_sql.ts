@@ -11,12 +11,12 @@ import { listVersionSql } from "../stores/store_repo.ts";
 // business_date, served_kwh, status, provisional and provisional_at.
 export type DaysOf = (scope: string, from: string, to: string) => string;
 
-export const currentDays: DaysOf = (scope, from, to) =>
+const currentDays: DaysOf = (scope, from, to) =>
   `(SELECT x.business_date, x.served_kwh, x.status, x.provisional, x.provisional_at
     FROM energy_days x WHERE x.scope_id = ${scope} AND x.business_date BETWEEN ${from} AND ${to})`;
 
 // The same days as they were once commit `seq` (an SQL expression) was made.
-export const daysAtCommit = (seq: string): DaysOf => (scope, from, to) =>
+const daysAtCommit = (seq: string): DaysOf => (scope, from, to) =>
   `energy_days_at(${scope}, ${from}, ${to}, ${seq})`;
 
 // The parameters of the statement: $1 start, $2 end (dates), $3 the key's stores (int[], null for
@@ -198,7 +198,7 @@ const daysColumnsSql = (days: DaysOf, current: boolean) => `
    FROM ${days("st.scope_id", "$1::date", "$2::date")} e
    ${current ? "WHERE e.provisional = 1" : ""}) AS days`;
 
-export const inputsSql = (days: DaysOf, current: boolean) => `
+const inputsSql = (days: DaysOf, current: boolean) => `
 WITH st AS (${storesSql}), ${evidenceCtes}
 SELECT st.store_id, st.scope_id, st.name, st.store_code, st.brand_id, st.brand_name, st.city,
   st.timezone, ${daysColumnsSql(days, current)},
@@ -240,3 +240,8 @@ FROM st
 CROSS JOIN (${versionSql("$3::int[]")}) v
 LEFT JOIN evidence ev ON ev.scope_id = st.scope_id
 ORDER BY st.store_id, st.scope_id`;
+
+// The statement of a current read (the days from the month chunks), and of a read as of commit
+// `seq` (an SQL expression): the only two pairings of the days and their columns.
+export const currentInputsSql = inputsSql(currentDays, true);
+export const inputsAtCommitSql = (seq: string) => inputsSql(daysAtCommit(seq), false);
