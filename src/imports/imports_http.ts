@@ -38,6 +38,11 @@ const workbook = (filename: string, bytes: Uint8Array) =>
     headers: downloadHeaders(filename),
   });
 
+// Rows of an Import answer made into text at once: the text of a few tens of KB stays among V8's
+// young objects, freed by the next scavenge; a page's text of a few MB (two bytes a character as
+// soon as a name is Chinese) would be a large object, freed only by a full collection.
+const TEXT_ROWS = 100;
+
 const encode = (answer: ImportAnswer) => {
   const c = answer.counts;
   const total = Object.values(c).reduce((sum, n) => sum + n, 0);
@@ -52,8 +57,17 @@ const encode = (answer: ImportAnswer) => {
     kept_cleaned_rows: c.KEEP_CLEANED,
     action_counts: c,
   });
-  // Each page is its rows' JSON without the brackets, pages joined by "," as one array's items.
-  const rows = answer.rows.pipe(Stream.map((page) => JsonText(JSON.stringify(page).slice(1, -1))));
+  // Each page is written TEXT_ROWS rows at a time, their JSON without the brackets, joined by ","
+  // as one array's items.
+  const rows = answer.rows.pipe(
+    Stream.mapConcat((page) =>
+      Array.from(
+        { length: Math.ceil(page.length / TEXT_ROWS) },
+        (_, i) => page.slice(i * TEXT_ROWS, (i + 1) * TEXT_ROWS),
+      )
+    ),
+    Stream.map((rows) => JsonText(JSON.stringify(rows).slice(1, -1))),
+  );
   return jsonStream(`${top.slice(0, -1)},"rows":[`, rows, "]}", undefined, ",");
 };
 
