@@ -144,3 +144,10 @@ Deno.test("baseline of metric_inputs: the rule's days of BASELINE stages, any st
   );
   assert.ok(kept >= 8, `runs with baseline months: ${kept}`);
 });
+
+Deno.test({
+  name: "close the test app",
+  fn: () => app.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});

@@ -527,3 +527,10 @@ Deno.test("a discarded preview expires at once and can never be committed", asyn
   assertErrorBody(await discard(platformBatch), 409, "NOT_COMMITTABLE");
   assertErrorBody(await review(platformBatch), 409, "NOT_COMMITTABLE");
 });
+
+Deno.test({
+  name: "close the test app",
+  fn: () => app.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});

@@ -228,3 +228,10 @@ Deno.test("rows others refer to are neither deleted nor re-keyed", async () => {
     undefined,
   );
 });
+
+Deno.test({
+  name: "close the test app",
+  fn: () => app.close(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});
