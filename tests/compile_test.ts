@@ -15,6 +15,7 @@ import {
   ROOT,
 } from "../scripts/compile.ts";
 import { buildConsole } from "../src/console/build.ts";
+import { embeddedRunOnly } from "./db.ts";
 import { assertErrorBody, readAnswer } from "./helpers.ts";
 import { baseEnv, READY_LINE, spawnService } from "./service_process.ts";
 
@@ -129,8 +130,10 @@ const embeddedPaths = (text: string) => {
 };
 
 Deno.test({
-  name: "single binary: deno compile embeds the service's modules, the console's bundle and only " +
-    "the npm packages they reach (its listing, this deno standing in for the runtime)",
+  ...embeddedRunOnly(
+    "single binary: deno compile embeds the service's modules, the console's bundle and only " +
+      "the npm packages they reach (its listing, this deno standing in for the runtime)",
+  ),
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -252,8 +255,10 @@ const names = async (dir: string) => {
 };
 
 Deno.test({
-  name: "single binary's entry: starts from a read-only copy of the files the binary embeds, " +
-    "writes only under DATA_DIR, loads the demo, serves the console and the contract",
+  ...embeddedRunOnly(
+    "single binary's entry: starts from a read-only copy of the files the binary embeds, " +
+      "writes only under DATA_DIR, loads the demo, serves the console and the contract",
+  ),
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -330,12 +335,16 @@ Deno.test({
 const runtime = await findRuntime();
 if (!runtime.found) console.warn(`compile_test: the binary is not built: ${runtime.why}`);
 
-Deno.test({
-  name: runtime.found
+const built = embeddedRunOnly(
+  runtime.found
     ? `single binary: built (${runtime.how}), started from an empty folder, migrates, loads the ` +
       "demo, serves the console and the contract"
     : `single binary: built and started (skipped: ${runtime.why})`,
-  ignore: !runtime.found,
+);
+
+Deno.test({
+  name: built.name,
+  ignore: !runtime.found || built.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {

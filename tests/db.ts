@@ -10,6 +10,17 @@ import { layerPglite } from "../src/db/pglite_client.ts";
 export const testDatabaseUrl = Deno.env.get("TEST_DATABASE_URL");
 export const databaseKind = testDatabaseUrl ? "postgres" : "pglite";
 
+// A test whose service runs on a database of its own making, whatever TEST_DATABASE_URL names (the
+// single binary's embedded one, a primary and standby it starts), is the same test in both runs:
+// it runs in the run on the embedded database, and the run on PostgreSQL lists it as skipped.
+export const embeddedRunOnly = (name: string): { name: string; ignore: boolean } =>
+  testDatabaseUrl
+    ? {
+      name: `${name} (in the embedded database's run only: it does not use TEST_DATABASE_URL)`,
+      ignore: true,
+    }
+    : { name, ignore: false };
+
 export interface TestDatabase {
   readonly layer: Layer.Layer<SqlClient.SqlClient>;
   readonly url: string | undefined;

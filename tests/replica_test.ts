@@ -12,6 +12,7 @@ import pg from "pg";
 import { AppConfig, DEFAULT_REPLICA } from "../src/config.ts";
 import { DatabaseLive } from "../src/db/database.ts";
 import { ReadReplica } from "../src/db/read_replica.ts";
+import { embeddedRunOnly } from "./db.ts";
 import { baseEnv, type ServiceProcess, spawnService } from "./service_process.ts";
 
 // The server binaries: PG_BIN, else the newest /usr/lib/postgresql/<version>/bin that has them.
@@ -89,9 +90,13 @@ const WAIT_MS = 1_500;
 
 const SECRET = "replica-test-session-secret-0123456789";
 
+const replicaRun = embeddedRunOnly(
+  "read replica: current reads on the standby, newer tokens on the primary, fallback",
+);
+
 Deno.test({
-  name: "read replica: current reads on the standby, newer tokens on the primary, fallback",
-  ignore: BIN === undefined,
+  name: replicaRun.name,
+  ignore: BIN === undefined || replicaRun.ignore,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -481,7 +486,7 @@ Deno.test("replica settings: optional URL, wait and lag limits checked", async (
 });
 
 Deno.test({
-  name: "embedded database: DATABASE_READ_URL is ignored, with a log line",
+  ...embeddedRunOnly("embedded database: DATABASE_READ_URL is ignored, with a log line"),
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
