@@ -6,7 +6,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Buffer } from "node:buffer";
-import { Effect, Layer, Stream } from "effect";
+import { Array as Arr, Effect, Layer, Stream } from "effect";
 import { Api } from "../api/api.ts";
 import { XLSX_MEDIA } from "../api/export_api.ts";
 import { dataHeaders, jsonResponse, jsonStream } from "../api/json_response.ts";
@@ -60,12 +60,7 @@ const encode = (answer: ImportAnswer) => {
   // Each page is written TEXT_ROWS rows at a time, their JSON without the brackets, joined by ","
   // as one array's items.
   const rows = answer.rows.pipe(
-    Stream.mapConcat((page) =>
-      Array.from(
-        { length: Math.ceil(page.length / TEXT_ROWS) },
-        (_, i) => page.slice(i * TEXT_ROWS, (i + 1) * TEXT_ROWS),
-      )
-    ),
+    Stream.mapConcat((page) => Arr.chunksOf(page, TEXT_ROWS)),
     Stream.map((rows) => JsonText(JSON.stringify(rows).slice(1, -1))),
   );
   return jsonStream(`${top.slice(0, -1)},"rows":[`, rows, "]}", undefined, ",");
