@@ -125,13 +125,16 @@ Deno.test("a failure after the first byte errors the body: the client never sees
   reset();
 });
 
-// Waits until no page has been read for a while: what was asked for ahead has arrived, however
-// slow the machine (a page read may take longer than any fixed number of turns of the loop).
+// Waits until no page has been read for a second (five quiet checks in a row): what was asked for
+// ahead has arrived, however slow or busy the machine (a page read may take longer than any fixed
+// number of turns of the loop, and one quiet check proved too short beside a parallel suite).
+const QUIET_CHECKS = 5;
 const settled = async () => {
-  for (let i = 0; i < 30; i++) {
+  let quiet = 0;
+  for (let i = 0; i < 150 && quiet < QUIET_CHECKS; i++) {
     const reads = pages.reads;
     await new Promise((resolve) => setTimeout(resolve, 200));
-    if (pages.reads === reads) return;
+    quiet = pages.reads === reads ? quiet + 1 : 0;
   }
 };
 
