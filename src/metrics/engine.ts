@@ -136,27 +136,45 @@ export interface ComputedDay {
   readonly tevThresholdX: Exact | null;
 }
 
+// A day as computed: what it was computed from and its exact values. The output row and the
+// reason sets are made from them when first read (summaries and roll-ups read only the exact
+// values), and the Dec fields are the exact values as decimal.js values (scaled, see decimal.ts).
 class Computed implements ComputedDay {
   #day: MetricDayOut | undefined;
+  #reasons: Readonly<Record<MetricKey, number>> | undefined;
   constructor(
-    readonly date: string,
-    // The day's output row, made when it is first read (summaries and roll-ups read only the
-    // exact values below).
-    private readonly output: () => MetricDayOut,
+    readonly input: DayInput,
+    readonly base: Baseline,
+    readonly target: TargetValues | null,
     readonly settled: boolean,
     readonly matched: boolean,
     readonly passes: Passes,
-    readonly reasons: Readonly<Record<MetricKey, number>>,
     readonly actualX: Exact | null,
-    readonly ebaX: Exact | null,
     readonly savingsX: Exact | null,
-    readonly tesX: Exact | null,
-    readonly tes180X: Exact | null,
-    readonly tes210X: Exact | null,
-    readonly tevThresholdX: Exact | null,
   ) {}
+  get date(): string {
+    return this.input.date;
+  }
+  get ebaX(): Exact | null {
+    return this.base.eba;
+  }
+  get tesX(): Exact | null {
+    return this.target?.tesX ?? null;
+  }
+  get tes180X(): Exact | null {
+    return this.target?.tes180X ?? null;
+  }
+  get tes210X(): Exact | null {
+    return this.target?.tes210X ?? null;
+  }
+  get tevThresholdX(): Exact | null {
+    return this.target?.tevThresholdX ?? null;
+  }
   get day(): MetricDayOut {
-    return this.#day ??= this.output();
+    return this.#day ??= dayOut(this);
+  }
+  get reasons(): Readonly<Record<MetricKey, number>> {
+    return this.#reasons ??= reasonsOf(this);
   }
   get actual(): Dec | null {
     return toDec(this.actualX);
@@ -256,32 +274,36 @@ const computeDay = (
   const evaluable = isEvaluable(input.stage);
   const settled = input.provisional === 0;
   const t = resolveTarget(input.date, input.target, input.tev);
-  const tes = t?.tesX ?? null;
-  const tes180 = t?.tes180X ?? null;
-  const tes210 = t?.tes210X ?? null;
-  const tevThreshold = t?.tevThresholdX ?? null;
-
   const matched = a !== null && e !== null && evaluable;
   const savings = matched ? e - a : null;
 
   // rules.md §6: every pass flag needs A, a settled day, an evaluable stage and every input it
   // uses, present and not stale; the comparisons use the signed savings (rules.md §1).
   const judged = a !== null && settled && evaluable;
+  const tevThreshold = t?.tevThresholdX ?? null;
   const passes: Passes = {
     eba: judged && e !== null ? a <= e : null,
-    tes: savingsPass(judged, savings, tes),
-    tes180: savingsPass(judged, savings, tes180),
-    tes210: savingsPass(judged, savings, tes210),
+    tes: savingsPass(judged, savings, t?.tesX ?? null),
+    tes180: savingsPass(judged, savings, t?.tes180X ?? null),
+    tes210: savingsPass(judged, savings, t?.tes210X ?? null),
     tev: judged && t !== null && tevThreshold !== null && !t.tevStale ? a <= tevThreshold : null,
   };
+  return new Computed(input, base, t, settled, matched, passes, a, savings);
+};
 
-  // A metric's reasons name every cause of a null value or a null pass flag of it (see NOTES).
-  const noActual = a === null ? R.NO_ENERGY_DATA : 0;
+// A metric's reasons name every cause of a null value or a null pass flag of it (see NOTES).
+const reasonsOf = (c: Computed): Record<MetricKey, number> => {
+  const { input, base, target: t } = c;
+  const noActual = c.actualX === null ? R.NO_ENERGY_DATA : 0;
   const noEba = base.status === "AVAILABLE" ? 0 : R[base.status];
-  const stage = input.stage === null ? R.STAGE_UNKNOWN : evaluable ? 0 : R.STAGE_NOT_EVALUATED;
+  const stage = input.stage === null
+    ? R.STAGE_UNKNOWN
+    : isEvaluable(input.stage)
+    ? 0
+    : R.STAGE_NOT_EVALUATED;
   const savingsGate = noActual | noEba | stage;
-  const passGate = savingsGate | (settled ? 0 : R.PROVISIONAL_EXCLUDED);
-  const negative = savings !== null && savings < 0n ? R.NEGATIVE_SAVINGS : 0;
+  const passGate = savingsGate | (c.settled ? 0 : R.PROVISIONAL_EXCLUDED);
+  const negative = c.savingsX !== null && c.savingsX < 0n ? R.NEGATIVE_SAVINGS : 0;
   const tevMissing = t === null
     ? R.NO_EFFECTIVE_TARGET
     : t.tevX === null
@@ -289,20 +311,26 @@ const computeDay = (
     : t.tevStale
     ? R.TEV_STALE
     : 0;
-  const reasons: Record<MetricKey, number> = {
+  return {
     actual: noActual,
     eba: passGate,
     aes: savingsGate | negative,
-    aer: savingsGate | (matched && e === 0n ? R.ZERO_BASELINE : negative),
+    aer: savingsGate | (c.matched && base.eba === 0n ? R.ZERO_BASELINE : negative),
     // A period without a legacy tes_kwh has no effective TES on that day.
-    tes: passGate | targetMissing(t, tes, R.NO_EFFECTIVE_TARGET),
-    tes_180: passGate | targetMissing(t, tes180, R.NO_PRICED_ITEMS),
-    tes_210: passGate | targetMissing(t, tes210, R.NO_PRICED_ITEMS),
+    tes: passGate | targetMissing(t, c.tesX, R.NO_EFFECTIVE_TARGET),
+    tes_180: passGate | targetMissing(t, c.tes180X, R.NO_PRICED_ITEMS),
+    tes_210: passGate | targetMissing(t, c.tes210X, R.NO_PRICED_ITEMS),
     // TEV is judged on the actual alone, without EBA (rules.md §6).
     tev: (passGate & ~noEba) | tevMissing,
   };
+};
 
-  const day = (): MetricDayOut => ({
+// The day's output row.
+const dayOut = (c: Computed): MetricDayOut => {
+  const { input, base, target: t } = c;
+  const { passes, savingsX: savings } = c;
+  const e = base.eba;
+  return {
     business_date: input.date,
     actual_kwh: fmtInput(input.actual),
     eba_kwh: base.ebaKwh,
@@ -324,7 +352,7 @@ const computeDay = (
     tes_210_pass: passes.tes210,
     tev_pass: passes.tev,
     provisional: input.provisional,
-    provisional_at: settled ? null : input.provisionalAt,
+    provisional_at: c.settled ? null : input.provisionalAt,
     tev_latest_observed_date: t?.tevObservedDate ?? null,
     baseline_status: base.status,
     baseline_reference: base.reference,
@@ -333,23 +361,7 @@ const computeDay = (
         passes.tes210 !== null || passes.tev !== null
       ? "EVALUATED"
       : "NOT_EVALUATED",
-  });
-
-  return new Computed(
-    input.date,
-    day,
-    settled,
-    matched,
-    passes,
-    reasons,
-    a,
-    e,
-    savings,
-    tes,
-    tes180,
-    tes210,
-    tevThreshold,
-  );
+  };
 };
 
 export const computeDays = (
