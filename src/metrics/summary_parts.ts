@@ -50,57 +50,94 @@ export const NO_PARTS: SummaryParts = {
   tes210: NO_TARGET,
 };
 
-// A target's running parts: the target over the matched days that have it; savings and target
-// over the settled ones.
-class TargetSums {
-  sum: Exact | null = null;
-  settledSavings: Exact | null = null;
-  settledSum: Exact | null = null;
+// A sum of values that come in runs of the same value (a month's EBA, a period's target): a run
+// is counted and added once, as value x count, so a day of a run adds no BigInt.
+class RunSum {
+  #total: Exact | null = null;
+  #value: Exact | null = null;
+  #count = 0;
 
-  // One matched day with this target's value (null: the day has none).
-  add(value: Exact | null, settled: boolean, savings: Exact | null) {
-    if (value === null) return;
-    this.sum = addExact(this.sum, value);
-    if (settled) {
-      this.settledSum = addExact(this.settledSum, value);
-      this.settledSavings = addExact(this.settledSavings, savings);
+  add(v: Exact | null) {
+    if (v === null) return;
+    if (v === this.#value) {
+      this.#count++;
+      return;
     }
+    this.#flush();
+    this.#value = v;
+    this.#count = 1;
   }
 
-  parts(): TargetParts {
-    return { sum: this.sum, settledSavings: this.settledSavings, settledSum: this.settledSum };
+  #flush() {
+    if (this.#value === null) return;
+    this.#total = addExact(
+      this.#total,
+      this.#count === 1 ? this.#value : this.#value * BigInt(this.#count),
+    );
+    this.#value = null;
+  }
+
+  get total(): Exact | null {
+    this.#flush();
+    return this.#total;
   }
 }
 
-// The parts of a set of computed days, in one pass over them.
+// The three savings targets, as bits of a day's set of the targets it has.
+const TES = 1, TES_180 = 2, TES_210 = 4;
+
+// The parts of a set of computed days, in one pass over them. A settled matched day's savings
+// are added once, to the sum of the days with the same set of targets; each target's savings sum
+// is the sum over the sets that hold it.
 export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
   let actualDays = 0, ebaDays = 0, matchedDays = 0, savingsDays = 0;
   let actual: Exact | null = null;
-  let matchedEba: Exact | null = null, matchedActual: Exact | null = null;
-  let settledEba: Exact | null = null, settledActual: Exact | null = null;
-  let tevActual: Exact | null = null, tevThreshold: Exact | null = null;
-  const tes = new TargetSums(), tes180 = new TargetSums(), tes210 = new TargetSums();
+  let matchedActual: Exact | null = null, settledActual: Exact | null = null;
+  let tevActual: Exact | null = null;
+  const matchedEba = new RunSum(), settledEba = new RunSum(), tevThreshold = new RunSum();
+  const tes = { sum: new RunSum(), settled: new RunSum() };
+  const tes180 = { sum: new RunSum(), settled: new RunSum() };
+  const tes210 = { sum: new RunSum(), settled: new RunSum() };
+  const savingsBySet: Array<Exact | null> = [null, null, null, null, null, null, null, null];
   for (const d of days) {
     if (d.actualX !== null) actualDays++;
     if (d.ebaX !== null) ebaDays++;
     actual = addExact(actual, d.actualX);
     if (d.passes.tev !== null) {
       tevActual = addExact(tevActual, d.actualX);
-      tevThreshold = addExact(tevThreshold, d.tevThresholdX);
+      tevThreshold.add(d.tevThresholdX);
     }
     if (!d.matched) continue;
     matchedDays++;
     if (d.savingsX !== null && d.savingsX >= 0n) savingsDays++;
-    matchedEba = addExact(matchedEba, d.ebaX);
+    matchedEba.add(d.ebaX);
     matchedActual = addExact(matchedActual, d.actualX);
     if (d.settled) {
-      settledEba = addExact(settledEba, d.ebaX);
+      settledEba.add(d.ebaX);
       settledActual = addExact(settledActual, d.actualX);
     }
-    tes.add(d.tesX, d.settled, d.savingsX);
-    tes180.add(d.tes180X, d.settled, d.savingsX);
-    tes210.add(d.tes210X, d.settled, d.savingsX);
+    const set = (d.tesX === null ? 0 : TES) | (d.tes180X === null ? 0 : TES_180) |
+      (d.tes210X === null ? 0 : TES_210);
+    tes.sum.add(d.tesX);
+    tes180.sum.add(d.tes180X);
+    tes210.sum.add(d.tes210X);
+    if (d.settled) {
+      tes.settled.add(d.tesX);
+      tes180.settled.add(d.tes180X);
+      tes210.settled.add(d.tes210X);
+      if (set !== 0) savingsBySet[set] = addExact(savingsBySet[set], d.savingsX);
+    }
   }
+  const targetParts = (
+    bit: number,
+    sums: { readonly sum: RunSum; readonly settled: RunSum },
+  ): TargetParts => {
+    let settledSavings: Exact | null = null;
+    for (let set = 1; set < 8; set++) {
+      if ((set & bit) !== 0) settledSavings = addExact(settledSavings, savingsBySet[set]);
+    }
+    return { sum: sums.sum.total, settledSavings, settledSum: sums.settled.total };
+  };
   return {
     requestedDays: days.length,
     actualDays,
@@ -108,15 +145,15 @@ export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
     matchedDays,
     savingsDays,
     actual,
-    matchedEba,
+    matchedEba: matchedEba.total,
     matchedActual,
-    settledEba,
+    settledEba: settledEba.total,
     settledActual,
     tevActual,
-    tevThreshold,
-    tes: tes.parts(),
-    tes180: tes180.parts(),
-    tes210: tes210.parts(),
+    tevThreshold: tevThreshold.total,
+    tes: targetParts(TES, tes),
+    tes180: targetParts(TES_180, tes180),
+    tes210: targetParts(TES_210, tes210),
   };
 };
 
