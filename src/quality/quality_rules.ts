@@ -338,6 +338,18 @@ export const qualitySummary = (
   evidence: DeviceEvidence,
 ): QualitySummary => judgeDays(days, evidence, false).summary;
 
+// After every date: no report of any device follows.
+const NO_MORE_REPORTS = "\uffff";
+
+// The devices' states on one day: how many were online, whether all were offline the whole day,
+// whether any state was known, and (for the flags' evidence) each device's day.
+interface DevicesOfDay {
+  readonly online: number;
+  readonly allOffline: boolean;
+  readonly known: boolean;
+  readonly states: Array<DeviceDay> | undefined;
+}
+
 const judgeDays = (
   days: ReadonlyArray<QualityDayInput>,
   evidence: DeviceEvidence,
@@ -360,6 +372,39 @@ const judgeDays = (
     anyOnline: false,
     allOffline: true,
   };
+  // The last day read without any report, and the first day after it with one.
+  let quiet:
+    | DevicesOfDay & {
+      readonly day: string;
+      readonly until: string;
+      readonly carryAllowed: boolean;
+    }
+    | undefined;
+  const readDevices = (date: string, carryAllowed: boolean): DevicesOfDay => {
+    const states: Array<DeviceDay> | undefined = detailed ? [] : undefined;
+    let online = 0;
+    let allOffline = devices.length > 0;
+    let known = false;
+    let reported = false;
+    let next = NO_MORE_REPORTS;
+    for (let i = 0; i < lists.length; i++) {
+      cursors[i] = nextFrom(lists[i], date, cursors[i]);
+      const scan = scanDay(lists[i], cursors[i], date, carryAllowed, scratch);
+      if (isOnline(scan)) online++;
+      if (!isOfflineAllDay(scan)) allOffline = false;
+      if (isKnown(scan)) known = true;
+      if (scan.to > scan.from) reported = true;
+      const after = lists[i][scan.to];
+      if (after !== undefined && after.day < next) next = after.day;
+      states?.push(deviceDay(lists[i], scan));
+    }
+    const read = { online, allOffline, known, states };
+    // A day without any report is decided by the states carried into it alone: every later day
+    // before the next report of any device reads the same (while states are carried into it as
+    // they are into this one).
+    quiet = reported ? undefined : { ...read, day: date, until: next, carryAllowed };
+    return read;
+  };
   for (const day of days) {
     const energy = energyKind(day);
     if (energy === "VOID") {
@@ -368,19 +413,11 @@ const judgeDays = (
       continue;
     }
     const carryAllowed = evidence.carryUntil !== null && day.date <= evidence.carryUntil;
-    // Each device's state of the day (kept for the flags' evidence when they are made).
-    const states: Array<DeviceDay> | undefined = detailed ? [] : undefined;
-    let online = 0;
-    let allOffline = devices.length > 0;
-    let known = false;
-    for (let i = 0; i < lists.length; i++) {
-      cursors[i] = nextFrom(lists[i], day.date, cursors[i]);
-      const scan = scanDay(lists[i], cursors[i], day.date, carryAllowed, scratch);
-      if (isOnline(scan)) online++;
-      if (!isOfflineAllDay(scan)) allOffline = false;
-      if (isKnown(scan)) known = true;
-      states?.push(deviceDay(lists[i], scan));
-    }
+    const devicesOfDay = quiet !== undefined && quiet.day < day.date && day.date < quiet.until &&
+        quiet.carryAllowed === carryAllowed
+      ? quiet
+      : readDevices(day.date, carryAllowed);
+    const { online, allOffline, known, states } = devicesOfDay;
     let verdict: DayVerdict;
     if (online > 0) {
       verdict = energy === "MISSING"
