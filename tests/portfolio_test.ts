@@ -3,6 +3,7 @@
 // reads as of an earlier commit; and the paged read against one statement.
 import assert from "node:assert/strict";
 import { Decimal } from "decimal.js";
+import { SqlClient } from "@effect/sql";
 import { Effect, Layer } from "effect";
 import type { CallerShape } from "../src/domain/auth.ts";
 import { MetricsResponse } from "../src/domain/metrics.ts";
@@ -35,6 +36,9 @@ const portfolio = async (query: string, as = key): Promise<Portfolio> => {
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return assertSchema(PortfolioResponse, answer.body);
 };
+
+const sql = (text: string) =>
+  app.db.run(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe(text)));
 
 const get = async (path: string) => {
   const answer = await app.call("GET", path, { key });
@@ -103,6 +107,32 @@ Deno.test("portfolio: each store's row is its metrics summary, provisional days 
       assert.ok(body.total.provisional_days > 0, "the last day is provisional");
       assert.ok(body.total.data_quality.flagged_days > 0, "some days disagree with devices");
     }
+  }
+});
+
+Deno.test("portfolio: a month's stored baseline counts serve only while its days are the ones counted", async () => {
+  // As a writer that does not keep the counts would leave every month: its days' revisions no
+  // longer those the counts were made at, and the counts wrong.
+  await sql(`CREATE TABLE saved_counts AS
+    SELECT scope_id, month, settled_days, settled_kwh, settled_revisions FROM energy_months`);
+  await sql(`UPDATE energy_months SET settled_days = 0, settled_kwh = NULL,
+    settled_revisions = array_fill(0, ARRAY[cardinality(revisions)])`);
+  try {
+    // A range not read before, so that no kept answer serves it.
+    const from = addDays(start, 1);
+    const body = await portfolio(`start=${from}&end=${end}`);
+    assert.ok(body.stores.some((s) => s.summary.matched_eba_kwh !== null), "some baseline is used");
+    for (const row of body.stores) {
+      const metrics = await get(
+        `/api/v1/stores/${row.store_id}/metrics?scope_id=${row.scope_id}&start=${from}&end=${end}`,
+      );
+      assert.deepEqual(row.summary, metrics.summary, `store ${row.store_id}`);
+    }
+  } finally {
+    await sql(`UPDATE energy_months m SET settled_days = c.settled_days,
+        settled_kwh = c.settled_kwh, settled_revisions = c.settled_revisions
+      FROM saved_counts c WHERE c.scope_id = m.scope_id AND c.month = m.month`);
+    await sql("DROP TABLE saved_counts");
   }
 });
 

@@ -73,6 +73,12 @@ export const undo0011 = `
     FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
   DELETE FROM schema_migrations WHERE migration_id = 11;`;
 
+// Migration 0015 undone: the month chunks' settled counts gone and the migration not recorded.
+export const undo0015 = `
+  ALTER TABLE energy_months DROP COLUMN settled_days, DROP COLUMN settled_kwh,
+    DROP COLUMN settled_revisions;
+  DELETE FROM schema_migrations WHERE migration_id = 15;`;
+
 // Migration 0014 undone: the provisional days' index gone and the migration not recorded.
 export const undo0014 = `
   DROP INDEX energy_days_provisional;

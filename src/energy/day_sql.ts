@@ -136,7 +136,9 @@ export const currentRevisionKindSql = (e: string) =>
  * or a NO_DATA row, joined by ", " (days_json); the length in characters of each day's row
  * (lengths: day i starts at 1 + the lengths of the days before it + 2 for each separator); a
  * letter per day, A(VAILABLE), V(OID) or N(O_DATA) (statuses); the served kWh of each day
- * (served); and the revision number of each day's fact, 0 for none (revisions).
+ * (served); the revision number of each day's fact, 0 for none (revisions); and the number and sum
+ * of its settled available days (settled_days; settled_kwh, null without one) with the revisions
+ * they were counted at (settled_revisions).
  */
 export const monthChunksSql = (pairs: string) => `
 SELECT p.scope_id, p.month, m.*
@@ -153,11 +155,15 @@ CROSS JOIN LATERAL (
     array_agg(length(d.t)) AS lengths,
     string_agg(d.s, '') AS statuses,
     array_agg(d.served_kwh) AS served,
-    array_agg(d.rev) AS revisions
+    array_agg(d.rev) AS revisions,
+    count(*) FILTER (WHERE d.settled)::int AS settled_days,
+    sum(d.served_kwh) FILTER (WHERE d.settled) AS settled_kwh,
+    array_agg(d.rev) AS settled_revisions
   FROM (
     SELECT ${storedRowJson("e", "c.day")} AS t,
       CASE e.status WHEN 'AVAILABLE' THEN 'A' WHEN 'VOID' THEN 'V' ELSE 'N' END AS s,
-      e.served_kwh, coalesce(e.revision_no, 0) AS rev
+      e.served_kwh, coalesce(e.revision_no, 0) AS rev,
+      coalesce(e.status = 'AVAILABLE' AND e.provisional = 0, false) AS settled
     FROM (
       SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
       WHERE p.month + i < (p.month + interval '1 month')::date

@@ -199,11 +199,14 @@ export const recordCommits = (batchIds: ReadonlyArray<number>) =>
 
 // Writes the month chunks of the (scope_id, month) pairs `pairs` (a query) gives.
 const refreshMonthsSql = (pairs: string) => `
-INSERT INTO energy_months (scope_id, month, days_json, lengths, statuses, served, revisions)
+INSERT INTO energy_months (scope_id, month, days_json, lengths, statuses, served, revisions,
+  settled_days, settled_kwh, settled_revisions)
 ${monthChunksSql(pairs)}
 ON CONFLICT (scope_id, month) DO UPDATE SET
   days_json = excluded.days_json, lengths = excluded.lengths, statuses = excluded.statuses,
-  served = excluded.served, revisions = excluded.revisions`;
+  served = excluded.served, revisions = excluded.revisions,
+  settled_days = excluded.settled_days, settled_kwh = excluded.settled_kwh,
+  settled_revisions = excluded.settled_revisions`;
 
 // Everything derived recomputed from the facts: every day's derived columns, and the chunks of
 // every month that holds a day, for rows written before they existed or after their rules changed

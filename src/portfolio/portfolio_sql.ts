@@ -66,31 +66,62 @@ SELECT (
   WHERE k.n % $4::int = 0)::text AS starts, v.version
 FROM (${listVersionSql("$1::int[]")}) v`;
 
-// The summer baseline days of a store (rules.md §4, as metrics_sql.ts reads them for one store):
-// each BASELINE stage read one summer at a time, June 1 to September 30 of each of its years
-// before the range's last year, within the stage's own dates; settled, available days only.
-const baselineSql = (days: DaysOf) => `
-  SELECT extract(year FROM e.business_date)::int AS year,
-    extract(month FROM e.business_date)::int AS month,
-    count(*)::int AS days, sum(e.served_kwh)::text AS sum
+// The summer baseline months of a store (rules.md §4, as metrics_sql.ts reads them for one store):
+// each BASELINE stage read one summer at a time, June 1 to September 30 of each of its years before
+// the range's last year, within the stage's own dates; settled, available days only, counted and
+// summed per month.
+const SUMMERS = `
   FROM stage_history h
   CROSS JOIN LATERAL generate_series(
     extract(year FROM h.valid_from)::int,
     least(extract(year FROM coalesce(h.valid_to - 1, $2::date))::int,
           extract(year FROM $2::date)::int - 1)
   ) AS y(year)
+  CROSS JOIN LATERAL (
+    SELECT greatest(h.valid_from, make_date(y.year, 6, 1)) AS first,
+      least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30)) AS last
+  ) r`;
+
+// As of an earlier commit: the days the stage keeps of each summer.
+const baselineDaysSql = (days: DaysOf) => `
+  SELECT extract(year FROM e.business_date)::int AS year,
+    extract(month FROM e.business_date)::int AS month,
+    count(*)::int AS days, sum(e.served_kwh)::text AS sum
+  ${SUMMERS}
   -- OFFSET 0 keeps each summer's days one index range scan (pulled up into the join, they were
   -- read whole and filtered).
-  CROSS JOIN LATERAL (SELECT * FROM ${
-  days(
-    "st.scope_id",
-    "greatest(h.valid_from, make_date(y.year, 6, 1))",
-    "least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30))",
-  )
-} z OFFSET 0) e
+  CROSS JOIN LATERAL (SELECT * FROM ${days("st.scope_id", "r.first", "r.last")} z OFFSET 0) e
   WHERE h.store_id = st.store_id AND h.stage = 'BASELINE'
     AND e.status = 'AVAILABLE' AND e.provisional = 0
   GROUP BY 1, 2`;
+
+// A current read: month by month of each summer, a month the stage keeps whole from its chunk's
+// counts (energy_months.settled_days and settled_kwh: the same days, counted while the chunk was at
+// the revisions it is still at), any other month from its days.
+const baselineMonthsSql = `
+  SELECT y.year, extract(month FROM mo.month)::int AS month,
+    sum(x.days)::int AS days, sum(x.kwh)::text AS sum
+  ${SUMMERS}
+  CROSS JOIN LATERAL (
+    SELECT m::date AS month, (m + interval '1 month')::date - 1 AS month_end,
+      r.first <= m::date AND (m + interval '1 month')::date - 1 <= r.last AS whole
+    FROM generate_series(date_trunc('month', r.first), r.last, interval '1 month') AS g(m)
+  ) mo
+  LEFT JOIN energy_months c ON mo.whole AND c.scope_id = st.scope_id AND c.month = mo.month
+    AND c.settled_revisions = c.revisions
+  CROSS JOIN LATERAL (
+    SELECT c.settled_days AS days, c.settled_kwh AS kwh
+    WHERE c.scope_id IS NOT NULL
+    UNION ALL
+    SELECT count(*)::int, sum(e.served_kwh)
+    FROM energy_days e
+    WHERE c.scope_id IS NULL AND e.scope_id = st.scope_id
+      AND e.business_date BETWEEN greatest(r.first, mo.month) AND least(r.last, mo.month_end)
+      AND e.status = 'AVAILABLE' AND e.provisional = 0
+  ) x
+  WHERE h.store_id = st.store_id AND h.stage = 'BASELINE' AND r.first <= r.last
+  GROUP BY 1, 2
+  HAVING sum(x.days) > 0`;
 
 // Reports at one instant in the order the quality rules take them (quality_repo.ts).
 const LATEST_FIRST = "date_trunc('second', r.at) DESC, r.rank DESC, r.event_id DESC";
@@ -233,7 +264,7 @@ SELECT st.store_id, st.scope_id, st.name, st.store_code, st.brand_id, st.brand_n
     'baseline', coalesce((
       SELECT json_agg(json_build_object('year', b.year, 'month', b.month, 'days', b.days,
                                         'sum', b.sum))
-      FROM (${baselineSql(days)}) b), '[]'::json)
+      FROM (${current ? baselineMonthsSql : baselineDaysSql(days)}) b), '[]'::json)
   )::text AS facts,
   ev.evidence, v.version, v.token, (SELECT d.end_date::text FROM dataset d) AS carry_until
 FROM st
