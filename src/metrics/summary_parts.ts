@@ -83,6 +83,14 @@ class RunSum {
   }
 }
 
+// A target over the matched days that have it, and over the settled ones.
+interface TargetSums {
+  readonly sum: RunSum;
+  readonly settled: RunSum;
+}
+
+const targetSums = (): TargetSums => ({ sum: new RunSum(), settled: new RunSum() });
+
 // The three savings targets, as bits of a day's set of the targets it has.
 const TES = 1, TES_180 = 2, TES_210 = 4;
 
@@ -95,9 +103,7 @@ export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
   let matchedActual: Exact | null = null, settledActual: Exact | null = null;
   let tevActual: Exact | null = null;
   const matchedEba = new RunSum(), settledEba = new RunSum(), tevThreshold = new RunSum();
-  const tes = { sum: new RunSum(), settled: new RunSum() };
-  const tes180 = { sum: new RunSum(), settled: new RunSum() };
-  const tes210 = { sum: new RunSum(), settled: new RunSum() };
+  const tes = targetSums(), tes180 = targetSums(), tes210 = targetSums();
   const savingsBySet: Array<Exact | null> = [null, null, null, null, null, null, null, null];
   for (const d of days) {
     if (d.actualX !== null) actualDays++;
@@ -128,10 +134,7 @@ export const partsOf = (days: ReadonlyArray<ComputedDay>): SummaryParts => {
       if (set !== 0) savingsBySet[set] = addExact(savingsBySet[set], d.savingsX);
     }
   }
-  const targetParts = (
-    bit: number,
-    sums: { readonly sum: RunSum; readonly settled: RunSum },
-  ): TargetParts => {
+  const targetParts = (bit: number, sums: TargetSums): TargetParts => {
     let settledSavings: Exact | null = null;
     for (let set = 1; set < 8; set++) {
       if ((set & bit) !== 0) settledSavings = addExact(settledSavings, savingsBySet[set]);
