@@ -181,4 +181,35 @@ Deno.test("a refused parameter is refused for a bad credential first", async () 
   }
 });
 
+// The first read of a store costs no lookup of its scopes (which would cost one round trip per
+// store a process has not read yet, so more the more stores there are): energy_read and
+// metric_read find the scope of the store and give its time zone and unit with the data. A key
+// outside the store is still refused, as before.
+Deno.test("a store's first energy and metrics reads run only their own statements", async () => {
+  const [, other] = (await app.call("GET", "/api/v1/stores", { key: admin.key })).body
+    .stores as { id: number; scope_id: number }[];
+  const window = `scope_id=${other.scope_id}&start=${addDays(end, -30)}&end=${end}`;
+  const energy = await counted(`/api/v1/stores/${other.id}/energy?${window}`, { key: admin.key });
+  assert.equal(energy.answer.status, 200, JSON.stringify(energy.answer.body));
+  assert.equal(energy.answer.body.timezone, "Asia/Shanghai");
+  assert.deepEqual(energy.statements.map((s) => /\benergy_read\(/.test(s)), [true]);
+  const metrics = await counted(`/api/v1/stores/${other.id}/metrics?${window}`, {
+    key: admin.key,
+  });
+  assert.equal(metrics.answer.status, 200, JSON.stringify(metrics.answer.body));
+  assert.equal(metrics.answer.body.timezone, "Asia/Shanghai");
+  // The inputs with the credential, then the days' device evidence.
+  assert.equal(metrics.statements.length, 2, metrics.statements.join("\n"));
+  assert.ok(credentialAndData(metrics.statements[0]));
+
+  const outside = await app.key(["read"], { stores: [store.id] });
+  for (const read of ["energy", "metrics"]) {
+    assertErrorBody(
+      await app.call("GET", `/api/v1/stores/${other.id}/${read}?${window}`, { key: outside.key }),
+      403,
+      "STORE_FORBIDDEN",
+    );
+  }
+});
+
 Deno.test("close the test app", () => app.close());

@@ -162,6 +162,22 @@ export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess
         checkRange(request.start, request.end, maxDays),
       );
 
-    return { store, scope, range } as const;
+    // As scope(), after a statement that checked the credential and found this scope of this store
+    // in the same round trip (energy_read gives its time zone and unit only then): the facts come
+    // from that statement instead of the store's scopes, and the caller is still decided here, in
+    // scope()'s order. Without them (a refusal, or the scope not the store's), scope() decides.
+    const foundScope = (
+      caller: CallerShape,
+      storeId: number,
+      scopeId: number,
+      found: Omit<ScopeFacts, "store_id" | "scope_id"> | undefined,
+    ) =>
+      found === undefined ? scope(caller, storeId, scopeId, "read") : Effect.gen(function* () {
+        yield* requirePermission(caller, "read");
+        if (!inScope(caller, storeId)) return yield* forbidden(Messages.storeOutside(storeId));
+        return { store_id: storeId, scope_id: scopeId, ...found } satisfies ScopeFacts;
+      });
+
+    return { store, scope, range, foundScope } as const;
   }),
 }) {}

@@ -106,7 +106,12 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           held,
         );
         const caller = yield* auth.accept(pending, read.credential);
-        const scope = yield* access.scope(caller, request.storeId, request.scopeId, "read");
+        const scope = yield* access.foundScope(
+          caller,
+          request.storeId,
+          request.scopeId,
+          read.scope,
+        );
         // No version with every check passed: the store's scopes changed under the cached facts.
         if (read.version === undefined) return yield* days(caller, request, held);
         return {

@@ -37,7 +37,8 @@ FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint
 // (metric_read, metrics_sql.ts).
 const readSql = `
 SELECT credential, out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
-  out_baseline AS baseline, out_version AS version, out_token AS token
+  out_baseline AS baseline, out_version AS version, out_token AS token, out_timezone AS timezone,
+  out_unit AS unit
 FROM metric_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text, $8::boolean)`;
 
 type DayRow = readonly [string, string | null, 0 | 1, string | null, EnergyStatus];
@@ -67,17 +68,19 @@ export interface MetricInputs {
 }
 
 // metric_read's answer: the credential's row; when that credential may read the store's scope, the
-// version and data token of the inputs; and the inputs unless only the version was asked for or the
-// caller holds it.
+// version and data token of the inputs and the scope's time zone and unit; and the inputs unless
+// only the version was asked for or the caller holds it.
 export interface MetricRead {
   readonly credential: CredentialRow | undefined;
   readonly version: string | undefined;
   readonly token: string | undefined;
+  readonly scope?: { readonly timezone: string; readonly unit: string };
   readonly inputs: MetricInputs | undefined;
 }
 
 type ReadRow =
   & { readonly credential: CredentialRow }
+  & { readonly timezone: string | null; readonly unit: string | null }
   & {
     readonly [K in keyof InputRows]: InputRows[K] | null;
   };
@@ -94,6 +97,9 @@ const readOf = (row: ReadRow | undefined): MetricRead => ({
   credential: row?.credential,
   version: row?.version ?? undefined,
   token: row?.token ?? undefined,
+  scope: row === undefined || row.timezone === null || row.unit === null
+    ? undefined
+    : { timezone: row.timezone, unit: row.unit },
   inputs: row === undefined || row.days === null ? undefined : inputsOf(row as InputRows),
 });
 

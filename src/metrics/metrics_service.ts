@@ -120,7 +120,13 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       Effect.gen(function* () {
         const read = yield* repo.read(pending.credential, request, held, versionOnly);
         const caller = yield* auth.accept(pending, read.credential);
-        const scope = yield* access.range(caller, request, METRICS_MAX_DAYS);
+        // The range is valid here (load and currentVersion check it first).
+        const scope = yield* access.foundScope(
+          caller,
+          request.storeId,
+          request.scopeId,
+          read.scope,
+        );
         return { caller, scope, read };
       });
 

@@ -134,29 +134,34 @@ $fn$;`,
 // no key or session matches), then, only when that credential may read the store and the scope is
 // the store's, the version and data token of the range's inputs and, unless only the version is
 // asked for (p_version_only) or the client holds it (p_if_version), the inputs in metric_inputs'
-// columns (read in the scope's time zone). The service decides every refusal from the row, in the
-// contract's order.
+// columns (read in the scope's time zone), with the scope's time zone and unit. The service decides
+// every refusal from the row, in the contract's order.
 const metricReadFunction = functionRoutine(
   "metric_read",
   `CREATE FUNCTION metric_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,
                             p_start date, p_end date, p_if_version text, p_version_only boolean)
 RETURNS TABLE (credential json, out_days json, out_stages json, out_periods json, out_tev json,
-               out_baseline json, out_version text, out_token text)
+               out_baseline json, out_version text, out_token text, out_timezone text,
+               out_unit text)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   c record;
   tz text;
+  scope_unit text;
 BEGIN
 ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
   IF NOT FOUND THEN
     RETURN;
   END IF;
   credential := row_to_json(c);
-  SELECT sc.timezone INTO tz FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store;
+  SELECT sc.timezone, sc.unit INTO tz, scope_unit
+    FROM scopes sc WHERE sc.id = p_scope AND sc.store_id = p_store;
   IF NOT (${mayReadStoreSql("c", "p_store")} AND FOUND) THEN
     RETURN NEXT;
     RETURN;
   END IF;
+  out_timezone := tz;
+  out_unit := scope_unit;
   IF p_version_only OR p_if_version IS NOT NULL THEN
     SELECT v.out_version, v.out_token INTO out_version, out_token
       FROM metric_version(p_store, p_scope, p_start, p_end) v;
@@ -166,7 +171,7 @@ ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
     END IF;
   END IF;
   RETURN QUERY SELECT credential, i.out_days, i.out_stages, i.out_periods, i.out_tev,
-      i.out_baseline, i.out_version, i.out_token
+      i.out_baseline, i.out_version, i.out_token, tz, scope_unit
     FROM metric_inputs(p_store, p_scope, p_start, p_end, tz) i;
 END;
 $fn$;`,
