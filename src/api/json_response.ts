@@ -116,19 +116,34 @@ export const jsonStream = <E>(
     },
   );
 
-// JSON text given in parts, as one buffer of bytes, each part encoded into it in turn: the parts
-// are never joined into one string (an answer's text of over 128 KB would be a large object of
-// V8's old generation, made and dropped for every request; the bytes live outside the heap and go
-// with the request). Sized for ASCII text, grown when a part is not.
-export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffer> => {
+// JSON text given in parts (strings, or UTF-8 bytes as the database sent them), as one buffer of
+// bytes, each part written into it in turn: the parts are never joined into one string (an
+// answer's text of over 128 KB would be a large object of V8's old generation, made and dropped for
+// every request; the bytes live outside the heap and go with the request). Sized for ASCII text,
+// grown when a part is not.
+export const encodeParts = (
+  parts: ReadonlyArray<string | Uint8Array>,
+): Uint8Array<ArrayBuffer> => {
   let size = 0;
-  for (const part of parts) size += part.length;
+  for (const part of parts) size += typeof part === "string" ? part.length : part.byteLength;
   let bytes = new Uint8Array(size);
   let at = 0;
-  // A part that ends in the first half of a surrogate pair hands it to the next part, which may
-  // hold the second half (as the joined text would).
+  const room = (needed: number) => {
+    if (at + needed <= bytes.length) return;
+    const grown = new Uint8Array(Math.max(bytes.length * 2, at + needed));
+    grown.set(bytes.subarray(0, at));
+    bytes = grown;
+  };
+  // A text part that ends in the first half of a surrogate pair hands it to the next text part,
+  // which may hold the second half (as the joined text would).
   let carried = "";
   for (const [i, part] of parts.entries()) {
+    if (typeof part !== "string") {
+      room(part.byteLength);
+      bytes.set(part, at);
+      at += part.byteLength;
+      continue;
+    }
     let rest = carried + part;
     carried = "";
     const last = rest.charCodeAt(rest.length - 1);
@@ -141,9 +156,7 @@ export const encodeParts = (parts: ReadonlyArray<string>): Uint8Array<ArrayBuffe
       at += written;
       if (read === rest.length) break;
       rest = rest.slice(read);
-      const grown = new Uint8Array(Math.max(bytes.length * 2, at + rest.length * 3));
-      grown.set(bytes.subarray(0, at));
-      bytes = grown;
+      room(rest.length * 3);
     }
   }
   return at === bytes.length ? bytes : bytes.slice(0, at);
@@ -182,7 +195,7 @@ export const jsonBytes = (
 
 // A JSON answer made of parts (encodeParts).
 export const jsonParts = (
-  parts: ReadonlyArray<string>,
+  parts: ReadonlyArray<string | Uint8Array>,
   etag?: string,
   extra?: Readonly<Record<string, string>>,
 ) => jsonBytes(encodeParts(parts), etag, extra);

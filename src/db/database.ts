@@ -9,6 +9,7 @@ import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
+import { BytesClient } from "./pg_bytes.ts";
 import { unwatchPool, watchPool } from "../ops/pg_pools.ts";
 import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
 
@@ -101,6 +102,8 @@ const makePool = (options: PoolOptions, check = true) =>
           application_name: APPLICATION,
           // Deno's sockets with a read buffer per connection (pg_socket.ts).
           stream: pgStream,
+          // Columns named for it read as bytes (pg_bytes.ts).
+          Client: BytesClient,
         }).on("error", () => {}),
       catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to create pool" }),
     }).pipe(

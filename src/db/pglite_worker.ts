@@ -3,7 +3,8 @@
 // `deno compile` needs the worker named: `--include src/db/pglite_worker.ts`. The worker loads this
 // module and PGlite only: every module it imports is loaded again in its own heap.
 import { messages, parse, PGlite, protocol, types } from "@electric-sql/pglite";
-import type { PGliteOptions, QueryOptions } from "@electric-sql/pglite";
+import type { PGliteOptions, QueryOptions, Results } from "@electric-sql/pglite";
+import { isBytesColumn } from "./bytes_columns.ts";
 import type { PgliteHandle } from "./pglite_client.ts";
 
 type Ask =
@@ -36,14 +37,19 @@ interface WireError {
 // large binary parameter is bound by `queryWithLargeValues`, any other by PGlite's query.
 export const inProcess = (db: PGlite): PgliteHandle => {
   const run = async (sql: string, params: ReadonlyArray<unknown>, options?: QueryOptions) =>
-    params.some(isLargeBinary)
-      ? await queryWithLargeValues(db, sql, params, options)
-      : (await db.query(sql, params as Array<unknown>, options)).rows;
+    withBytesColumns(
+      params.some(isLargeBinary)
+        ? await queryWithLargeValues(db, sql, params, options)
+        : await db.query(sql, params as Array<unknown>, options),
+    );
   return {
     query: (sql, params) => run(sql, params) as Promise<ReadonlyArray<object>>,
     values: (sql, params) =>
       run(sql, params, { rowMode: "array" }) as Promise<ReadonlyArray<ReadonlyArray<unknown>>>,
-    exec: async (sql) => (await db.exec(sql)).at(-1)?.rows ?? [],
+    exec: async (sql) => {
+      const last = (await db.exec(sql)).at(-1);
+      return (last === undefined ? [] : withBytesColumns(last)) as ReadonlyArray<object>;
+    },
     close: () => db.close(),
   };
 };
@@ -55,6 +61,27 @@ const isLargeBinary = (value: unknown) =>
   value instanceof Uint8Array && value.byteLength >= LARGE_BINARY;
 
 const utf8 = new TextEncoder();
+const TEXT = 25;
+
+// The rows of a result, its bytes columns (bytes_columns.ts) as their UTF-8 bytes, as the
+// PostgreSQL pool reads them (pg_bytes.ts).
+const withBytesColumns = (result: Results): ReadonlyArray<unknown> => {
+  const at = result.fields.flatMap((f, i) =>
+    f.dataTypeID === TEXT && isBytesColumn(f.name) ? [i] : []
+  );
+  if (at.length === 0) return result.rows;
+  const names = at.map((i) => result.fields[i].name);
+  for (const row of result.rows as Array<Record<string, unknown> | Array<unknown>>) {
+    if (Array.isArray(row)) {
+      for (const i of at) if (typeof row[i] === "string") row[i] = utf8.encode(row[i] as string);
+    } else {
+      for (const name of names) {
+        if (typeof row[name] === "string") row[name] = utf8.encode(row[name] as string);
+      }
+    }
+  }
+  return result.rows;
+};
 
 // A Bind message (the unnamed portal of the unnamed statement, results as text) of text and
 // binary-format values, written into one buffer of its exact size: each value is copied once, into
@@ -98,7 +125,7 @@ const queryWithLargeValues = async (
   sql: string,
   params: ReadonlyArray<unknown>,
   options: QueryOptions | undefined,
-): Promise<ReadonlyArray<unknown>> => {
+): Promise<Results> => {
   await db._checkReady();
   return await db._runExclusiveTransaction(() =>
     db._runExclusiveQuery(async () => {
@@ -131,7 +158,7 @@ const queryWithLargeValues = async (
         replies.push(...await send(protocol.serialize.sync()));
       }
       await db.syncToFs();
-      return parse.parseResults(replies, db.parsers, options)[0].rows;
+      return parse.parseResults(replies, db.parsers, options)[0];
     })
   );
 };

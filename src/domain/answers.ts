@@ -7,6 +7,9 @@ import type { ResolvedAsOf } from "./as_of.ts";
 export type JsonText = string & Brand.Brand<"JsonText">;
 export const JsonText = Brand.nominal<JsonText>();
 
+// Such JSON as text, or as its UTF-8 bytes, read from the database as it stores them.
+export type JsonPart = JsonText | Uint8Array;
+
 // An answer with the version of the data it was made from. `value` is undefined when the caller
 // already holds that version (a conditional read): then nothing was built. `token` names the
 // commit the data had reached (absent before any data is loaded).

@@ -15,7 +15,7 @@ import {
   jsonParts,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import type { Versioned } from "../domain/answers.ts";
+import { type JsonPart, JsonText, type Versioned } from "../domain/answers.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
 import { rangeOf, type RangeRequest } from "../domain/range.ts";
@@ -30,13 +30,19 @@ import { type EnergyDays, EnergyService } from "./energy_service.ts";
 // source labels in the request's language).
 const bodyParts = (answer: EnergyDays, language: Language) => {
   const head = JSON.stringify(answer.head);
-  const parts = [`${head.slice(0, -1)},"summary":${answer.summary},"days":[`];
-  localizeDayParts(answer.days, language).forEach((part, i) =>
-    parts.push(i === 0 ? part : `, ${part}`)
-  );
-  parts.push("]}");
+  const parts: Array<JsonPart> = [
+    JsonText(`${head.slice(0, -1)},"summary":${answer.summary},"days":[`),
+  ];
+  localizeDayParts(answer.days, language).forEach((part, i) => {
+    if (i > 0) parts.push(DAY_SEPARATOR);
+    parts.push(part);
+  });
+  parts.push(JsonText("]}"));
   return parts;
 };
+
+// Between two month parts, as PostgreSQL's json_agg writes it.
+const DAY_SEPARATOR = JsonText(", ");
 
 // A Chinese answer is another answer: its own ETag (and kept bytes: ReadCache keys by language).
 const shapeTag = (language: Language) => language === "en" ? SHAPE_TAG : `${SHAPE_TAG}.${language}`;
@@ -46,7 +52,7 @@ type CurrentReply =
   | { readonly status: 304; readonly headers: Record<string, string> }
   | {
     readonly status: 200;
-    readonly parts: ReadonlyArray<string>;
+    readonly parts: ReadonlyArray<JsonPart>;
     readonly etag: string;
     readonly headers: Record<string, string>;
   };

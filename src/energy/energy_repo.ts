@@ -42,12 +42,16 @@ export interface EnergyRead {
   readonly version: string | undefined;
   readonly token: string | undefined;
   readonly scope?: { readonly timezone: string; readonly unit: string };
-  readonly data: Omit<EnergyDaysJson, "version" | "token"> | undefined;
+  readonly data: {
+    readonly summary: string;
+    // The month parts as the database stores them, in bytes.
+    readonly parts: ReadonlyArray<Uint8Array>;
+  } | undefined;
 }
 
 // energy_read's statement, its parameters and its answer.
 const ENERGY_READ_SQL = `
-  SELECT credential, summary, version, part, token, timezone, unit
+  SELECT credential, summary, version, part AS part_utf8, token, timezone, unit
   FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text)`;
 
 const energyReadParams = (
@@ -70,11 +74,13 @@ interface EnergyReadRow {
   readonly credential: CredentialRow;
   readonly summary: string | null;
   readonly version: string | null;
-  readonly part: string | null;
+  readonly part_utf8: Uint8Array | null;
   readonly token: string | null;
   readonly timezone: string | null;
   readonly unit: string | null;
 }
+
+const EMPTY = new Uint8Array(0);
 
 const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
   const first = rows[0];
@@ -90,7 +96,7 @@ const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
       : { timezone: first.timezone, unit: first.unit },
     data: first.summary === null ? undefined : {
       summary: first.summary,
-      parts: rows.map((row) => row.part ?? ""),
+      parts: rows.map((row) => row.part_utf8 ?? EMPTY),
     },
   };
 };

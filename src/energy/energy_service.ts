@@ -2,7 +2,7 @@
 import { Effect } from "effect";
 import { inScope, requirePermission, StoreAccess } from "../auth/access.ts";
 import { Auth } from "../auth/auth_service.ts";
-import { type AsOfAnswer, JsonText, type Versioned } from "../domain/answers.ts";
+import { type AsOfAnswer, type JsonPart, JsonText, type Versioned } from "../domain/answers.ts";
 import type { AsOf } from "../domain/as_of.ts";
 import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
 import { conflict, forbidden, notFound } from "../domain/errors.ts";
@@ -15,8 +15,9 @@ import { span } from "../ops/span.ts";
 
 export const ENERGY_METRIC = "AIR_CONDITIONING_DAILY_ENERGY";
 
-// An EnergyResponse: its head as values, its summary and its days as stored JSON text (the days in
-// parts, one per calendar month, that join with ", " into the DailyRow array's items).
+// An EnergyResponse: its head as values, its summary and its days as stored JSON (the days in
+// parts, one per calendar month, that join with ", " into the DailyRow array's items; as bytes
+// when read by energy_read).
 export interface EnergyDays {
   readonly head: {
     readonly store_id: number;
@@ -28,7 +29,7 @@ export interface EnergyDays {
     readonly end: string;
   };
   readonly summary: JsonText;
-  readonly days: ReadonlyArray<JsonText>;
+  readonly days: ReadonlyArray<JsonPart>;
 }
 
 export const headOf = (request: RangeRequest, scope: ScopeFacts): EnergyDays["head"] => ({
@@ -120,7 +121,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
           value: read.data === undefined ? undefined : {
             head: headOf(request, scope),
             summary: JsonText(read.data.summary),
-            days: read.data.parts.map(JsonText),
+            days: read.data.parts,
           },
         } satisfies Versioned<EnergyDays>;
       }).pipe(span("EnergyService.daysFor"));

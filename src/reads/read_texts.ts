@@ -1,6 +1,7 @@
 // The texts for people that the read answers carry (metric labels, period labels, the fixed notes
 // of the metrics, targets, months and portfolio reads) in Chinese, and the step that gives an
 // answer in the request's language before it is encoded. Codes, enums and data stay as they are.
+import { type JsonPart, JsonText } from "../domain/answers.ts";
 import { type Language, type Text, text as t } from "../domain/language.ts";
 import { METRICS, NOTES as METRICS_NOTES } from "../metrics/engine.ts";
 import { DATA_QUALITY_LABEL } from "../quality/quality_rules.ts";
@@ -121,19 +122,23 @@ export const readTexts = (): ReadonlyArray<Text> => [
 export const sourceLabelIn = (label: string, language: Language): string =>
   language === "en" ? label : SOURCE_LABELS.get(label)?.zh ?? label;
 
-// Parts of a JSON answer encoded by the database (energy days): their source labels in a language.
+// Parts of a JSON answer encoded by the database (energy days): their source labels in a language
+// (a part in bytes becomes text only for a language other than the stored one).
 const SOURCE_LABEL_JSON = /"source_label" : "([^"]*)"/g;
+const utf8 = new TextDecoder();
 export const localizeDayParts = (
-  parts: ReadonlyArray<string>,
+  parts: ReadonlyArray<JsonPart>,
   language: Language,
-): ReadonlyArray<string> =>
+): ReadonlyArray<JsonPart> =>
   language === "en" ? parts : parts.map((part) =>
-    part.replace(
-      SOURCE_LABEL_JSON,
-      (all, label: string) => {
-        const zh = SOURCE_LABELS.get(label)?.zh;
-        return zh === undefined ? all : `"source_label" : "${zh}"`;
-      },
+    JsonText(
+      (typeof part === "string" ? part : utf8.decode(part)).replace(
+        SOURCE_LABEL_JSON,
+        (all, label: string) => {
+          const zh = SOURCE_LABELS.get(label)?.zh;
+          return zh === undefined ? all : `"source_label" : "${zh}"`;
+        },
+      ),
     )
   );
 

@@ -1,0 +1,6 @@
+// A result column of type text whose name ends in BYTES_SUFFIX reads as the UTF-8 bytes of its
+// text (a Uint8Array), on either database (pg_bytes.ts, pglite_worker.ts): stored JSON that goes into an
+// answer as it is never becomes a string.
+export const BYTES_SUFFIX = "_utf8";
+
+export const isBytesColumn = (name: string) => name.endsWith(BYTES_SUFFIX);
