@@ -169,11 +169,12 @@ class BytesConnection extends Connection {
 }
 
 // pg's client over a BytesConnection, made with the settings pg's own client gives its connection
-// (pg's pool takes it as its `Client`).
+// (pg's pool takes it as its `Client`). The connection given to pg's constructor only stands in
+// for it until it is made: pg makes none of its own then (nor a socket for it).
 export class BytesClient extends pg.Client {
   // deno-lint-ignore no-explicit-any
   constructor(config: any) {
-    super(config);
+    super({ ...config, connection: {} });
     const client = this as unknown as ClientInternals;
     client.connection = new BytesConnection({
       stream: config.stream,
