@@ -111,7 +111,13 @@ export class BytesReader {
     let run = 0;
     let at = 0;
     while (at + HEADER <= bytes.byteLength) {
-      const end = at + 1 + view.getInt32(at + 1);
+      const length = view.getInt32(at + 1);
+      // Not a message PostgreSQL sends: the rest goes to pg's parser, which fails as it would.
+      if (length < 4) {
+        this.#forward(bytes.subarray(run));
+        return bytes.byteLength;
+      }
+      const end = at + 1 + length;
       if (end > bytes.byteLength) break;
       const code = bytes[at];
       if (code === ROW_DESCRIPTION) {
