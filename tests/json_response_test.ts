@@ -41,6 +41,54 @@ Deno.test("parts are encoded as the UTF-8 of their text, ASCII or not", () => {
   }
 });
 
+// A part given as bytes (as the database sends stored JSON) stands for its text: a part made of whole
+// characters, so a lone half of a surrogate pair before it is written as the joined text of the
+// strings alone would write it.
+Deno.test("parts given as UTF-8 bytes go in as they are, between parts given as text", () => {
+  const encoder = new TextEncoder();
+  const expected = (parts: ReadonlyArray<string | Uint8Array>) => {
+    const chunks: Array<Uint8Array> = [];
+    let text = "";
+    for (const part of parts) {
+      if (typeof part === "string") {
+        text += part;
+        continue;
+      }
+      chunks.push(encoder.encode(text), part);
+      text = "";
+    }
+    chunks.push(encoder.encode(text));
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return out;
+  };
+  const text = FastCheck.oneof(
+    FastCheck.string({ maxLength: 30 }),
+    FastCheck.string({ unit: "grapheme", maxLength: 10 }),
+    FastCheck.string({ unit: "binary", maxLength: 10 }),
+  );
+  FastCheck.assert(
+    FastCheck.property(
+      FastCheck.array(
+        FastCheck.oneof(text, text.map((t) => encoder.encode(t.replace(/[\ud800-\udfff]/g, "?")))),
+        { maxLength: 12 },
+      ),
+      (parts) => {
+        assert.deepEqual(encodeParts(parts), expected(parts));
+      },
+    ),
+    { numRuns: 500 },
+  );
+  // A year of month parts in bytes, larger than the first guess of the size.
+  const month = encoder.encode('{"store" : "門店 A", "kwh" : "1.0000"}, '.repeat(31));
+  const parts = ['{"days":[', ...Array.from({ length: 13 }, () => month), "]}"];
+  assert.deepEqual(encodeParts(parts), expected(parts));
+});
+
 Deno.test("a streamed JSON answer is the parts joined, and is sent once: its source is not kept to send again", async () => {
   const response = jsonStream("[", Stream.make("1", "2", "3") as Stream.Stream<JsonText>, "]");
   assert.equal(response.body._tag, "Stream");

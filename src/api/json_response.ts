@@ -134,11 +134,23 @@ export const encodeParts = (
     grown.set(bytes.subarray(0, at));
     bytes = grown;
   };
+  const write = (text: string) => {
+    let rest = text;
+    for (;;) {
+      const { read, written } = encoder.encodeInto(rest, bytes.subarray(at));
+      at += written;
+      if (read === rest.length) return;
+      rest = rest.slice(read);
+      room(rest.length * 3);
+    }
+  };
   // A text part that ends in the first half of a surrogate pair hands it to the next text part,
-  // which may hold the second half (as the joined text would).
+  // which may hold the second half (as the joined text would); bytes are whole characters.
   let carried = "";
   for (const [i, part] of parts.entries()) {
     if (typeof part !== "string") {
+      if (carried !== "") write(carried);
+      carried = "";
       room(part.byteLength);
       bytes.set(part, at);
       at += part.byteLength;
@@ -151,13 +163,7 @@ export const encodeParts = (
       carried = rest.slice(-1);
       rest = rest.slice(0, -1);
     }
-    for (;;) {
-      const { read, written } = encoder.encodeInto(rest, bytes.subarray(at));
-      at += written;
-      if (read === rest.length) break;
-      rest = rest.slice(read);
-      room(rest.length * 3);
-    }
+    write(rest);
   }
   return at === bytes.length ? bytes : bytes.slice(0, at);
 };
