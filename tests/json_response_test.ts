@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { Cause, Chunk, Effect, Exit, FastCheck, Stream } from "effect";
 import type { JsonText } from "../src/domain/answers.ts";
 import { encodeParts, jsonStream } from "../src/api/json_response.ts";
+import { concat } from "./import_zip_fixtures.ts";
 
 const utf8 = (parts: ReadonlyArray<string>) => new TextEncoder().encode(parts.join(""));
 
@@ -58,13 +59,7 @@ Deno.test("parts given as UTF-8 bytes go in as they are, between parts given as 
       text = "";
     }
     chunks.push(encoder.encode(text));
-    const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.byteLength;
-    }
-    return out;
+    return concat(chunks);
   };
   const text = FastCheck.oneof(
     FastCheck.string({ maxLength: 30 }),

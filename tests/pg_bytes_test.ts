@@ -9,6 +9,7 @@ import { Effect, FastCheck as fc } from "effect";
 import { parse } from "pg-protocol";
 import { BytesReader } from "../src/db/pg_bytes.ts";
 import { makeTestDatabase } from "./db.ts";
+import { concat } from "./import_zip_fixtures.ts";
 
 const utf8 = new TextEncoder();
 
@@ -18,16 +19,6 @@ const message = (code: string, body: Uint8Array) => {
   out[0] = code.charCodeAt(0);
   new DataView(out.buffer).setInt32(1, 4 + body.byteLength);
   out.set(body, 5);
-  return out;
-};
-
-const concat = (parts: ReadonlyArray<Uint8Array>) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
   return out;
 };
 
