@@ -7,9 +7,8 @@ import { Buffer } from "node:buffer";
 import { EventEmitter } from "node:events";
 import pg from "pg";
 import { parse } from "pg-protocol";
-import { isBytesColumn } from "./bytes_columns.ts";
+import { isBytesColumn, TEXT_TYPE } from "./bytes_columns.ts";
 
-const TEXT = 25; // the type of a bytes column
 const ROW_DESCRIPTION = 0x54; // T
 const DATA_ROW = 0x44; // D
 const HEADER = 5; // the code and the length
@@ -28,7 +27,7 @@ const bytesColumnsOf = (body: Uint8Array): ReadonlyArray<number> => {
     const end = body.indexOf(0, at);
     // After the name's terminator: table (4 bytes), column (2), type (4), size, modifier, format.
     const type = view.getInt32(end + 1 + 6);
-    if (type === TEXT && isBytesColumn(names.decode(body.subarray(at, end)))) found.push(i);
+    if (isBytesColumn(names.decode(body.subarray(at, end)), type)) found.push(i);
     at = end + 1 + 18;
   }
   return found;
@@ -190,6 +189,6 @@ export class BytesClient extends pg.Client {
       encoding: client.connectionParameters.client_encoding || "utf8",
     });
     // A text value as it is: a string, or a bytes column's bytes (pg's own makes it a string).
-    client.setTypeParser(TEXT, "text", (value) => value);
+    client.setTypeParser(TEXT_TYPE, "text", (value) => value);
   }
 }

@@ -61,14 +61,11 @@ const isLargeBinary = (value: unknown) =>
   value instanceof Uint8Array && value.byteLength >= LARGE_BINARY;
 
 const utf8 = new TextEncoder();
-const TEXT = 25;
 
 // The rows of a result, its bytes columns (bytes_columns.ts) as their UTF-8 bytes, as the
 // PostgreSQL pool reads them (pg_bytes.ts).
 const withBytesColumns = (result: Results): ReadonlyArray<unknown> => {
-  const at = result.fields.flatMap((f, i) =>
-    f.dataTypeID === TEXT && isBytesColumn(f.name) ? [i] : []
-  );
+  const at = result.fields.flatMap((f, i) => isBytesColumn(f.name, f.dataTypeID) ? [i] : []);
   if (at.length === 0) return result.rows;
   const names = at.map((i) => result.fields[i].name);
   for (const row of result.rows as Array<Record<string, unknown> | Array<unknown>>) {
