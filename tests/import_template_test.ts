@@ -4,7 +4,7 @@ import ExcelJS from "exceljs";
 import { FastCheck as fc, Schema } from "effect";
 import { Template } from "../src/domain/imports.ts";
 import type { CatalogStore, CheckRow, FileRow, ResolveContext } from "../src/imports/model.ts";
-import { resolveRows, rowsText } from "../src/imports/resolver.ts";
+import { resolveRows, rowsText, rowsTextZh } from "../src/imports/resolver.ts";
 import {
   brandForSheet,
   isValidSheetName,
@@ -478,6 +478,13 @@ Deno.test("rowsText: single rows, ranges, long lists", () => {
   assert.equal(rowsText([5, 2, 3, 4, 9]), "rows 2-5, 9");
   const many = Array.from({ length: 30 }, (_, i) => 2 * i + 2);
   assert.equal(rowsText(many), "rows 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, … (30 rows)");
+});
+
+Deno.test("rowsTextZh: the same rows in Chinese", () => {
+  assert.equal(rowsTextZh([4]), "第 4 行");
+  assert.equal(rowsTextZh([5, 2, 3, 4, 9, 9]), "第 2-5、9 行");
+  const many = Array.from({ length: 30 }, (_, i) => 2 * i + 2);
+  assert.equal(rowsTextZh(many), "第 2、4、6、8、10、12、14、16、18、20……行（共 30 行）");
 });
 
 Deno.test("resolver: only the given stores exist; sheet names still follow every brand", () => {

@@ -56,35 +56,34 @@ interface Group {
 
 const quote = (text: string) => JSON.stringify(text);
 
-// "row 4", "rows 2-41, 45", "rows 2, 4, 6, … (120 rows)".
-export const rowsText = (rows: Iterable<number>): string => {
+// The distinct rows in order, as runs of consecutive rows ("2-41", "45"), and how many rows.
+const rowRuns = (rows: Iterable<number>) => {
   const sorted = [...new Set(rows)].sort((a, b) => a - b);
-  if (sorted.length === 1) return `row ${sorted[0]}`;
-  const ranges: Array<string> = [];
+  const runs: Array<string> = [];
   for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
-    ranges.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    runs.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
     i = j + 1;
   }
-  return ranges.length <= MAX_LISTED_RANGES
-    ? `rows ${ranges.join(", ")}`
-    : `rows ${ranges.slice(0, MAX_LISTED_RANGES).join(", ")}, … (${sorted.length} rows)`;
+  return { runs, count: sorted.length, listed: runs.slice(0, MAX_LISTED_RANGES) };
+};
+
+// "row 4", "rows 2-41, 45", "rows 2, 4, 6, … (120 rows)".
+export const rowsText = (rows: Iterable<number>): string => {
+  const { runs, count, listed } = rowRuns(rows);
+  if (count === 1) return `row ${runs[0]}`;
+  return runs.length <= MAX_LISTED_RANGES
+    ? `rows ${runs.join(", ")}`
+    : `rows ${listed.join(", ")}, … (${count} rows)`;
 };
 
 // "第 4 行", "第 2-41、45 行", "第 2、4、6……行（共 120 行）".
 export const rowsTextZh = (rows: Iterable<number>): string => {
-  const sorted = [...new Set(rows)].sort((a, b) => a - b);
-  const ranges: Array<string> = [];
-  for (let i = 0; i < sorted.length;) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
-    ranges.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return ranges.length <= MAX_LISTED_RANGES
-    ? `第 ${ranges.join("、")} 行`
-    : `第 ${ranges.slice(0, MAX_LISTED_RANGES).join("、")}……行（共 ${sorted.length} 行）`;
+  const { runs, count, listed } = rowRuns(rows);
+  return runs.length <= MAX_LISTED_RANGES
+    ? `第 ${runs.join("、")} 行`
+    : `第 ${listed.join("、")}……行（共 ${count} 行）`;
 };
 
 const rowsOf = (rows: Iterable<number>): Text => Problems.rows(rowsText(rows), rowsTextZh(rows));
