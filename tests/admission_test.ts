@@ -96,6 +96,39 @@ Deno.test("an invalid key and a key without write are refused before the body", 
   assertErrorBody(await readAnswer(edit), 403, "PERMISSION_MISSING");
 });
 
+Deno.test("a preview whose Idempotency-Key is missing or too long is refused before the body", async () => {
+  for (
+    const [idempotencyKey, language, message] of [
+      [undefined, "en", "idempotency-key: is missing"],
+      ["k".repeat(65), "en", "idempotency-key: expected 1 to 64 characters"],
+      [undefined, "zh-CN", "idempotency-key：缺少此项"],
+    ] as const
+  ) {
+    const body = heldBody(0);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${writer.key}`,
+      "content-type": "application/json",
+      "content-length": String(5 * MiB),
+      "accept-language": language,
+    };
+    if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
+    const answer = await readAnswer(
+      await app.handler(
+        new Request(`${BASE}/api/v1/imports/preview`, {
+          method: "POST",
+          headers,
+          body: body.stream,
+        }),
+      ),
+    );
+    assertErrorBody(answer, 400, "INVALID_REQUEST");
+    const text = (answer.body as { error: { message: string } }).error.message;
+    assert.ok(text.startsWith(message), text);
+    assert.equal(body.pulled(), 0, `read ${body.pulled()} bytes`);
+    body.release();
+  }
+});
+
 Deno.test("bodies in flight are bounded per key and in all: 503 BUSY with Retry-After", async () => {
   // Two announced 4 MiB uploads of one key pass its 6 MiB share; the second is refused unread.
   const first = heldBody(1);

@@ -13,7 +13,7 @@ export interface RequestNoteShape {
 
 export class RequestNote extends Context.Tag("Http/RequestNote")<RequestNote, RequestNoteShape>() {}
 
-export interface IncomingHeaders {
+export interface IncomingHeaders extends Iterable<[string, string]> {
   get(name: string): string | null;
   has(name: string): boolean;
 }

@@ -287,8 +287,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   };
 
   // Step 2, from the headers alone: a body where none is taken, an announced length past the cap,
-  // then the credential and its permission, then the shares of the limits all clients have
-  // together. No body byte is read before all of them.
+  // then the credential and its permission, then the endpoint's headers, then the shares of the
+  // limits all clients have together. No body byte is read before all of them.
   const admit = async (
     request: Incoming,
     route: Route,
@@ -311,6 +311,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       if (gated.kind === "refused") return gated.response;
       holder = gated.holder;
     }
+    const badHeaders = route.checkHeaders?.(request.headers);
+    if (badHeaders !== undefined) return errorResponse(badHeaders, language);
     if (policy.kind === "json") {
       const release = bodies.take(holder, declared ?? policy.maxBytes);
       if (release === undefined) {

@@ -1,8 +1,12 @@
 // The table of every path the service answers, matched exactly (case, slashes), with each route's
 // body policy: the front door refuses what no route takes before any of it is read.
 import * as HttpApi from "@effect/platform/HttpApi";
-import { Context, Option } from "effect";
+import { Context, Either, Option, ParseResult, Schema } from "effect";
 import { Api } from "../api/api.ts";
+import { decodeMessage } from "../api/contract_middleware.ts";
+import type { Message } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
+import type { IncomingHeaders } from "../domain/request.ts";
 import { Admission, Authentication, PendingAuthentication } from "../api/security.ts";
 import type { Permission } from "../domain/auth.ts";
 import { MAX_FILE_BYTES } from "../domain/imports.ts";
@@ -21,6 +25,9 @@ export interface Route {
   readonly credential?: boolean;
   // Checked from the headers before a body is read or heavy work starts (api/security.ts).
   readonly admission?: { readonly permission: Permission; readonly heavy: boolean };
+  // Of a route that takes a body: the endpoint's own header schema, checked before the body is
+  // read (the HttpApi decodes headers only after the body). The refusal it would give, or none.
+  readonly checkHeaders?: (headers: IncomingHeaders) => Message | undefined;
 }
 
 // Small JSON bodies: a session request, a profile edit, an empty commit.
@@ -33,6 +40,28 @@ const bodyLimits: Record<string, number> = {
 };
 
 const NONE: BodyPolicy = { kind: "none" };
+
+// The headers as the HttpApi decodes them: lower-case names, a repeated header's values joined.
+const headerRecord = (headers: IncomingHeaders) => {
+  const record: Record<string, string> = {};
+  for (const [name, value] of headers) {
+    const key = name.toLowerCase();
+    record[key] = key in record ? `${record[key]}, ${value}` : value;
+  }
+  return record;
+};
+
+// The refusal of headers that `schema` does not accept, worded as the HttpApi's own (a decode
+// failure, contract_middleware.ts).
+const headerCheck = <A>(schema: Schema.Schema<A, unknown, never>) => {
+  const decode = Schema.decodeUnknownEither(schema);
+  return (headers: IncomingHeaders): Message | undefined => {
+    const decoded = decode(headerRecord(headers));
+    if (Either.isRight(decoded)) return undefined;
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left);
+    return Messages.decodeFailed(decodeMessage(issues, "en"), decodeMessage(issues, "zh-CN"));
+  };
+};
 
 // Every endpoint of the contract, from the Api itself, plus the documents outside it.
 export const apiRoutes = (): ReadonlyArray<Route> => {
@@ -56,6 +85,9 @@ export const apiRoutes = (): ReadonlyArray<Route> => {
           (m as unknown) === Authentication || (m as unknown) === PendingAuthentication
         ),
         admission: Option.getOrUndefined(Context.getOption(mergedAnnotations, Admission)),
+        checkHeaders: takesBody || endpoint.method === "POST"
+          ? Option.getOrUndefined(Option.map(endpoint.headersSchema, headerCheck))
+          : undefined,
       });
     },
   });
