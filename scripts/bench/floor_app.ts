@@ -14,7 +14,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Effect, Layer, Schema } from "effect";
 import { RangeParams, StorePath } from "../../src/api/params.ts";
 import { DEFAULT_LIMITS } from "../../src/config.ts";
-import { webHeaders } from "../../src/http/incoming.ts";
+import { appendHeaders } from "../../src/http/incoming.ts";
 import { serve } from "../../src/http/serve.ts";
 import { env, stopOnSignal } from "./server_process.ts";
 
@@ -78,14 +78,14 @@ const { handler, dispose } = HttpApiBuilder.toWebHandler(
 // The bridge gives a request without a body in its own light form; the HttpApi is given a web
 // Request made from it, as the service's front door makes one.
 const server = await serve(
-  (incoming, controller) =>
-    handler(
-      new Request(incoming.url, {
-        method: incoming.method,
-        headers: webHeaders(incoming.headers),
-        signal: controller.signal,
-      }),
-    ),
+  (incoming, controller) => {
+    const request = new Request(incoming.url, {
+      method: incoming.method,
+      signal: controller.signal,
+    });
+    appendHeaders(incoming.headers, request.headers);
+    return handler(request);
+  },
   {
     port: Number(env("PORT", "18084")),
     hostname: env("HOST", "127.0.0.1"),

@@ -13,7 +13,7 @@ import { Messages } from "../domain/messages.ts";
 import type { Log } from "../log.ts";
 import { bytesBody, isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
-import { type Incoming, webHeaders } from "./incoming.ts";
+import { appendHeaders, type Incoming } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import { Budget } from "./admission.ts";
 import { acceptsGzip, compressJson, type KeptGzip } from "./compress.ts";
@@ -376,12 +376,12 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     const work = () => {
       const forwarded = new Request(request.url, {
         method: request.method === "HEAD" ? "GET" : request.method,
-        headers: webHeaders(request.headers),
         body: body === undefined ? undefined : bytesBody(body),
         // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
         duplex: "half",
         signal,
       });
+      appendHeaders(request.headers, forwarded.headers);
       return inner(forwarded, Context.make(RequestNote, note));
     };
     let deadline: Deadline | undefined;

@@ -42,6 +42,10 @@ export class BodilessRequest implements Incoming {
   }
 }
 
-// A request's headers as a web Headers object (for a Request made from it).
-export const webHeaders = (headers: IncomingHeaders): Headers =>
-  headers instanceof RawHeaders ? new Headers([...headers]) : headers as Headers;
+// A request's headers appended to a Request's own (a Headers object given to Request is converted
+// and copied; the Headers iterator makes an object per step, forEach does not).
+export const appendHeaders = (from: IncomingHeaders, to: Headers) => {
+  if (from instanceof RawHeaders) {
+    for (const [name, value] of from) to.append(name, value);
+  } else (from as Headers).forEach((value, name) => to.append(name, value));
+};

@@ -219,11 +219,11 @@ const writeResponse = async (
   // The Keep-Alive header's value ("timeout=5").
   keepAlive: string,
 ) => {
+  // forEach rather than the Headers iterator: the iterator makes an object per step.
   const headers: Record<string, string | Array<string>> = {};
-  for (const [name, value] of response.headers) {
-    if (name === "set-cookie") continue;
-    headers[name] = value;
-  }
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value;
+  });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
   // An answer given before the body was read: the connection is closed after it without a reset
