@@ -285,3 +285,21 @@ Deno.test("plain XLSX: damaged XML reads as exceljs reads it (or is left to it)"
     { numRuns: 150 },
   );
 });
+
+Deno.test("plain XLSX: a number cell whose text is not a number is refused, not read as another number", async () => {
+  for (const text of ["1,5", "1 234.5", "12.5kWh", "1.2.3", "0x1A"]) {
+    const bytes = excelLike(EXCEL_ROWS.replace("<v>12.5</v>", `<v>${text}</v>`));
+    assert.ok(isPlain(bytes), text);
+    const read = await Effect.runPromise(Effect.either(readXlsx(bytes, CTX)));
+    assert.equal(read._tag, "Left", text);
+    const problems = read._tag === "Left" ? read.left.problems : [];
+    const atB2 = problems.find((p) => p.row === 2 && p.column === "B");
+    assert.ok(atB2 !== undefined, `${text}: no problem at B2 in ${JSON.stringify(problems)}`);
+    assert.equal(atB2.raw, text.trim());
+    assert.match(atB2.message.en, /not a number/, text);
+  }
+  // A number's text as OOXML writes it is still read as that number.
+  const plain = excelLike(EXCEL_ROWS.replace("<v>12.5</v>", "<v>1.25E1</v>"));
+  const [direct, excel] = await both(plain);
+  assert.deepStrictEqual(direct, excel);
+});

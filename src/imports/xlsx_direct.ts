@@ -14,6 +14,9 @@ import { decodeAddress, unescapeXml } from "./xlsx_scan.ts";
 // whose format is a date format).
 export type PlainValue = string | number | Date;
 
+// A numeric cell's text as OOXML writes a number (XML Schema's double, without INF and NaN).
+const NUMBER_TEXT = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
+
 export interface PlainRow {
   readonly rn: number;
   // Cells by column, in column order; blank cells are left out.
@@ -316,8 +319,14 @@ const sheetRows = (
       if (text === undefined) return bail();
       value = text;
     } else if (c.type === undefined || c.type === "n") {
-      const n = parseFloat(c.value);
-      value = c.style && dates.has(c.style) ? excelDate(n) : n;
+      // A number's text that is not a number (a writer's "1,5" or "12.5kWh") reads as that text,
+      // which the reader refuses: exceljs would read the number its text begins with (1, 12.5).
+      if (c.value.trim() !== "" && !NUMBER_TEXT.test(c.value)) {
+        value = c.value;
+      } else {
+        const n = parseFloat(c.value);
+        value = c.style && dates.has(c.style) ? excelDate(n) : n;
+      }
     } else return bail();
     row!.cells.push([c.col, value]);
   };
