@@ -321,6 +321,34 @@ Deno.test("formatProblems locates every problem and caps the list at 1000", () =
   assert.equal(many.split("\n").length, 1 + 1000 + 1);
 });
 
+Deno.test("a problem quotes a long value of the file only by its start: no key is repeated", async () => {
+  const key = "esk_GnqCTT0_x1Yq8dVqBtmZp3Lk9aQw2cE5rT7uIo0pG-i0SXfg";
+  const csv = [
+    CSV_COLUMNS.join(","),
+    `品牌A,门店1,2026-07-10,${key}`,
+    `品牌A,${key},2026-07-11,1`,
+    `品牌A,门店1,${key},1`,
+    `${key},门店1,2026-07-12,1`,
+  ].join("\n");
+  const result = await read(utf8(csv), "upload.csv");
+  const text = Either.isLeft(result)
+    ? ["en", "zh-CN"].map((l) => formatProblems(result.left.problems, l as "en")).join("\n")
+    : "";
+  assert.ok(text.includes('"esk_GnqCTT0_x1Yq8dVq…"'), text);
+  assert.ok(!text.includes(key.slice(0, 21)), text);
+  // A value of 20 characters or fewer is quoted whole.
+  assert.ok(
+    formatProblems([{
+      sheet: null,
+      row: 2,
+      column: "日能耗",
+      date: null,
+      raw: "门".repeat(20),
+      message: { en: "not a number", zh: "不是数字" },
+    }]).includes(`"${"门".repeat(20)}"`),
+  );
+});
+
 Deno.test("constants", () => {
   assert.deepEqual(CSV_COLUMNS, ["品牌", "门店", "日期", "日能耗"]);
   assert.equal(CSV_NOTE_COLUMN, "备注");

@@ -3,7 +3,15 @@
 import { type Text, text as t } from "../domain/language.ts";
 import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../files/layout.ts";
 
-const q = (s: string) => JSON.stringify(s);
+// A value of the file, quoted in a message: a long one only by its start, so that no message
+// repeats a value long enough to hold a credential (an access key is 47 characters).
+export const MAX_ECHO_CHARS = 20;
+export const q = (s: string) => {
+  const chars = [...s];
+  return JSON.stringify(
+    chars.length > MAX_ECHO_CHARS ? `${chars.slice(0, MAX_ECHO_CHARS).join("")}…` : s,
+  );
+};
 
 const LAYOUT = t(
   `the header must be ${CSV_COLUMNS.join(", ")} and optionally ${CSV_NOTE_COLUMN}`,

@@ -13,12 +13,11 @@ export {
 } from "./cell_values.ts";
 import { span } from "../ops/span.ts";
 import { type Language, pick, type Text } from "../domain/language.ts";
-import { Problems } from "./problem_texts.ts";
+import { Problems, q as quote } from "./problem_texts.ts";
 export { CSV_COLUMNS, CSV_NOTE_COLUMN } from "./csv_reader.ts";
 export { STORE_NAME_HEADER } from "../files/template.ts";
 
 const MAX_LISTED_PROBLEMS = 1000;
-const MAX_RAW_CHARS = 100;
 
 const startsWith = (bytes: Uint8Array, signature: ReadonlyArray<number>) =>
   bytes.length >= signature.length && signature.every((b, i) => bytes[i] === b);
@@ -62,9 +61,6 @@ export const readImportFile = (
   }).pipe(
     span("Imports.readImportFile", { filename, bytes: bytes.length }),
   );
-
-const quote = (raw: string) =>
-  JSON.stringify(raw.length > MAX_RAW_CHARS ? `${raw.slice(0, MAX_RAW_CHARS)}…` : raw);
 
 const locate = (p: FileProblem, language: Language): string => {
   const zh = language === "zh-CN";
