@@ -264,8 +264,25 @@ Deno.test("the access log has one line per request, without keys, cookies or que
   );
   assert.equal(answer.status, 200);
   await send(new Request(BASE + "/nowhere?token=hunter2"));
-  assert.equal(logLines.length, 2);
-  const [first, second] = logLines.map((l) => JSON.parse(l));
+  // A key sent where a path segment or a query name goes is not logged either.
+  await send(new Request(`${BASE}/${reader.key}`));
+  await send(
+    new Request(`${BASE}/api/v1/energy/${reader.key}/history`, {
+      headers: { authorization: `Bearer ${reader.key}` },
+    }),
+  );
+  await send(
+    new Request(`${BASE}/api/v1/stores?${reader.key}`, {
+      headers: { authorization: `Bearer ${reader.key}` },
+    }),
+  );
+  assert.equal(logLines.length, 5);
+  const [first, second, ...keyed] = logLines.map((l) => JSON.parse(l));
+  assert.deepEqual(keyed.map((l) => [l.path, l.query]), [
+    ["/…", undefined],
+    ["/api/v1/energy/…/history", undefined],
+    ["/api/v1/stores", "…"],
+  ]);
   assert.equal(first.msg, "request");
   assert.equal(first.method, "GET");
   assert.equal(first.path, `/api/v1/stores/${store.id}/energy`);

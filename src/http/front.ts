@@ -84,6 +84,15 @@ const DOCS_PAGE_POLICY = "default-src 'none'; script-src 'unsafe-inline' 'wasm-u
 const DOCUMENTS = new Set(["/openapi.json", "/api-docs"]);
 
 const MAX_LOGGED_PATH = 200;
+// A path segment or query name logged as it was sent only up to this length: a longer one is
+// logged as "…", since a client may put a key there (an access key is 47 characters), and a key is
+// never logged. The service's own segments (ids, dates, asset names) are shorter.
+const MAX_LOGGED_PART = 32;
+
+const loggedPart = (part: string) => part.length > MAX_LOGGED_PART ? "…" : part;
+
+export const loggedPath = (pathname: string) =>
+  pathname.split("/").map(loggedPart).join("/").slice(0, MAX_LOGGED_PATH);
 
 const encoder = new TextEncoder();
 
@@ -492,11 +501,11 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       metrics?.registry.finished(statsFor(matched), request.method, response.status, ms / 1000);
       options.log.write(response.status >= 500 || cut ? "warn" : "info", "request", {
         method: request.method.slice(0, 10),
-        path: url === undefined ? null : url.pathname.slice(0, MAX_LOGGED_PATH),
+        path: url === undefined ? null : loggedPath(url.pathname),
         // Query parameter names only: a value may hold anything.
         query: url === undefined || url.search === "" ? undefined : [
           ...new Set(url.searchParams.keys()),
-        ].map((k) => k.slice(0, 40)).join(",").slice(0, 200),
+        ].map(loggedPart).join(",").slice(0, 200),
         status: response.status,
         ms: Math.round(ms * 10) / 10,
         bytes,
