@@ -462,3 +462,26 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
 });
+
+Deno.test("every answer of an endpoint tells caches to keep it private", async () => {
+  const paths = [
+    "/auth/session",
+    `/api/v1/stores/${store.id}/energy/2026-07-05/versions`,
+    "/api/v1/imports/template?start=2026-07-01&end=2026-07-02&format=json",
+    "/api/v1/imports",
+    "/api/v1/changes",
+    `/api/v1/stores/${store.id}/audit`,
+    `/api/v1/stores/${store.id}/quality?start=2026-07-01&end=2026-07-02`,
+    `/api/v1/stores/${store.id}/energy?scope_id=${store.scope_id}&start=2026-07-01&end=2026-07-02`,
+  ];
+  for (const path of paths) {
+    for (const key of [writer.key, reader.key, undefined]) {
+      const headers: Record<string, string> = {};
+      if (key !== undefined) headers.authorization = `Bearer ${key}`;
+      const answer = await app.handler(new Request(BASE + path, { headers }));
+      await answer.body?.cancel();
+      const policy = answer.headers.get("cache-control") ?? "";
+      assert.match(policy, /private|no-store/, `${path} (${answer.status}): "${policy}"`);
+    }
+  }
+});

@@ -494,6 +494,11 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response.headers.set("x-request-id", note.requestId);
     }
     if (languageVaries) response.headers.append("vary", "accept-language");
+    // An endpoint's answer that says nothing of caching is kept by no cache (a session's answers
+    // carry no Authorization header that would keep them out of shared caches).
+    if (matched?.kind === "route" && !response.headers.has("cache-control")) {
+      response.headers.set("cache-control", "private, no-store");
+    }
     const length = response.headers.get("content-length");
     const logLine = (bytes: number | null, cut = false) => {
       for (const release of held.work) release();
