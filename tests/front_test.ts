@@ -87,6 +87,30 @@ Deno.test("an unannounced oversized body stops being read at the cap (413)", asy
   }
 });
 
+Deno.test("a 4 MiB file whose base64 has a CRLF every 64 or 76 characters is read, not refused as too large", async () => {
+  const file = new Uint8Array(4 * 1024 * 1024).fill(0x41);
+  const base64 = btoa(String.fromCharCode(...file.subarray(0, 3 * 1024))).repeat(
+    file.length / (3 * 1024),
+  );
+  for (const width of [64, 76]) {
+    const lines = base64.match(new RegExp(`.{1,${width}}`, "g")) ?? [];
+    const body = JSON.stringify({
+      filename: "a.csv",
+      content_base64: lines.join("\r\n"),
+      reason: "wrapped",
+    });
+    const answer = await send(
+      post("/api/v1/imports/preview", body, {
+        "content-type": "application/json",
+        authorization: `Bearer ${writer.key}`,
+        "idempotency-key": crypto.randomUUID(),
+      }),
+    );
+    // The file itself is not an import (one line of 4 MiB of "A"): refused as a file, once read.
+    assertErrorBody(answer, 400, "INVALID_FILE");
+  }
+});
+
 Deno.test("a body on an endpoint that takes none is refused", async () => {
   const answer = await send(
     new Request(BASE + "/api/v1/stores", {

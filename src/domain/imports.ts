@@ -26,11 +26,13 @@ export type ImportAction = typeof ImportAction.Type;
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 10_000;
 
+// base64 of 4 MiB is 5,592,408 characters; line breaks (76-character lines add 1/38 with CRLF)
+// are allowed, so the bound is loose and the decoded size is what is checked (FILE_TOO_LARGE).
+export const MAX_BASE64_CHARS = 6_000_000;
+
 export const PreviewInput = Schema.Struct({
   filename: TextOfLength(1, 255),
-  // base64 of 4 MiB is 5,592,408 characters; line breaks (76-character lines add 1/38 with CRLF)
-  // are allowed, so the bound is loose and the decoded size is what is checked (FILE_TOO_LARGE).
-  content_base64: Schema.String.pipe(Schema.maxLength(6_000_000)),
+  content_base64: Schema.String.pipe(Schema.maxLength(MAX_BASE64_CHARS)),
   reason: TrimmedText(500),
 }).annotations({ identifier: "PreviewInput", parseOptions: { onExcessProperty: "error" } });
 

@@ -9,7 +9,7 @@ import { Messages } from "../domain/messages.ts";
 import type { IncomingHeaders } from "../domain/request.ts";
 import { Admission, Authentication, PendingAuthentication } from "../api/security.ts";
 import type { Permission } from "../domain/auth.ts";
-import { MAX_FILE_BYTES } from "../domain/imports.ts";
+import { MAX_BASE64_CHARS } from "../domain/imports.ts";
 
 export type BodyPolicy =
   // No body is read; one that is announced is refused (413).
@@ -32,8 +32,9 @@ export interface Route {
 
 // Small JSON bodies: a session request, a profile edit, an empty commit.
 export const SMALL_JSON_BYTES = 16 * 1024;
-// A preview: the file as base64 (4/3 of 4 MiB, line breaks allowed) plus filename and reason.
-export const PREVIEW_JSON_BYTES = Math.ceil(MAX_FILE_BYTES * 4 / 3 * 1.04) + 64 * 1024;
+// A preview: the longest base64 text the schema takes, plus filename and reason. A 4 MiB file's
+// base64 with a CRLF every 64 or 76 characters (5.94 or 5.89 MB once JSON escapes them) fits.
+export const PREVIEW_JSON_BYTES = MAX_BASE64_CHARS + 64 * 1024;
 
 const bodyLimits: Record<string, number> = {
   "imports.preview": PREVIEW_JSON_BYTES,
