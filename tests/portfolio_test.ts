@@ -14,6 +14,7 @@ import { MetricsRepo } from "../src/metrics/metrics_repo.ts";
 import { PortfolioRepo } from "../src/portfolio/portfolio_repo.ts";
 import { partsOf, summaryOf } from "../src/metrics/summary_parts.ts";
 import { PortfolioService } from "../src/portfolio/portfolio_service.ts";
+import { datesOf } from "../src/portfolio/portfolio_compute.ts";
 import { AsOfRepo } from "../src/energy/as_of_repo.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
@@ -395,4 +396,15 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: () => app.close(),
+});
+
+Deno.test("portfolio: the last days the calendar has are read like any others", async () => {
+  assert.deepEqual(datesOf("9999-12-30", "9999-12-31"), ["9999-12-30", "9999-12-31"]);
+  assert.deepEqual(datesOf("0001-01-01", "0001-01-02"), ["0001-01-01", "0001-01-02"]);
+  for (const query of ["start=9999-12-31&end=9999-12-31", "start=9999-01-01&end=9999-12-31"]) {
+    for (const format of ["", "&format=csv"]) {
+      const answer = await app.call("GET", `/api/v1/portfolio?${query}${format}`, { key });
+      assert.ok(answer.status < 500, `${query}${format}: ${answer.status}`);
+    }
+  }
 });

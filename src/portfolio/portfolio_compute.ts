@@ -4,7 +4,7 @@
 // data-quality summary. Pure: no I/O.
 import type { PortfolioStore } from "../domain/portfolio.ts";
 import type { QualitySummary } from "../domain/quality.ts";
-import { addDays } from "../domain/range.ts";
+import { addDays, dayIndex } from "../domain/range.ts";
 import {
   type BaselineMonth,
   computeDays,
@@ -61,12 +61,13 @@ interface Facts {
 
 type DayRow = [string, string | null, 0 | 1, string | null, EnergyStatus];
 
-// Every date of a range, in order (shared by the stores of one answer).
-export const datesOf = (start: string, end: string): Array<string> => {
-  const dates: Array<string> = [];
-  for (let d = start; d <= end; d = addDays(d, 1)) dates.push(d);
-  return dates;
-};
+// Every date of a range, in order (shared by the stores of one answer). Counted, not compared as
+// text: the day after 9999-12-31 is written "+010000-01-01", which sorts before it.
+export const datesOf = (start: string, end: string): Array<string> =>
+  Array.from(
+    { length: Math.max(0, dayIndex(end) - dayIndex(start) + 1) },
+    (_, i) => addDays(start, i),
+  );
 
 interface EvidenceJson {
   readonly devices: ReadonlyArray<readonly [number, string | null, string]>;
