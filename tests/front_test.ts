@@ -509,3 +509,32 @@ Deno.test("every answer of an endpoint tells caches to keep it private", async (
     }
   }
 });
+
+Deno.test("HEAD has the headers GET has: documents, and a compressed answer", async () => {
+  const cases: Array<[string, Record<string, string>]> = [
+    ["/api-docs", {}],
+    ["/openapi.json", { "accept-encoding": "gzip" }],
+    ["/api/v1/stores", { authorization: `Bearer ${reader.key}`, "accept-encoding": "gzip" }],
+    ["/api/v1/stores", { authorization: `Bearer ${reader.key}` }],
+  ];
+  for (const [path, headers] of cases) {
+    const get = await app.handler(new Request(BASE + path, { headers }));
+    await get.arrayBuffer();
+    const head = await app.handler(new Request(BASE + path, { method: "HEAD", headers }));
+    assert.equal(head.status, get.status, path);
+    assert.equal(await head.text(), "", path);
+    for (
+      const name of [
+        "content-type",
+        "content-encoding",
+        "content-length",
+        "etag",
+        "vary",
+        "cache-control",
+        "content-security-policy",
+      ]
+    ) {
+      assert.equal(head.headers.get(name), get.headers.get(name), `${path}: ${name}`);
+    }
+  }
+});

@@ -253,7 +253,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     if (gzip) headers.set("content-encoding", "gzip");
     const body = gzip ? doc.gzip : doc.plain;
     headers.set("content-length", String(body.byteLength));
-    return new Response(body, { status: 200, headers });
+    return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });
   };
 
   // Shares of the admission budgets a request holds: a body's until its answer is ready, a heavy
@@ -286,7 +286,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
         allow: match.allow.join(", "),
       });
     }
-    if (request.method === "GET" && DOCUMENTS.has(url.pathname)) {
+    if ((request.method === "GET" || request.method === "HEAD") && DOCUMENTS.has(url.pathname)) {
       return serveDocument(request, url, note);
     }
     if (match.route === METRICS_ROUTE && metrics !== undefined) {
@@ -401,10 +401,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       });
     });
     try {
-      const response = await Promise.race([work(), late]);
-      if (request.method !== "HEAD") return response;
-      response.body?.cancel().catch(() => {});
-      return new Response(null, { status: response.status, headers: response.headers });
+      return await Promise.race([work(), late]);
     } finally {
       deadline?.clear();
     }
@@ -480,8 +477,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
     for (const release of held.body) release();
     if (follow !== undefined) request.signal?.removeEventListener("abort", follow);
-    if (request.method === "GET") {
+    if (request.method === "GET" || request.method === "HEAD") {
       response = await compressJson(request, response, options.keptGzip).catch(() => response);
+    }
+    // HEAD: the headers GET would have, compression included, without the body.
+    if (request.method === "HEAD" && response.body !== null) {
+      response.body.cancel().catch(() => {});
+      response = new Response(null, { status: response.status, headers: response.headers });
     }
     // Every answer but the console's files and the documents is in the request's language.
     const languageVaries = matched?.kind !== "console" &&
