@@ -68,6 +68,24 @@ Deno.test("the server answers whole requests, bodies included", async () => {
   assert.equal((await session.json()).error.code, "INVALID_CREDENTIAL");
 });
 
+Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for its path", async () => {
+  const ask = async (head: string) => {
+    const conn = await connect();
+    await conn.write(encoder.encode(`${head}\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    return (await readUntilClosed(conn, 3_000)).text;
+  };
+  for (const head of ["TRACE /api/v1/dataset HTTP/1.1", "CONNECT 127.0.0.1:5432 HTTP/1.1"]) {
+    const text = await ask(head);
+    assert.match(text, /^HTTP\/1\.1 405 /, head);
+    assert.match(text, /"code":"METHOD_NOT_ALLOWED"/, head);
+  }
+  // As its origin form: /health/live, not the console's page.
+  const absolute = await ask(`GET ${base}/health/live HTTP/1.1`);
+  assert.match(absolute, /^HTTP\/1\.1 200 /);
+  assert.match(absolute, /application\/json/);
+  assert.match(await ask("OPTIONS * HTTP/1.1"), /^HTTP\/1\.1 404 /);
+});
+
 Deno.test("half-sent headers are closed after the header timeout", async () => {
   const conn = await connect();
   await conn.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n"));

@@ -101,6 +101,11 @@ const PARSE_FAILURES: Record<string, { readonly reason: string; readonly message
       message: () => Messages.headersTooLarge(MAX_HEADER_BYTES),
     },
     ERR_HTTP_REQUEST_TIMEOUT: { reason: "Request Timeout", message: Messages.requestLate },
+    // CONNECT (node:http gives it apart from other requests): no path of this service takes it.
+    CONNECT: {
+      reason: "Method Not Allowed",
+      message: () => Messages.methodNotAllowed("GET, HEAD, POST, PATCH"),
+    },
   };
 const NOT_HTTP = { reason: "Bad Request", message: Messages.notHttp };
 
@@ -186,10 +191,10 @@ const bodyStream = (req: http.IncomingMessage) => {
 // object given to Request is converted and copied: a third of what building the request allocated).
 const toIncoming = (req: http.IncomingMessage): Incoming => {
   const method = req.method ?? "GET";
-  // The path is kept as sent ("//api" stays "//api"): the front door matches it exactly.
-  const target = (req.url ?? "/").startsWith("/") ? req.url ?? "/" : "/";
-  const url = `http://${safeHost(req.headers.host)}${target}`;
-  if (method === "GET" || method === "HEAD") {
+  const url = `http://${safeHost(req.headers.host)}${pathOf(req.url ?? "/")}`;
+  // TRACE and TRACK are methods a web Request refuses to carry: the front door answers them 405
+  // from the method alone (no route takes them), so they need no body.
+  if (method === "GET" || method === "HEAD" || method === "TRACE" || method === "TRACK") {
     return new BodilessRequest(method, url, req.rawHeaders);
   }
   const request = new Request(url, {
@@ -203,6 +208,22 @@ const toIncoming = (req: http.IncomingMessage): Incoming => {
     headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
   }
   return request;
+};
+
+// The request target's path and query: origin-form as sent ("//api" stays "//api": the front door
+// matches it exactly), or those of an absolute-form target (RFC 9112 3.2.2: a server accepts
+// "GET http://host/path"). Any other form ("*", an authority) names no path here: "/*" matches none.
+const pathOf = (target: string) => {
+  if (target.startsWith("/")) return target;
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      const url = new URL(target);
+      return `${url.pathname}${url.search}`;
+    } catch {
+      // Not a URL: no path.
+    }
+  }
+  return "/*";
 };
 
 // A Host header that cannot be a URL's host is replaced: the URL is only used for its path.
@@ -306,6 +327,9 @@ export const serve = (
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
+  });
+  server.on("connect", (_req: http.IncomingMessage, socket: Socket) => {
+    answerParseFailure(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket);
   });
   server.on("clientError", (error: Error & { code?: string }, socket: WatchedSocket) => {
     // Mid-answer (a request in flight on this connection), or gone: nothing more can be said.
