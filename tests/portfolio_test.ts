@@ -391,13 +391,6 @@ Deno.test("portfolio: a commit between two pages starts the read again", async (
   assert.deepEqual(JSON.parse(JSON.stringify(answer.value)), whole);
 });
 
-Deno.test({
-  name: "portfolio: close",
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: () => app.close(),
-});
-
 Deno.test("portfolio: the last days the calendar has are read like any others", async () => {
   assert.deepEqual(datesOf("9999-12-30", "9999-12-31"), ["9999-12-30", "9999-12-31"]);
   assert.deepEqual(datesOf("0001-01-01", "0001-01-02"), ["0001-01-01", "0001-01-02"]);
@@ -407,4 +400,11 @@ Deno.test("portfolio: the last days the calendar has are read like any others", 
       assert.ok(answer.status < 500, `${query}${format}: ${answer.status}`);
     }
   }
+});
+
+Deno.test({
+  name: "portfolio: close",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: () => app.close(),
 });
