@@ -15,6 +15,8 @@ import { PortfolioRepo } from "../src/portfolio/portfolio_repo.ts";
 import { partsOf, summaryOf } from "../src/metrics/summary_parts.ts";
 import { PortfolioService } from "../src/portfolio/portfolio_service.ts";
 import { datesOf } from "../src/portfolio/portfolio_compute.ts";
+import { DataSeal } from "../src/auth/data_seal.ts";
+import { AppConfig } from "../src/config.ts";
 import { AsOfRepo } from "../src/energy/as_of_repo.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
@@ -348,7 +350,7 @@ Deno.test("portfolio: read a few stores per statement, the answer is the one of 
       Effect.flatMap(
         PortfolioService,
         (s) => s.portfolio(caller(null), request, { kind: "current" }, undefined, pageStores),
-      ).pipe(Effect.provide(PortfolioService.Default)),
+      ).pipe(Effect.provide(PortfolioService.Default), Effect.provide(AppConfig.make({}))),
     );
   const whole = await run(1_000_000);
   for (const pageStores of [1, 5, 11, 12]) {
@@ -378,9 +380,10 @@ Deno.test("portfolio: a commit between two pages starts the read again", async (
     ).pipe(
       Effect.provide(
         PortfolioService.DefaultWithoutDependencies.pipe(
-          Layer.provide(Layer.merge(counting, AsOfRepo.Default)),
+          Layer.provide(Layer.mergeAll(counting, AsOfRepo.Default, DataSeal.Default)),
         ),
       ),
+      Effect.provide(AppConfig.make({})),
     ),
   );
   const answer = await run;
@@ -400,6 +403,21 @@ Deno.test("portfolio: the last days the calendar has are read like any others", 
       assert.ok(answer.status < 500, `${query}${format}: ${answer.status}`);
     }
   }
+});
+
+Deno.test("portfolio: the ETag names no commit number, and a held one is still answered 304", async () => {
+  const [{ seq }] = await sql("SELECT seq::text AS seq FROM commit_clock") as Array<
+    { seq: string }
+  >;
+  const first = await app.call("GET", `/api/v1/portfolio?start=${start}&end=${end}`, { key });
+  const etag = first.headers.get("etag") ?? "";
+  assert.match(etag, /^"pf\./);
+  assert.ok(!etag.includes(`.${seq}.`) && !etag.includes(`.${seq}"`), etag);
+  const again = await app.call("GET", `/api/v1/portfolio?start=${start}&end=${end}`, {
+    key,
+    headers: { "if-none-match": etag },
+  });
+  assert.equal(again.status, 304);
 });
 
 Deno.test({

@@ -11,7 +11,7 @@ import { Auth } from "./auth_service.ts";
 import { span } from "../ops/span.ts";
 
 // What a sealed value is for: a value sealed for one purpose does not open for another.
-export type SealPurpose = "data-token" | "change-cursor";
+export type SealPurpose = "data-token" | "change-cursor" | "version";
 
 export interface SealKeys {
   readonly cipher: Buffer;

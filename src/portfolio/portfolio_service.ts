@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { Effect, Fiber } from "effect";
 import { requirePermission } from "../auth/access.ts";
+import { DataSeal } from "../auth/data_seal.ts";
 import type { Versioned } from "../domain/answers.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
 import type { CallerShape } from "../domain/auth.ts";
@@ -137,6 +138,7 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
     effect: Effect.gen(function* () {
       const repo = yield* PortfolioRepo;
       const asOfRepo = yield* AsOfRepo;
+      const seal = yield* DataSeal;
 
       const queryOf = (caller: CallerShape, r: PortfolioRequest): PortfolioQuery => ({
         start: r.start,
@@ -154,19 +156,26 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
         );
 
       // Keys limited to different stores see different portfolios at the same address: a digest
-      // of the key's stores is part of every version.
+      // of the key's stores is part of every version. The version names the commit the data has
+      // reached, so it leaves sealed (data_seal.ts): a key limited to some stores cannot count
+      // other stores' commits from an ETag.
       const versionOf = (caller: CallerShape, version: string) =>
-        `${version}.${
-          caller.storeIds === null
-            ? "all"
-            : createHash("sha256").update(caller.storeIds.join(",")).digest("hex").slice(0, 12)
-        }`;
+        seal.seal(
+          "version",
+          `${version}.${
+            caller.storeIds === null
+              ? "all"
+              : createHash("sha256").update(caller.storeIds.join(",")).digest("hex").slice(0, 12)
+          }`,
+        );
 
       // The version (and data token) of the current data of a portfolio: what a kept answer is
       // compared with.
       const currentVersion = (caller: CallerShape, r: PortfolioRequest) =>
         Effect.zipRight(check(caller, r), repo.version(queryOf(caller, r))).pipe(
-          Effect.map((now) => ({ ...now, version: versionOf(caller, now.version) })),
+          Effect.flatMap((now) =>
+            Effect.map(versionOf(caller, now.version), (version) => ({ ...now, version }))
+          ),
         );
 
       // One pass over the pages; undefined when a current read saw two commits (or a reload of
@@ -244,7 +253,7 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
             : yield* asOfRepo.resolve(asOf);
           if (at === undefined && held !== undefined) {
             const now = yield* repo.version(q);
-            const version = versionOf(caller, now.version);
+            const version = yield* versionOf(caller, now.version);
             if (version === held) {
               return { version, token: now.token, value: undefined } satisfies Versioned<
                 PortfolioResponse
@@ -253,7 +262,7 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
           }
           const { gathered, version, token } = yield* build(q, at?.seq, pageStores);
           return {
-            version: versionOf(caller, version),
+            version: yield* versionOf(caller, version),
             token: at?.token ?? token,
             asOf: at,
             value: {
@@ -273,6 +282,6 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
 
       return { portfolio, currentVersion } as const;
     }),
-    dependencies: [PortfolioRepo.Default, AsOfRepo.Default],
+    dependencies: [PortfolioRepo.Default, AsOfRepo.Default, DataSeal.Default],
   },
 ) {}
