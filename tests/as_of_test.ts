@@ -341,6 +341,11 @@ Deno.test("a data token is sealed: a scoped key cannot read commit numbers from 
   }
   const again = await app.call("GET", withParam(path, "data_token", first), { key: scoped.key });
   assert.equal(again.status, 200);
+  // Its read names no commit instant (the commit may be another store's); a key of every store's
+  // read does.
+  assert.equal(again.headers.get("data-known-at"), null);
+  const whole = await app.call("GET", withParam(path, "data_token", first), { key: writer.key });
+  assert.match(whole.headers.get("data-known-at") ?? "", /^\d{4}-\d{2}-\d{2}T/);
 });
 
 Deno.test("a data token still reads its data after a restart (the secret is kept in the database)", async () => {
@@ -432,10 +437,21 @@ Deno.test("a token of a replaced snapshot is 409 DATA_REPLACED", async () => {
 
 Deno.test("an answer as of an instant may be kept once the instant has settled, not before", () => {
   const now = Date.parse("2026-11-25T12:00:00Z");
-  const at = (ms: number) => ({ knownAt: new Date(now - ms).toISOString() });
+  const at = (ms: number) => ({
+    knownAt: new Date(now - ms).toISOString(),
+    committedAt: new Date(now - ms).toISOString(),
+  });
   assert.equal(dataHeaders("1.x", at(SETTLED_MS), now)["cache-control"], "private, max-age=86400");
   assert.equal(dataHeaders("1.x", at(SETTLED_MS - 1), now)["cache-control"], "private, no-cache");
   assert.equal(dataHeaders("1.x", at(5), now)["cache-control"], "private, no-cache");
   // A current answer says nothing of caching here (its ETag does).
   assert.equal(dataHeaders("1.x", undefined, now)["cache-control"], undefined);
+  // Without an instant to name (a scoped key's token read), the commit's settles the answer.
+  const unnamed = dataHeaders(
+    "1.x",
+    { knownAt: undefined, committedAt: at(SETTLED_MS).knownAt },
+    now,
+  );
+  assert.equal(unnamed["data-known-at"], undefined);
+  assert.equal(unnamed["cache-control"], "private, max-age=86400");
 });

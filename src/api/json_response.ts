@@ -56,13 +56,13 @@ export const SETTLED_MS = 60_000;
 // Such an answer never changes once its instant has settled: then it may be kept.
 export const dataHeaders = (
   token: string | undefined,
-  asOf?: { readonly knownAt: string },
+  asOf?: { readonly knownAt: string | undefined; readonly committedAt: string },
   now = Date.now(),
 ): Record<string, string> => ({
   ...(token === undefined ? {} : { "data-token": token }),
+  ...(asOf?.knownAt === undefined ? {} : { "data-known-at": asOf.knownAt }),
   ...(asOf === undefined ? {} : {
-    "data-known-at": asOf.knownAt,
-    "cache-control": Date.parse(asOf.knownAt) <= now - SETTLED_MS
+    "cache-control": Date.parse(asOf.knownAt ?? asOf.committedAt) <= now - SETTLED_MS
       ? "private, max-age=86400"
       : "private, no-cache",
   }),

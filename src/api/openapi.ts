@@ -274,8 +274,8 @@ export const finishDocument = (spec: Json): Json => {
   };
   components.headers[DATA_KNOWN_AT] = {
     description: "On a read as of an earlier instant only: the instant it shows (the " +
-      "`known_at` asked for, or the instant of the commit a `data_token` names), UTC with " +
-      "microseconds",
+      "`known_at` asked for, or the instant of the commit a `data_token` names, not told to a " +
+      "key limited to some stores), UTC with microseconds",
     required: false,
     schema: { type: "string", format: "date-time" },
   };

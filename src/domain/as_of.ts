@@ -107,10 +107,12 @@ export const asOfOf = <E, R>(
 };
 
 // The commit a read as of an earlier instant shows: its number (for the queries), its token, when
-// it was made, and the instant asked for (the commit's own instant when a token was sent).
+// it was made, and the instant the answer names: the one asked for, or the commit's own when a
+// token was sent, but none then for a key limited to some stores (the commit may be another
+// store's: its instant would tell when other stores committed).
 export interface ResolvedAsOf {
   readonly seq: string;
   readonly token: string;
   readonly committedAt: string;
-  readonly knownAt: string;
+  readonly knownAt: string | undefined;
 }

@@ -52,7 +52,11 @@ export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
-    const resolve = (asOf: Exclude<AsOf, { kind: "current" }>) =>
+    // `storeIds`: the caller's stores (null: every store).
+    const resolve = (
+      asOf: Exclude<AsOf, { kind: "current" }>,
+      storeIds: ReadonlyArray<number> | null,
+    ) =>
       Effect.gen(function* () {
         const rows = yield* dbBoundary(sql.unsafe<Row>(
           asOf.kind === "instant" ? byInstant : byToken,
@@ -77,7 +81,7 @@ export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
           seq: row.seq,
           token: `${row.seq}.${row.generation}`,
           committedAt: row.committed_at,
-          knownAt: row.known_at ?? row.committed_at,
+          knownAt: row.known_at ?? (storeIds === null ? row.committed_at : undefined),
         } satisfies ResolvedAsOf;
       }).pipe(span("AsOfRepo.resolve"));
 

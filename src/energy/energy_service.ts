@@ -74,7 +74,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
     ) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, ENERGY_MAX_DAYS);
-        const at = yield* asOfRepo.resolve(asOf);
+        const at = yield* asOfRepo.resolve(asOf, caller.storeIds);
         const rows = yield* repo.daysAt(request.scopeId, request.start, request.end, at.seq);
         if (!rows.kept) {
           return yield* conflict(Messages.dayStateNotKept());

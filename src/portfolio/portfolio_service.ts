@@ -250,7 +250,7 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
           const q = queryOf(caller, r);
           const at: ResolvedAsOf | undefined = asOf.kind === "current"
             ? undefined
-            : yield* asOfRepo.resolve(asOf);
+            : yield* asOfRepo.resolve(asOf, caller.storeIds);
           if (at === undefined && held !== undefined) {
             const now = yield* repo.version(q);
             const version = yield* versionOf(caller, now.version);
