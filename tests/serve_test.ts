@@ -86,6 +86,31 @@ Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for i
   assert.match(await ask("OPTIONS * HTTP/1.1"), /^HTTP\/1\.1 404 /);
 });
 
+Deno.test("a client waiting for 100 Continue is refused from its headers before it is told to send", async () => {
+  const head = (auth: string) =>
+    `POST /api/v1/imports/preview HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+    `Content-Length: 5000000\r\nExpect: 100-continue\r\nIdempotency-Key: k\r\n${auth}\r\n`;
+  const conn = await connect();
+  await conn.write(encoder.encode(head("")));
+  const refused = (await readUntilClosed(conn, 3_000)).text;
+  assert.match(refused, /^HTTP\/1\.1 401 /);
+  assert.doesNotMatch(refused, /100 Continue/);
+  // An admitted request is told to send: the service reads the body it then gets.
+  const admitted = await connect();
+  await admitted.write(encoder.encode(
+    `POST /auth/session HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+      "Content-Type: application/json\r\n" +
+      `Origin: ${base}\r\nContent-Length: 28\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+  ));
+  const buffer = new Uint8Array(256);
+  const n = await admitted.read(buffer);
+  assert.match(new TextDecoder().decode(buffer.subarray(0, n ?? 0)), /^HTTP\/1\.1 100 Continue/);
+  await admitted.write(encoder.encode('{"access_key":"esk_unknown"}'));
+  const answer = (await readUntilClosed(admitted, 3_000)).text;
+  assert.match(answer, /HTTP\/1\.1 401 /);
+  assert.match(answer, /INVALID_CREDENTIAL/);
+});
+
 Deno.test("half-sent headers are closed after the header timeout", async () => {
   const conn = await connect();
   await conn.write(encoder.encode("GET /health/live HTTP/1.1\r\nHost: x\r\n"));
@@ -113,7 +138,8 @@ Deno.test("a kept-alive connection is closed once no request follows its answer 
 Deno.test("a body dripping one byte at a time is answered 408 and closed", async () => {
   const conn = await connect();
   await conn.write(encoder.encode(
-    "POST /auth/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+    `POST /auth/session HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+      "Content-Type: application/json\r\n" +
       "Content-Length: 100\r\n\r\n{",
   ));
   let stop = false;
@@ -138,7 +164,8 @@ Deno.test("a body dripping one byte at a time is answered 408 and closed", async
 Deno.test("an announced oversized body is refused at once, not read", async () => {
   const conn = await connect();
   await conn.write(encoder.encode(
-    "POST /auth/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+    `POST /auth/session HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+      "Content-Type: application/json\r\n" +
       `Content-Length: ${300 * 1024 * 1024}\r\n\r\n{"access_key": "`,
   ));
   const result = await readUntilClosed(conn, 10_000);

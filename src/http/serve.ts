@@ -149,11 +149,12 @@ type WatchedSocket = Socket & { [WATCHED]?: Watched };
 // stops reading for good when it is cancelled (a refused body is not read to its end). Nothing is
 // taken from the request until the first read: a request refused from its headers holds no more
 // of its body than node:http's own small buffer.
-const bodyStream = (req: http.IncomingMessage) => {
+const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => {
   let done = false;
   let attached = false;
   const attach = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     attached = true;
+    beforeFirstRead?.();
     req.on("data", (chunk: Uint8Array) => {
       if (done) return;
       controller.enqueue(new Uint8Array(chunk));
@@ -189,7 +190,9 @@ const bodyStream = (req: http.IncomingMessage) => {
 // ones, and no web Request is made (incoming.ts). Any other request is a web Request whose body is
 // read from the socket as it is consumed; its headers are appended to the request's own (a Headers
 // object given to Request is converted and copied: a third of what building the request allocated).
-const toIncoming = (req: http.IncomingMessage): Incoming => {
+// `beforeFirstRead`: called when the body is first read (a client that waits for 100 Continue is
+// told then, once the front door has admitted the request).
+const toIncoming = (req: http.IncomingMessage, beforeFirstRead?: () => void): Incoming => {
   const method = req.method ?? "GET";
   const url = `http://${safeHost(req.headers.host)}${pathOf(req.url ?? "/")}`;
   // TRACE and TRACK are methods a web Request refuses to carry: the front door answers them 405
@@ -199,7 +202,7 @@ const toIncoming = (req: http.IncomingMessage): Incoming => {
   }
   const request = new Request(url, {
     method,
-    body: bodyStream(req),
+    body: bodyStream(req, beforeFirstRead),
     // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
     duplex: "half",
   });
@@ -309,7 +312,15 @@ export const serve = (
     keepAliveTimeout: 0,
     connectionsCheckingInterval: Math.min(1_000, options.headersMs),
     maxHeaderSize: MAX_HEADER_BYTES,
-  }, (req, res) => {
+  });
+  // `expectsContinue`: the client sent Expect: 100-continue and waits before sending its body.
+  // node:http would answer 100 at once; it is sent only when the body is first read, so a request
+  // refused from its headers (no credential, too large) is refused before any of its body is sent.
+  const onRequest = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    expectsContinue = false,
+  ) => {
     const controller = new AbortController();
     const watched = (req.socket as WatchedSocket)[WATCHED];
     if (watched !== undefined) watched.open++;
@@ -321,13 +332,23 @@ export const serve = (
       }
       if (!res.writableFinished) controller.abort();
     });
-    handler(toIncoming(req), controller, req.socket.remoteAddress)
+    const incoming = toIncoming(
+      req,
+      expectsContinue
+        ? () => {
+          if (!res.headersSent) res.writeContinue();
+        }
+        : undefined,
+    );
+    handler(incoming, controller, req.socket.remoteAddress)
       .then((response) => writeResponse(response, req, res, keepAlive))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
-  });
+  };
+  server.on("request", (req, res) => onRequest(req, res));
+  server.on("checkContinue", (req, res) => onRequest(req, res, true));
   server.on("connect", (_req: http.IncomingMessage, socket: Socket) => {
     answerParseFailure(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket);
   });
