@@ -303,3 +303,18 @@ Deno.test("plain XLSX: a number cell whose text is not a number is refused, not 
   const [direct, excel] = await both(plain);
   assert.deepStrictEqual(direct, excel);
 });
+
+Deno.test("a workbook the library fails on in its own code is refused in words a user can act on", async () => {
+  // A shared string that does not exist: exceljs fails with a TypeError of its own code.
+  const bytes = excelLike(
+    EXCEL_ROWS.replace('<c r="A2" t="s"><v>1</v>', '<c r="A2" t="s"><v>99</v>'),
+  );
+  const read = await Effect.runPromise(Effect.either(readXlsx(bytes, CTX)));
+  assert.equal(read._tag, "Left");
+  const texts = read._tag === "Left" ? read.left.problems.map((p) => p.message.en) : [];
+  assert.ok(
+    texts.some((t) => /part of the workbook is missing or malformed/.test(t)),
+    texts.join("\n"),
+  );
+  assert.ok(!texts.some((t) => /Cannot read|undefined/.test(t)), texts.join("\n"));
+});

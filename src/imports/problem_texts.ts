@@ -56,6 +56,11 @@ export const Problems = {
     const d = typeof detail === "string" ? t(detail, detail) : detail;
     return t(`${NOT_READABLE.en}: ${d.en}`, `${NOT_READABLE.zh}：${d.zh}`);
   },
+  partMissing: () =>
+    t(
+      "a part of the workbook is missing or malformed (save it again from a spreadsheet program)",
+      "工作簿的某个部分缺失或格式不正确（请用电子表格程序重新保存）",
+    ),
   readingUnfinished: () =>
     t(`${NOT_READABLE.en}: reading it did not finish`, `${NOT_READABLE.zh}：读取未能完成`),
   noValues: () => t("the file holds no values to import", "文件中没有可导入的值"),
@@ -108,8 +113,10 @@ export const Problems = {
   valueWithoutDate: () =>
     t("a value in a column without a date header", "值位于没有日期标题的列中"),
   dateNotEnergy: () => t("a date is not an energy value", "日期不是能耗值"),
-  sheetUnreadable: (detail: string) =>
-    t(`the worksheet could not be read: ${detail}`, `无法读取工作表：${detail}`),
+  sheetUnreadable: (detail: Text | string) => {
+    const d = typeof detail === "string" ? t(detail, detail) : detail;
+    return t(`the worksheet could not be read: ${d.en}`, `无法读取工作表：${d.zh}`);
+  },
   noSheetWithData: () => t("the workbook has no worksheet with data", "工作簿中没有含数据的工作表"),
   // --- CSV (csv_reader.ts)
   separator: (separator: string) => {

@@ -27,7 +27,13 @@ const ZIP_LIMITS: ZipLimits = { maxEntries: 1_000, maxUnpackedBytes: 16 * 1024 *
 // exceljs works on promises and streams; a workbook it cannot finish is refused, not awaited.
 const LOAD_TIMEOUT = Duration.seconds(20);
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300);
+// Why the workbook library could not read a file: its own words when it refused the file, a
+// general one when it failed in its own code (a TypeError such as "Cannot read properties of
+// undefined" says nothing a user can act on).
+const message = (e: unknown): Text | string =>
+  e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError
+    ? Problems.partMissing()
+    : (e instanceof Error ? e.message : String(e)).slice(0, 300);
 
 // The archive as JSZip will read it, and every entry's XML within the bounds exceljs can build;
 // its entries, inflated, when it is.
