@@ -456,6 +456,18 @@ Deno.test("CSV with BOM and 备注: every row as read", async () => {
   ]);
 });
 
+Deno.test("CSV: a 备注 note of more than 500 characters is a problem of its cell", async () => {
+  const csv = (note: string) =>
+    utf8(`品牌,门店,日期,日能耗,备注\nKFC,Store 1,2026-07-09,1.5,${note}\n`);
+  const fits = await readOk(csv("备".repeat(500)));
+  assert.equal(fits.rows[0].note, "备".repeat(500));
+  const problems = await readRejected(csv("备".repeat(501)));
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0].column, "备注");
+  assert.equal(problems[0].row, 2);
+  assert.match(problems[0].message.en, /at most 500 characters/);
+});
+
 Deno.test("CSV without 备注, columns in any order", async () => {
   const file = await readOk(csv([" 日能耗 ,日期,门店,品牌", "3.25,2026-07-09,S,A"]));
   assert.equal(file.noteField, "ABSENT_NO_COLUMN");

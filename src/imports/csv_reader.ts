@@ -14,6 +14,8 @@ import { Problems } from "./problem_texts.ts";
 export { CSV_COLUMNS, CSV_NOTE_COLUMN };
 
 const RAW_ROW_CHARS = 200;
+// A 备注 note becomes the day's quality note, served with it on every read of the day.
+export const MAX_NOTE_CHARS = 500;
 
 // Thrown from csv-parse's on_record to stop reading (row limit, unusable header).
 class Stop {}
@@ -152,6 +154,10 @@ const readRecord = (
     c.add(problem(value.problem, { ...where, column: "日能耗", raw: rawEnergy }));
   }
   const note = cols.note === undefined ? undefined : unprotectText(record[cols.note].trim());
+  if (note !== undefined && note.length > MAX_NOTE_CHARS) {
+    ok = false;
+    c.add(problem(Problems.noteTooLong(MAX_NOTE_CHARS), { ...where, column: "备注", raw: note }));
+  }
   if (brand === "" || storeName === "") return;
   if (!ok || date === undefined || isProblem(value)) {
     c.addCheck({

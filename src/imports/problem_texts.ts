@@ -56,6 +56,8 @@ export const Problems = {
     const d = typeof detail === "string" ? t(detail, detail) : detail;
     return t(`${NOT_READABLE.en}: ${d.en}`, `${NOT_READABLE.zh}：${d.zh}`);
   },
+  noteTooLong: (max: number) =>
+    t(`a note may be at most ${max} characters long`, `备注最多 ${max} 个字符`),
   partMissing: () =>
     t(
       "a part of the workbook is missing or malformed (save it again from a spreadsheet program)",
