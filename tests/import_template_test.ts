@@ -1,7 +1,11 @@
 // Import template: worksheet names for brands, the template workbook, and the row resolver.
 import assert from "node:assert/strict";
 import ExcelJS from "exceljs";
-import { FastCheck as fc, Schema } from "effect";
+import { Effect, FastCheck as fc, Layer, Schema } from "effect";
+import type { CallerShape } from "../src/domain/auth.ts";
+import { addDays } from "../src/domain/range.ts";
+import { CatalogRepo } from "../src/files/catalog_repo.ts";
+import { TemplateService } from "../src/imports/template_service.ts";
 import { Template } from "../src/domain/imports.ts";
 import type { CatalogStore, CheckRow, FileRow, ResolveContext } from "../src/imports/model.ts";
 import { resolveRows, rowsText, rowsTextZh } from "../src/imports/resolver.ts";
@@ -526,4 +530,54 @@ Deno.test("resolver: rows the reader refused get the store and date checks only"
     [null, 6, "门店"],
   ]);
   assert.match(problems[1].message.en, /outside the dataset, which ends on 2026-07-08/);
+});
+
+const everyStore: CallerShape = {
+  memberId: 1,
+  keyId: 1,
+  loginName: "test",
+  displayName: null,
+  dbRole: "WRITER",
+  permissions: new Set(["read", "write"]),
+  storeIds: null,
+  viaSession: false,
+};
+
+Deno.test("a template of a range is refused when it would hold more values than a file may", async () => {
+  const stores = (n: number): Array<CatalogStore> =>
+    Array.from({ length: n }, (_, i) => ({
+      storeId: i + 1,
+      scopeId: i + 1,
+      brandName: "品牌A",
+      storeName: `店${i + 1}`,
+    }));
+  const days = (n: number) => Array.from({ length: n }, (_, i) => addDays("2026-01-01", i));
+  const run = (storeCount: number, dayCount: number) =>
+    Effect.runPromise(
+      Effect.either(
+        Effect.flatMap(
+          TemplateService,
+          (t) => t.ranged(everyStore, "2026-01-01", days(dayCount).at(-1)!),
+        ).pipe(
+          Effect.provide(TemplateService.DefaultWithoutDependencies),
+          Effect.provide(Layer.succeed(
+            CatalogRepo,
+            CatalogRepo.make({
+              dataset: Effect.die("unused"),
+              catalog: () => Effect.succeed(stores(storeCount)),
+              datasetDays: () => Effect.succeed(days(dayCount)),
+            } as unknown as CatalogRepo),
+          )),
+        ),
+      ),
+    );
+  // 30 stores x 333 days = 9,990 values: made.
+  const fits = await run(30, 333);
+  assert.equal(fits._tag, "Right");
+  // 30 stores x 334 days = 10,020: refused, saying how many days fit.
+  const over = await run(30, 334);
+  assert.equal(over._tag, "Left");
+  const error = over._tag === "Left" ? over.left as { code?: string; message?: string } : {};
+  assert.equal(error.code, "RANGE_TOO_LONG");
+  assert.match(error.message ?? "", /at most 333 days/);
 });

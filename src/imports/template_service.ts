@@ -4,6 +4,9 @@ import { Effect } from "effect";
 import { requirePermission } from "../auth/access.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { CallerShape } from "../domain/auth.ts";
+import { badRequest } from "../domain/errors.ts";
+import { MAX_IMPORT_ROWS } from "../domain/imports.ts";
+import { Messages } from "../domain/messages.ts";
 import { CatalogRepo } from "../files/catalog_repo.ts";
 import { buildTemplate, type TemplateSheet } from "../files/template.ts";
 import { span } from "../ops/span.ts";
@@ -26,6 +29,13 @@ export class TemplateService extends Effect.Service<TemplateService>()("Imports/
         yield* requirePermission(caller, "write");
         const days = yield* catalogRepo.datasetDays(start, end);
         const stores = yield* catalog(caller.storeIds);
+        // A template its own preview would refuse (one value a cell, blank or not) is not made.
+        const values = stores.length * days.length;
+        if (values > MAX_IMPORT_ROWS) {
+          return yield* badRequest(
+            Messages.templateTooLarge(stores.length, days.length, values, MAX_IMPORT_ROWS),
+          );
+        }
         const brands = new Map<string, Array<string>>();
         for (const s of stores) {
           const list = brands.get(s.brandName) ?? [];
