@@ -290,6 +290,22 @@ Deno.test("property: ids beyond PostgreSQL's integer are 400 or 404, never 500",
   );
 });
 
+Deno.test("a refused optional parameter is named once, without the schema's union noise", async () => {
+  for (
+    const [path, field] of [
+      ["/api/v1/changes?limit=abc", "limit"],
+      ["/api/v1/imports?limit=0", "limit"],
+      [`/api/v1/stores/${store.id}/energy?${range}&known_at=yesterday`, "known_at"],
+    ]
+  ) {
+    const answer = await get(path);
+    assertErrorBody(answer, 400, "INVALID_REQUEST");
+    const text: string = answer.body.error.message;
+    assert.ok(text.startsWith(`${field}: `), text);
+    assert.ok(!/Expected undefined/.test(text), text);
+  }
+});
+
 Deno.test({
   name: "close the test app",
   fn: () => app.close(),

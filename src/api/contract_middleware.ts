@@ -94,7 +94,20 @@ const issueTextZh = (issue: DecodeIssue) => {
   return cut(`${field}：值不符合要求`);
 };
 
-export const decodeMessage = (issues: ReadonlyArray<DecodeIssue>, language: Language = "en") => {
+// An optional parameter's schema is a union with undefined: a bad value fails both members, and
+// "Expected undefined" says nothing the other issue of the same field does not.
+const withoutUndefined = (issues: ReadonlyArray<DecodeIssue>) => {
+  const pathOf = (issue: DecodeIssue) => JSON.stringify(issue.path ?? []);
+  const named = new Set(
+    issues.filter((i) => !/^Expected undefined\b/.test(i.message ?? "")).map(pathOf),
+  );
+  return issues.filter((i) =>
+    !/^Expected undefined\b/.test(i.message ?? "") || !named.has(pathOf(i))
+  );
+};
+
+export const decodeMessage = (all: ReadonlyArray<DecodeIssue>, language: Language = "en") => {
+  const issues = withoutUndefined(all);
   if (issues.length === 0) return pick(Messages.requestNotValid(), language);
   const zh = language === "zh-CN";
   const more = issues.length - MAX_ISSUES;
