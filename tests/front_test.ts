@@ -487,7 +487,7 @@ Deno.test({
   sanitizeResources: false,
 });
 
-Deno.test("every answer of an endpoint tells caches to keep it private", async () => {
+Deno.test("every answer of an endpoint tells caches to keep it private, and browsers not to sniff it", async () => {
   const paths = [
     "/auth/session",
     `/api/v1/stores/${store.id}/energy/2026-07-05/versions`,
@@ -506,6 +506,10 @@ Deno.test("every answer of an endpoint tells caches to keep it private", async (
       await answer.body?.cancel();
       const policy = answer.headers.get("cache-control") ?? "";
       assert.match(policy, /private|no-store/, `${path} (${answer.status}): "${policy}"`);
+      assert.equal(answer.headers.get("x-content-type-options"), "nosniff", path);
+      if (answer.status === 401) {
+        assert.match(answer.headers.get("www-authenticate") ?? "", /^Bearer /, path);
+      }
     }
   }
 });

@@ -84,6 +84,10 @@ Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for i
   assert.match(absolute, /^HTTP\/1\.1 200 /);
   assert.match(absolute, /application\/json/);
   assert.match(await ask("OPTIONS * HTTP/1.1"), /^HTTP\/1\.1 404 /);
+  // A path is matched as sent: "." and ".." segments are not resolved into another path.
+  for (const path of ["/api/v1/x/../dataset", "/health/./live", "/health/live/%2e%2e/live"]) {
+    assert.match(await ask(`GET ${path} HTTP/1.1`), /^HTTP\/1\.1 404 /, path);
+  }
 });
 
 Deno.test("a client waiting for 100 Continue is refused from its headers before it is told to send", async () => {

@@ -496,10 +496,18 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response.headers.set("x-request-id", note.requestId);
     }
     if (languageVaries) response.headers.append("vary", "accept-language");
-    // An endpoint's answer that says nothing of caching is kept by no cache (a session's answers
-    // carry no Authorization header that would keep them out of shared caches).
-    if (matched?.kind === "route" && !response.headers.has("cache-control")) {
-      response.headers.set("cache-control", "private, no-store");
+    if (matched?.kind === "route") {
+      // An endpoint's answer that says nothing of caching is kept by no cache (a session's answers
+      // carry no Authorization header that would keep them out of shared caches).
+      if (!response.headers.has("cache-control")) {
+        response.headers.set("cache-control", "private, no-store");
+      }
+      // Its media type is the one it says (no browser reads JSON as a page or a script), and a
+      // 401 names the scheme that would be accepted (RFC 9110 11.6.1).
+      response.headers.set("x-content-type-options", "nosniff");
+      if (response.status === 401 && !response.headers.has("www-authenticate")) {
+        response.headers.set("www-authenticate", 'Bearer realm="energy-service"');
+      }
     }
     const length = response.headers.get("content-length");
     const logLine = (bytes: number | null, cut = false) => {
