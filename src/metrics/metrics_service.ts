@@ -101,7 +101,9 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
     const loadVerified = (caller: CallerShape, request: RangeRequest, asOf: AsOf) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, METRICS_MAX_DAYS);
-        const at = asOf.kind === "current" ? undefined : yield* asOfRepo.resolve(asOf, caller.storeIds);
+        const at = asOf.kind === "current"
+          ? undefined
+          : yield* asOfRepo.resolve(asOf, caller.storeIds);
         const { storeId, scopeId, start, end } = request;
         const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone, at?.seq);
         return { scope, inputs, version: inputs.version, token: inputs.token, at };

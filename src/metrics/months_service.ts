@@ -33,7 +33,9 @@ export class MonthsService extends Effect.Service<MonthsService>()("Metrics/Mont
     const months = (caller: CallerShape, request: RangeRequest, asOf: AsOf, held?: string) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, MONTHS_MAX_DAYS);
-        const at = asOf.kind === "current" ? undefined : yield* asOfRepo.resolve(asOf, caller.storeIds);
+        const at = asOf.kind === "current"
+          ? undefined
+          : yield* asOfRepo.resolve(asOf, caller.storeIds);
         const { storeId, scopeId, start, end } = request;
         const plan = monthPlan(start, end);
         const inputs = yield* repo.inputs(
