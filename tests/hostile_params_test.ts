@@ -306,6 +306,15 @@ Deno.test("a refused optional parameter is named once, without the schema's unio
   }
 });
 
+Deno.test("the quality check refuses a read as of an earlier instant instead of answering today's data", async () => {
+  for (const param of ["known_at=2026-01-01T00:00:00Z", "data_token=abc", "known_at=garbage"]) {
+    const answer = await get(`/api/v1/stores/${store.id}/quality?${range}&${param}`);
+    assertErrorBody(answer, 400, "INVALID_REQUEST");
+    assert.match(answer.body.error.message, /reads the current data only/, param);
+  }
+  assert.equal((await get(`/api/v1/stores/${store.id}/quality?${range}`)).status, 200);
+});
+
 Deno.test({
   name: "close the test app",
   fn: () => app.close(),

@@ -80,6 +80,7 @@ const EXPECTED_ZH: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray) => strin
     () => "应为以逗号分隔、大于等于 1 的门店编号，如 1,2,3",
   ],
   [/^expected at most (\d+) store ids/, (m) => `最多 ${m[1]} 个门店编号`],
+  [/^the quality check reads the current data only/, () => "质量检查只读取当前数据；不接受此参数"],
 ];
 
 const issueTextZh = (issue: DecodeIssue) => {

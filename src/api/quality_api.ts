@@ -2,16 +2,31 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
 import * as OpenApi from "@effect/platform/OpenApi";
+import { Schema } from "effect";
 import { QualityResponse } from "../domain/quality.ts";
 import { CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
 import { RangeParams, StorePath } from "./params.ts";
 import { Authentication } from "./security.ts";
 
+// The check reads the current data only: a read as of an earlier instant is refused, not answered
+// with today's data as if it were that instant's.
+const CurrentOnly = Schema.optional(
+  Schema.Never.annotations({
+    message: () => "the quality check reads the current data only; this parameter is not taken",
+  }),
+);
+
+const QualityParams = Schema.Struct({
+  ...RangeParams.fields,
+  known_at: CurrentOnly,
+  data_token: CurrentOnly,
+});
+
 export class QualityApi extends HttpApiGroup.make("quality")
   .add(
     HttpApiEndpoint.get("check", "/stores/:store_id/quality")
       .setPath(StorePath)
-      .setUrlParams(RangeParams)
+      .setUrlParams(QualityParams)
       .addSuccess(QualityResponse)
       .annotateContext(operation({
         summary: "Days whose energy disagrees with the device reports",
