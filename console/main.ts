@@ -13,7 +13,7 @@ import {
   whenUnauthorized,
 } from "./api.ts";
 import { type Lang, language, setLanguage, t } from "./i18n.ts";
-import { Code, html, isDate, Link, setTimeZone, useLocation, useTitle } from "./ui.ts";
+import { Code, errorText, html, isDate, Link, setTimeZone, useLocation, useTitle } from "./ui.ts";
 import { SignIn } from "./pages/signin.ts";
 import { PortfolioPage } from "./pages/portfolio.ts";
 import { StoresPage } from "./pages/stores.ts";
@@ -177,6 +177,9 @@ const Page = (props: { session: Session }) => {
 const App = () => {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [message, setMessage] = useState<string | null>(null);
+  // Why the start could not learn whether a session is open (the service busy, failing or out of
+  // reach): the sign-in form would be the wrong answer to a session that may well be valid.
+  const [unanswered, setUnanswered] = useState<string | null>(null);
   const [, setLang] = useState(language());
   // Whether a session is in use: a 401 then means it stopped working; before, at start-up, a 401
   // only means nobody has signed in yet.
@@ -184,6 +187,7 @@ const App = () => {
   signedIn.current = session !== null && session !== undefined;
 
   const start = async () => {
+    setUnanswered(null);
     try {
       const [info, dataset] = await Promise.all([
         get<SessionInfo>("/auth/session"),
@@ -194,8 +198,14 @@ const App = () => {
       }
       setSession(sessionOf(info, dataset));
     } catch (error) {
-      setSession(null);
-      if (error instanceof ApiError && error.status !== 401) setMessage(error.message);
+      if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
+        setSession(null);
+        if (error.status !== 401) setMessage(error.message);
+      } else {
+        setUnanswered(
+          error instanceof ApiError && error.status >= 500 ? errorText(error) : t("networkRetry"),
+        );
+      }
     }
   };
 
@@ -219,6 +229,14 @@ const App = () => {
   };
 
   useTitle(session === null ? t("signInTitle") : null);
+  if (session === undefined && unanswered !== null) {
+    return html`
+      <div class="alert" role="alert" data-testid="start-failed">
+        <p>${unanswered}</p>
+        <button type="button" onClick=${() => start()}>${t("retry")}</button>
+      </div>
+    `;
+  }
   if (session === undefined) return html`<p class="muted" role="status">${t("loading")}</p>`;
   if (session === null) {
     return html`

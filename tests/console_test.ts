@@ -111,6 +111,40 @@ Deno.test({
 
       await journey(
         t,
+        "a reload while the service is busy says so and offers to retry; the session is kept",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          // The dataset answers 503 BUSY, as a service at its limits would, for one reload.
+          let busy = true;
+          await page.setRequestInterception(true);
+          page.on("request", (request) => {
+            if (request.isInterceptResolutionHandled()) return;
+            if (busy && new URL(request.url()).pathname === "/api/v1/dataset") {
+              request.respond({
+                status: 503,
+                headers: { "retry-after": "5" },
+                contentType: "application/json",
+                body: JSON.stringify({
+                  error: { code: "BUSY", message: "The service is busy: try again shortly" },
+                }),
+              });
+            } else request.continue();
+          });
+          await page.reload({ waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=start-failed]");
+          assert.equal(await page.$("#access_key"), null, "no sign-in form");
+          assert.match((await texts(page, "[data-testid=start-failed]"))[0], /busy/i);
+          busy = false;
+          await page.click("[data-testid=start-failed] button");
+          await page.waitForSelector("[data-testid=portfolio-row]", { timeout: 20_000 });
+          assert.deepEqual(errors, []);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
         "a manager lands on the portfolio, sorts it, finds the failing stores and opens one",
         async () => {
           const { page, errors } = await openPage(run);

@@ -18,11 +18,22 @@ export interface CDPSession {
 export interface Request {
   url(): string;
   headers(): Record<string, string>;
+  // With request interception on: answer the request in the page's stead, or let it go on.
+  isInterceptResolutionHandled(): boolean;
+  respond(response: {
+    status: number;
+    headers?: Record<string, string>;
+    contentType?: string;
+    body?: string;
+  }): Promise<void>;
+  continue(): Promise<void>;
 }
 
 export interface Page {
   setViewport(viewport: { width: number; height: number }): Promise<void>;
   goto(url: string, options?: { waitUntil?: string }): Promise<unknown>;
+  reload(options?: { waitUntil?: string }): Promise<unknown>;
+  setRequestInterception(enabled: boolean): Promise<void>;
   waitForSelector(selector: string, options?: { timeout?: number }): Promise<ElementHandle | null>;
   waitForFunction(expression: string, options?: { timeout?: number }): Promise<unknown>;
   waitForNetworkIdle(options?: { idleTime?: number; timeout?: number }): Promise<void>;
