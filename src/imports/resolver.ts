@@ -10,7 +10,7 @@ import type {
 } from "./model.ts";
 import { sheetLookup } from "../files/sheet_names.ts";
 import type { Text } from "../domain/language.ts";
-import { Problems } from "./problem_texts.ts";
+import { Problems, q as quote } from "./problem_texts.ts";
 
 // Where the XLSX wide table keeps store names, and the CSV headers (service-spec PreviewInput).
 const XLSX_STORE_COLUMN = "A";
@@ -53,8 +53,6 @@ interface Group {
   readonly fileRows: Set<number>;
   readonly build: (first: CheckRow, rows: Text) => FileProblem;
 }
-
-const quote = (text: string) => JSON.stringify(text);
 
 // The distinct rows in order, as runs of consecutive rows ("2-41", "45"), and how many rows.
 const rowRuns = (rows: Iterable<number>) => {

@@ -1,5 +1,6 @@
 // Bounds on a workbook's XML, checked on the inflated bytes before exceljs builds anything from them.
 import { type Text, text as t } from "../domain/language.ts";
+import { q } from "./problem_texts.ts";
 
 /**
  * exceljs builds a workbook in memory and expands several things cell by cell: rows sit in an
@@ -257,7 +258,7 @@ export class WorkbookScan {
       if (token === "") continue;
       const span = decodeRange(token);
       for (const a of span.addresses) {
-        const quoted = JSON.stringify(token.slice(0, 40));
+        const quoted = q(token);
         const problem = this.checkAddress(
           a,
           t(`${what.en} ${quoted}`, `${what.zh} ${quoted}`),
