@@ -3,7 +3,8 @@
 // the items and their order, and whatever part of a chunk's month the range covers.
 import assert from "node:assert/strict";
 import { FastCheck as fc } from "effect";
-import { datesOf, decodeStore, type StoreRow } from "../src/portfolio/portfolio_compute.ts";
+import { datesOf } from "../src/domain/range.ts";
+import { decodeStore, type StoreRow } from "../src/portfolio/portfolio_compute.ts";
 
 const dates = datesOf("2026-01-01", "2026-12-31");
 

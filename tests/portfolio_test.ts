@@ -14,7 +14,7 @@ import { MetricsRepo } from "../src/metrics/metrics_repo.ts";
 import { PortfolioRepo } from "../src/portfolio/portfolio_repo.ts";
 import { partsOf, summaryOf } from "../src/metrics/summary_parts.ts";
 import { PortfolioService } from "../src/portfolio/portfolio_service.ts";
-import { datesOf } from "../src/portfolio/portfolio_compute.ts";
+import { datesOf } from "../src/domain/range.ts";
 import { DataSeal } from "../src/auth/data_seal.ts";
 import { AppConfig } from "../src/config.ts";
 import { AsOfRepo } from "../src/energy/as_of_repo.ts";

@@ -10,6 +10,14 @@ export const dayIndex = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_
 export const addDays = (date: string, days: number) =>
   new Date((dayIndex(date) + days) * DAY_MS).toISOString().slice(0, 10);
 
+// Every date of a range, in order. Counted, not compared as text: the day after 9999-12-31 is
+// written "+010000-01-01", which sorts before it.
+export const datesOf = (start: string, end: string): Array<string> =>
+  Array.from(
+    { length: Math.max(0, dayIndex(end) - dayIndex(start) + 1) },
+    (_, i) => addDays(start, i),
+  );
+
 export const ENERGY_MAX_DAYS = 366;
 // Targets and metrics allow two years, so a year can be compared with the one before it.
 export const METRICS_MAX_DAYS = 731;

@@ -6,7 +6,7 @@ import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { badRequest, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
-import { addDays, checkRange, ENERGY_MAX_DAYS } from "../domain/range.ts";
+import { checkRange, datesOf, ENERGY_MAX_DAYS } from "../domain/range.ts";
 import { span } from "../ops/span.ts";
 
 // A store as files name it and the resolver matches it: brand + store name (trimmed, exact).
@@ -47,7 +47,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
     // §8), blank cells included, so neither an export nor a template lays one out.
     const datasetDays = (start: string, end: string) =>
       Effect.gen(function* () {
-        const days = yield* checkRange(start, end, ENERGY_MAX_DAYS);
+        yield* checkRange(start, end, ENERGY_MAX_DAYS);
         const rows = yield* dbBoundary(dataset);
         if (rows.length !== 1) return yield* unavailable(Messages.noSnapshot());
         const found = rows[0];
@@ -55,7 +55,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
         if (start < found.start || end > last) {
           return yield* badRequest(Messages.outsideDataset(start, end, found.start, last));
         }
-        return Array.from({ length: days }, (_, i) => addDays(start, i));
+        return datesOf(start, end);
       });
 
     return { dataset, catalog, datasetDays } as const;

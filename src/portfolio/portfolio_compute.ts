@@ -4,7 +4,6 @@
 // data-quality summary. Pure: no I/O.
 import type { PortfolioStore } from "../domain/portfolio.ts";
 import type { QualitySummary } from "../domain/quality.ts";
-import { addDays, dayIndex } from "../domain/range.ts";
 import {
   type BaselineMonth,
   computeDays,
@@ -60,14 +59,6 @@ interface Facts {
 }
 
 type DayRow = [string, string | null, 0 | 1, string | null, EnergyStatus];
-
-// Every date of a range, in order (shared by the stores of one answer). Counted, not compared as
-// text: the day after 9999-12-31 is written "+010000-01-01", which sorts before it.
-export const datesOf = (start: string, end: string): Array<string> =>
-  Array.from(
-    { length: Math.max(0, dayIndex(end) - dayIndex(start) + 1) },
-    (_, i) => addDays(start, i),
-  );
 
 interface EvidenceJson {
   readonly devices: ReadonlyArray<readonly [number, string | null, string]>;

@@ -20,12 +20,12 @@ import {
   type PortfolioTotal,
 } from "../domain/portfolio.ts";
 import type { QualitySummary } from "../domain/quality.ts";
-import { checkRange } from "../domain/range.ts";
+import { checkRange, datesOf } from "../domain/range.ts";
 import { AsOfRepo } from "../energy/as_of_repo.ts";
 import { yieldToEventLoop } from "../exports/paged_body.ts";
 import { RULE_VERSION } from "../metrics/engine.ts";
 import { span } from "../ops/span.ts";
-import { computeStore, datesOf, type StoreResult, type StoreRow } from "./portfolio_compute.ts";
+import { computeStore, type StoreResult, type StoreRow } from "./portfolio_compute.ts";
 import { type PortfolioQuery, PortfolioRepo } from "./portfolio_repo.ts";
 import { addParts, NO_PARTS, summaryOf, type SummaryParts } from "../metrics/summary_parts.ts";
 import { addQuality, NO_QUALITY } from "./portfolio_rollup.ts";
