@@ -1,6 +1,7 @@
 // Access, decided here and nowhere else (rules.md §9): the credential's row and its liveness
 // (SQL fragments, also composed into the one-round-trip energy read), the permissions an operation
 // needs, and the store scope of a key.
+import { createHash } from "node:crypto";
 import { Cache, Duration, Effect, Exit } from "effect";
 import type { CallerShape, Credential, Permission } from "../domain/auth.ts";
 import { canWrite } from "../domain/auth.ts";
@@ -11,6 +12,11 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { dbBoundary } from "../db/errors.ts";
 import type { ScopeFacts } from "../domain/stores.ts";
 import { span } from "../ops/span.ts";
+
+// A key's store scope as a short name ("all", or a digest of its stores): answers that differ by
+// scope (lists, the portfolio) carry it in their keys and versions.
+export const scopeDigest = (storeIds: ReadonlyArray<number> | null) =>
+  storeIds === null ? "all" : createHash("sha256").update(storeIds.join(",")).digest("hex");
 
 // --- The credential's row (SQL). `param` is a placeholder or a PL/pgSQL variable.
 

@@ -2,9 +2,8 @@
 // the metrics engine exactly as its metrics answer is, then rolled up per brand, per city and for
 // all. Set-based reads of a page of stores each, the next page read while one is computed; the
 // pure engine store by store, letting the event loop run between slices of stores.
-import { createHash } from "node:crypto";
 import { Effect, Fiber } from "effect";
-import { requirePermission } from "../auth/access.ts";
+import { requirePermission, scopeDigest } from "../auth/access.ts";
 import { DataSeal } from "../auth/data_seal.ts";
 import type { Versioned } from "../domain/answers.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
@@ -162,11 +161,7 @@ export class PortfolioService extends Effect.Service<PortfolioService>()(
       const versionOf = (caller: CallerShape, version: string) =>
         seal.seal(
           "version",
-          `${version}.${
-            caller.storeIds === null
-              ? "all"
-              : createHash("sha256").update(caller.storeIds.join(",")).digest("hex").slice(0, 12)
-          }`,
+          `${version}.${scopeDigest(caller.storeIds).slice(0, 12)}`,
         );
 
       // The version (and data token) of the current data of a portfolio: what a kept answer is

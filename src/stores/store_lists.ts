@@ -3,10 +3,9 @@
 // answered as one buffer, kept under the key's store scope (src/reads/read_cache.ts) and answered
 // again while the version holds, without reading a store; a longer list streams page by page, so
 // that an answer of any size holds one page.
-import { createHash } from "node:crypto";
 import { Chunk, Effect, Stream } from "effect";
 import { encodeParts, etagMatches, etagOf } from "../api/json_response.ts";
-import { requirePermission } from "../auth/access.ts";
+import { requirePermission, scopeDigest } from "../auth/access.ts";
 import type { JsonText } from "../domain/answers.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import type { ServiceUnavailable } from "../domain/errors.ts";
@@ -35,9 +34,6 @@ export type ListReply =
 
 // Keys limited to different stores see different lists: the list's key among kept answers names
 // the stores in full, its ETag by a short digest.
-const scopeDigest = (storeIds: ReadonlyArray<number> | null) =>
-  storeIds === null ? "all" : createHash("sha256").update(storeIds.join(",")).digest("hex");
-
 const listKeyOf = (kind: ListKind, storeIds: ReadonlyArray<number> | null) =>
   `${kind}|${scopeDigest(storeIds)}`;
 
