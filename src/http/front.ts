@@ -91,7 +91,7 @@ const MAX_LOGGED_PART = 32;
 
 const loggedPart = (part: string) => part.length > MAX_LOGGED_PART ? "…" : part;
 
-export const loggedPath = (pathname: string) =>
+const loggedPath = (pathname: string) =>
   pathname.split("/").map(loggedPart).join("/").slice(0, MAX_LOGGED_PATH);
 
 const encoder = new TextEncoder();
