@@ -4,16 +4,11 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Stream } from "effect";
 import type { JsonText } from "../domain/answers.ts";
+import { tagsOf } from "../domain/request.ts";
 
 const CACHE_CONTROL = "private, no-cache";
 
 export const etagOf = (kind: string, version: string, tag: string) => `"${kind}.${version}.${tag}"`;
-
-const tagsOf = (header: string) => header.split(",").map((t) => t.trim().replace(/^W\//, ""));
-
-// Whether If-None-Match names this ETag (weak comparison, as the RFC has it for If-None-Match).
-export const etagMatches = (header: string | undefined, etag: string) =>
-  header !== undefined && (header.trim() === "*" || tagsOf(header).includes(etag));
 
 // The version of `kind` a client holds, when its If-None-Match names one made by this code: a
 // statement can compare it with the current version and skip building the body.

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { CONSOLE_DIST, readStamp } from "./build.ts";
-import type { Incoming } from "../domain/request.ts";
+import { etagMatches, type Incoming } from "../domain/request.ts";
 import { type Language, pick } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 
@@ -76,11 +76,6 @@ const load = async (): Promise<Bundle | undefined> => {
 // Whether a path belongs to the console (and not to the API).
 export const isConsolePath = (pathname: string) =>
   pathname === "/" || pathname === "/console" || pathname.startsWith("/console/");
-
-const etagMatches = (header: string | null, etag: string) =>
-  header !== null &&
-  (header.trim() === "*" ||
-    header.split(",").map((t) => t.trim().replace(/^W\//, "")).includes(etag));
 
 export type ConsoleHandler = (
   request: Incoming,

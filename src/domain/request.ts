@@ -29,3 +29,12 @@ export interface Incoming {
   // A web Request's signal (a call in process); the server gives the front door a controller.
   readonly signal?: AbortSignal;
 }
+
+// The entity tags an If-None-Match header lists, without their weak prefix.
+export const tagsOf = (header: string) =>
+  header.split(",").map((t) => t.trim().replace(/^W\//, ""));
+
+// Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for If-None-Match).
+export const etagMatches = (header: string | null | undefined, etag: string) =>
+  header !== null && header !== undefined &&
+  (header.trim() === "*" || tagsOf(header).includes(etag));

@@ -8,13 +8,13 @@ import { Api } from "../api/api.ts";
 import {
   dataHeaders,
   encodeParts,
-  etagMatches,
   etagOf,
   heldVersion,
   jsonBytes,
   jsonParts,
   notModifiedHeaders,
 } from "../api/json_response.ts";
+import { etagMatches } from "../domain/request.ts";
 import { type JsonPart, JsonText, type Versioned } from "../domain/answers.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";

@@ -5,7 +5,7 @@
 import { Context, type Redacted } from "effect";
 import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
-import { RequestNote, type RequestNoteShape } from "../domain/request.ts";
+import { etagMatches, RequestNote, type RequestNoteShape } from "../domain/request.ts";
 import type { Message } from "../domain/errors.ts";
 import { statusOfCode } from "../domain/error_codes.ts";
 import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
@@ -115,9 +115,6 @@ interface Document {
   readonly gzip: Uint8Array<ArrayBuffer>;
   readonly etag: string;
 }
-
-const etagMatches = (header: string | null, etag: string) =>
-  header !== null && header.split(",").some((t) => t.trim() === etag || t.trim() === "*");
 
 const announcesBody = (request: Incoming) => {
   const length = request.headers.get("content-length");

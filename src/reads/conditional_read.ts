@@ -13,13 +13,13 @@ import {
   chunkedJson,
   dataHeaders,
   encodeParts,
-  etagMatches,
   etagOf,
   heldVersion,
   jsonBytes,
   jsonHeaders,
   notModifiedHeaders,
 } from "../api/json_response.ts";
+import { etagMatches } from "../domain/request.ts";
 import type { DataSeal } from "../auth/data_seal.ts";
 import type { Versioned } from "../domain/answers.ts";
 import type { AsOf } from "../domain/as_of.ts";

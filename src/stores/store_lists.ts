@@ -4,7 +4,8 @@
 // again while the version holds, without reading a store; a longer list streams page by page, so
 // that an answer of any size holds one page.
 import { Chunk, Effect, Stream } from "effect";
-import { encodeParts, etagMatches, etagOf } from "../api/json_response.ts";
+import { encodeParts, etagOf } from "../api/json_response.ts";
+import { etagMatches } from "../domain/request.ts";
 import { requirePermission, scopeDigest } from "../auth/access.ts";
 import type { JsonText } from "../domain/answers.ts";
 import type { CallerShape } from "../domain/auth.ts";

@@ -4,14 +4,8 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
 import { Effect } from "effect";
 import { Api } from "../api/api.ts";
-import {
-  etagMatches,
-  etagOf,
-  jsonBytes,
-  jsonResponse,
-  jsonStream,
-  notModified,
-} from "../api/json_response.ts";
+import { etagOf, jsonBytes, jsonResponse, jsonStream, notModified } from "../api/json_response.ts";
+import { etagMatches } from "../domain/request.ts";
 import { requirePermission, StoreAccess } from "../auth/access.ts";
 import { JsonText } from "../domain/answers.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
