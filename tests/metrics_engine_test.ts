@@ -10,7 +10,7 @@ import {
   TargetDay,
   TargetsResponse,
 } from "../src/domain/metrics.ts";
-import { dec, fmt, out, percentOut, scaled } from "../src/metrics/decimal.ts";
+import { exact, exactOut, exactPercentOut, fmt } from "../src/metrics/decimal.ts";
 import {
   availabilityOf,
   type BaselineMonth,
@@ -501,7 +501,7 @@ Deno.test("§1 half-up rounding at the 5th decimal, always 4 decimals", () => {
   assert.equal(fmt(new D(2).div(3)), "0.6667");
   assert.equal(fmt(new D("-0.0001")), null);
   assert.equal(fmt(null), null);
-  // scaled quantities are rounded by an exact remainder test
+  // exact quantities are rounded by an exact remainder test
   const outCases: Array<[string, string | null]> = [
     ["0.00005", "0.0001"],
     ["0.00004999", "0.0000"],
@@ -510,11 +510,11 @@ Deno.test("§1 half-up rounding at the 5th decimal, always 4 decimals", () => {
     ["7", "7.0000"],
     ["-0.00001", null],
   ];
-  for (const [input, expected] of outCases) assert.equal(out(scaled(input)), expected, input);
-  assert.equal(percentOut(dec("1"), dec("3")), "33.3333");
-  assert.equal(percentOut(dec("2"), dec("3")), "66.6667");
-  assert.equal(percentOut(dec("1"), dec("0")), null);
-  assert.equal(percentOut(dec("-1"), dec("3")), null);
+  for (const [input, expected] of outCases) assert.equal(exactOut(exact(input)), expected, input);
+  assert.equal(exactPercentOut(exact("1"), exact("3")), "33.3333");
+  assert.equal(exactPercentOut(exact("2"), exact("3")), "66.6667");
+  assert.equal(exactPercentOut(exact("1"), exact("0")), null);
+  assert.equal(exactPercentOut(exact("-1"), exact("3")), null);
   // through the engine: device cost / 180
   const tes180 = (deviceCost: string) => one({ target: { ...TARGET, deviceCost } }).tes_180_kwh;
   assert.equal(tes180("0.009"), "0.0001"); // 0.00005

@@ -5,7 +5,8 @@ import { Decimal } from "decimal.js";
 import { Effect, Either } from "effect";
 import { DEMO_END, DEMO_OBSERVED_AT, generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
-import { addDays, dayNumber, type Snapshot, validateSnapshot } from "../src/seed/snapshot.ts";
+import { addDays, dayIndex } from "../src/domain/range.ts";
+import { type Snapshot, validateSnapshot } from "../src/seed/snapshot.ts";
 import { databaseKind, makeTestDatabase, type TestDatabase } from "./db.ts";
 
 type Mutable<T> = { -readonly [K in keyof T]: Mutable<T[K]> };
@@ -121,7 +122,7 @@ Deno.test("the generator is deterministic, realistic and its output validates", 
   assert.ok(expected.RELINK > 0 && expected.UPDATE > 0 && expected.INSERT > 0);
   assert.ok(a.energy.some((e) => e.void_days.length > 0));
   const withEndData = a.energy.filter((e) =>
-    dayNumber(e.start) + e.legacy.length - 1 === dayNumber(DEMO_END) && e.legacy.at(-1) !== null
+    dayIndex(e.start) + e.legacy.length - 1 === dayIndex(DEMO_END) && e.legacy.at(-1) !== null
   );
   assert.ok(withEndData.length > 0);
   for (const e of withEndData) {
@@ -161,11 +162,11 @@ Deno.test("the generator is deterministic, realistic and its output validates", 
     if (o.is_valid && o.value_kwh !== null && new Decimal(o.value_kwh).gt(0)) {
       lastValid.set(
         o.store_id,
-        Math.max(lastValid.get(o.store_id) ?? 0, dayNumber(o.observed_date)),
+        Math.max(lastValid.get(o.store_id) ?? 0, dayIndex(o.observed_date)),
       );
     }
   }
-  assert.ok([...lastValid.values()].some((d) => dayNumber(DEMO_END) - d > 180), "a stale TEV");
+  assert.ok([...lastValid.values()].some((d) => dayIndex(DEMO_END) - d > 180), "a stale TEV");
   assert.ok(
     a.tev_observations.some((o) => o.value_kwh !== null && new Decimal(o.value_kwh).lte(0)),
   );

@@ -82,7 +82,6 @@ export const Change = Schema.Struct({
   before_energy_kwh: Nullable(DecimalString),
   before_status: Nullable(DayStatus),
 }).annotations({ identifier: "Change" });
-export type Change = typeof Change.Type;
 
 export const ChangesPage = Schema.Struct({
   changes: Schema.Array(Change),

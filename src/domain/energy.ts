@@ -18,7 +18,6 @@ export const DailyRow = Schema.Struct({
   import_row_id: Nullable(Id),
   source_reference: Nullable(FreeObject),
 }).annotations({ identifier: "DailyRow" });
-export type DailyRow = typeof DailyRow.Type;
 
 export const EnergySummary = Schema.Struct({
   requested_days: Id,

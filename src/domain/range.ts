@@ -5,10 +5,18 @@ import { Messages } from "./messages.ts";
 
 const DAY_MS = 86_400_000;
 
-export const dayIndex = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+// Days since 1970-01-01 of a valid YYYY-MM-DD date, and back. (Date.UTC is the faster reading, but
+// it takes the years 0-99 for 1900-1999.)
+export const dayIndex = (date: string) => {
+  const year = Number(date.slice(0, 4));
+  return (year < 100
+    ? Date.parse(`${date}T00:00:00Z`)
+    : Date.UTC(year, Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10)))) / DAY_MS;
+};
 
-export const addDays = (date: string, days: number) =>
-  new Date((dayIndex(date) + days) * DAY_MS).toISOString().slice(0, 10);
+export const dateOfDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+export const addDays = (date: string, days: number) => dateOfDay(dayIndex(date) + days);
 
 // Every date of a range, in order. Counted, not compared as text: the day after 9999-12-31 is
 // written "+010000-01-01", which sorts before it.

@@ -34,7 +34,6 @@ const storeFields = {
 };
 
 export const Store = Schema.Struct(storeFields).annotations({ identifier: "Store" });
-export type Store = typeof Store.Type;
 
 export const StoresResponse = Schema.Struct({ stores: Schema.Array(Store) }).annotations({
   identifier: "StoresResponse",
@@ -57,7 +56,6 @@ export const CatalogStore = Schema.Struct({
   offline_count: Count,
   unknown_count: Count,
 }).annotations({ identifier: "CatalogStore" });
-export type CatalogStore = typeof CatalogStore.Type;
 
 export const CatalogResponse = Schema.Struct({ stores: Schema.Array(CatalogStore) }).annotations({
   identifier: "CatalogResponse",

@@ -1,7 +1,7 @@
 // Exports: the current served values of stores in the import file's own layout (XLSX wide table,
 // CSV long table, files/), sent while they are read (paged_body.ts). A file exported and sent back
 // untouched previews as UNCHANGED and SKIP_MISSING rows only (layout.ts).
-import { Cause, Effect, Option, Stream } from "effect";
+import { Array as Arr, Cause, Effect, Option, Stream } from "effect";
 import { inScope, requirePermission } from "../auth/access.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import { dbBoundary } from "../db/errors.ts";
@@ -84,12 +84,6 @@ const encoder = new TextEncoder();
 const byName = (a: CatalogStore, b: CatalogStore) =>
   compareNames(a.brandName, b.brandName) || compareNames(a.storeName, b.storeName) ||
   a.scopeId - b.scopeId;
-
-const chunk = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
-  Array.from(
-    { length: Math.ceil(items.length / size) },
-    (_, i) => items.slice(i * size, (i + 1) * size),
-  );
 
 const brandsOf = (stores: ReadonlyArray<CatalogStore>) => [
   ...new Set(stores.map((s) => s.brandName)),
@@ -226,7 +220,7 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
           days,
           legacy,
         );
-        const pages = chunk(selected, storesPer(EXPORT_PAGE_VALUES, days.length));
+        const pages = Arr.chunksOf(selected, storesPer(EXPORT_PAGE_VALUES, days.length));
         // Every page from the database the first came from (the body is sent outside this fiber).
         const sameDatabase = yield* keepTarget;
         const read = (i: number) => sameDatabase(readPage(pages[i], start, end, days.length));

@@ -11,7 +11,8 @@ import {
   TEMPLATE_DAY_COLUMN_WIDTH,
 } from "../files/template.ts";
 import { cellText, type ExportCell, xlsxNumber } from "./layout.ts";
-import { ZipStream } from "./zip_stream.ts";
+import { concat, ZipStream } from "./zip_stream.ts";
+import { columnLetter } from "../files/layout.ts";
 
 export interface XlsxSheet {
   readonly name: string;
@@ -69,14 +70,6 @@ const inline = (ref: string, text: string, style?: number) =>
   `<c r="${ref}"${style === undefined ? "" : ` s="${style}"`} t="inlineStr"><is><t${
     text.trim() === text ? "" : ' xml:space="preserve"'
   }>${xmlText(text)}</t></is></c>`;
-
-export const columnLetter = (col: number): string => {
-  let s = "";
-  for (let n = col; n > 0; n = Math.floor((n - 1) / 26)) {
-    s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  }
-  return s;
-};
 
 const sheetPath = (i: number) => `xl/worksheets/sheet${i + 1}.xml`;
 
@@ -230,18 +223,6 @@ export class WorkbookWriter {
     return concat(parts);
   }
 }
-
-const concat = (parts: ReadonlyArray<Uint8Array>) => {
-  const nonEmpty = parts.filter((p) => p.length > 0);
-  if (nonEmpty.length === 1) return nonEmpty[0];
-  const out = new Uint8Array(nonEmpty.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of nonEmpty) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
 
 /**
  * The workbook of `sheets` (in order) with `rows` (store rows in sheet order, page by page) as a

@@ -32,10 +32,13 @@ interface Written {
   readonly offset: number;
 }
 
-const concat = (parts: ReadonlyArray<Uint8Array>) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+// The parts as one array (the one part that is not empty as it is).
+export const concat = (parts: ReadonlyArray<Uint8Array>) => {
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  if (nonEmpty.length === 1) return nonEmpty[0];
+  const out = new Uint8Array(nonEmpty.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const part of parts) {
+  for (const part of nonEmpty) {
     out.set(part, at);
     at += part.length;
   }

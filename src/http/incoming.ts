@@ -2,7 +2,7 @@
 // src/domain/request.ts): its headers are read from node:http's raw ones and no web Request is
 // built for the front door's own checks; the HttpApi is given a Request of its own (front.ts).
 import type { Incoming, IncomingHeaders } from "../domain/request.ts";
-export type { Incoming, IncomingHeaders };
+export type { Incoming };
 
 // HTTP whitespace around a value, which a web Headers object drops.
 const EDGE_SPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;

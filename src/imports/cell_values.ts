@@ -15,15 +15,7 @@ import {
   type ReadFile,
 } from "./model.ts";
 
-export {
-  BLANK,
-  energyFromXlsxNumber,
-  isProblem,
-  parseEnergyText,
-  protectText,
-  unprotectText,
-  VOID,
-} from "../files/cell_text.ts";
+export { BLANK, energyFromXlsxNumber, isProblem, parseEnergyText } from "../files/cell_text.ts";
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 

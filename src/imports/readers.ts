@@ -5,12 +5,7 @@ import { reject } from "./cell_values.ts";
 import { readCsv } from "./csv_reader.ts";
 import { readXlsx } from "./xlsx_reader.ts";
 
-export {
-  energyFromXlsxNumber,
-  parseEnergyText,
-  resolveHeaderDate,
-  utcDateText,
-} from "./cell_values.ts";
+export { energyFromXlsxNumber, parseEnergyText, resolveHeaderDate } from "./cell_values.ts";
 import { span } from "../ops/span.ts";
 import { type Language, pick, type Text } from "../domain/language.ts";
 import { Problems, q as quote } from "./problem_texts.ts";

@@ -3,6 +3,7 @@ import type { Text } from "../domain/language.ts";
 import { Problems } from "./problem_texts.ts";
 import type ExcelJS from "exceljs";
 import { loadExcel } from "../files/excel.ts";
+import { columnLetter } from "../files/layout.ts";
 import { STORE_NAME_HEADER } from "../files/template.ts";
 import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
@@ -132,14 +133,6 @@ const classifyCell = (cell: ExcelJS.Cell): Cell => {
     };
   }
   return classifyValue(cell.value);
-};
-
-const columnLetter = (col: number): string => {
-  let s = "";
-  for (let n = col; n > 0; n = Math.floor((n - 1) / 26)) {
-    s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  }
-  return s;
 };
 
 interface DayColumn {

@@ -13,15 +13,7 @@ import {
 import { type TargetInput, targetResolver, type TargetValues, type TevInput } from "./targets.ts";
 import { partsOf, summaryOf } from "./summary_parts.ts";
 
-export {
-  computeTargets,
-  DEFAULT_TEV_WARNING_RATIO,
-  type TargetDayInput,
-  type TargetDayOut,
-  type TargetInput,
-  type TargetsResult,
-  type TevInput,
-} from "./targets.ts";
+export { computeTargets, type TargetInput, type TevInput } from "./targets.ts";
 
 export const RULE_VERSION = "esm-2026.11";
 

@@ -11,6 +11,7 @@ import type { MetricsResponse, PeriodOverview, TargetsResponse } from "../domain
 import { addDays, isValidRange, METRICS_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
 import { computeDays, computeMetrics, computeTargets, RULE_VERSION, summarize } from "./engine.ts";
 import { type MetricInputs, MetricsRepo } from "./metrics_repo.ts";
+import { DEFAULT_TEV_WARNING_RATIO } from "./targets.ts";
 import { AsOfRepo } from "../energy/as_of_repo.ts";
 import { QualityRepo } from "../quality/quality_repo.ts";
 import { checkQuality, describeQuality } from "../quality/quality_rules.ts";
@@ -69,7 +70,7 @@ export const metricsAnswer = (
     baseline_policy: "SUMMER_ONLY",
     baseline_usage: "LOCAL_TRIAL",
     rule_version: RULE_VERSION,
-    tev_warning_ratio: "1.2",
+    tev_warning_ratio: DEFAULT_TEV_WARNING_RATIO,
     summary: result.summary,
     availability: flagged === undefined
       ? result.availability

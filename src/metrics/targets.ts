@@ -1,6 +1,6 @@
 // Effective targets of a day (TES, TES-180, TES-210, TEV) and the targets endpoint's rows (rules.md §5).
 import type { TargetDay } from "../domain/metrics.ts";
-import { addDays } from "../domain/range.ts";
+import { addDays, dayIndex } from "../domain/range.ts";
 import {
   type Exact,
   exact,
@@ -42,15 +42,12 @@ export interface TargetsResult {
   };
 }
 
-// The repository fills a period's missing ratio with this default (rules.md §5).
+// The spec's TEV warning ratio: the top-level field of a metrics answer, and a period's ratio where
+// none is given (the column's default, rules.md §5).
 export const DEFAULT_TEV_WARNING_RATIO = "1.2";
 export const TEV_STALE_AFTER_DAYS = 180;
 // 1 per kWh (service-spec §8); kept explicit so the formula reads as the rule does.
 const ELECTRICITY_PRICE = 1;
-
-export const epochDay = (date: string): number =>
-  Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) /
-  86_400_000;
 
 interface PeriodValues {
   readonly tesKwh: string | null;
@@ -144,7 +141,7 @@ export const targetResolver = () => {
     if (observed !== null) {
       if (observed.observedDate !== lastObserved) {
         lastObserved = observed.observedDate;
-        lastObservedDay = epochDay(lastObserved);
+        lastObservedDay = dayIndex(lastObserved);
       }
       observedDay = lastObservedDay;
       const tevKey = `${observed.value}|${target.ratio}`;
@@ -177,7 +174,7 @@ export const targetResolver = () => {
       tevKwh: tevValues?.tevKwh ?? null,
       tevThresholdKwh: tevValues?.thresholdKwh ?? null,
       tevObservedDate: observed?.observedDate ?? null,
-      tevStale: observed !== null && epochDay(date) - observedDay > TEV_STALE_AFTER_DAYS,
+      tevStale: observed !== null && dayIndex(date) - observedDay > TEV_STALE_AFTER_DAYS,
     };
     last = {
       target,

@@ -1,8 +1,7 @@
 // Deterministic generator of a realistic demo snapshot (seeded PRNG, integer kWh ticks, no clock).
 import { Decimal } from "decimal.js";
+import { dateOfDay, dayIndex } from "../domain/range.ts";
 import {
-  dateOfDay,
-  dayNumber,
   type Snapshot,
   SNAPSHOT_FORMAT,
   type SnapshotCleanedValue,
@@ -281,7 +280,7 @@ const planStages = (
 ): Array<Stage> => {
   if (scenario === "none") return [];
   if (scenario === "late") {
-    const install = dayNumber("2026-02-01") + intIn(rng, -15, 15);
+    const install = dayIndex("2026-02-01") + intIn(rng, -15, 15);
     const trial = install + intIn(rng, 30, 50);
     const operate = trial + intIn(rng, 45, 70);
     return [
@@ -291,15 +290,15 @@ const planStages = (
       ...(operate < end ? [{ stage: "OPERATING" as const, from: operate, to: null }] : []),
     ];
   }
-  const install = dayNumber("2025-10-01") + intIn(rng, -20, 20);
-  const trial = dayNumber("2026-01-15") + intIn(rng, -12, 12);
-  const operate = dayNumber("2026-04-01") + intIn(rng, -10, 10);
+  const install = dayIndex("2025-10-01") + intIn(rng, -20, 20);
+  const trial = dayIndex("2026-01-15") + intIn(rng, -12, 12);
+  const operate = dayIndex("2026-04-01") + intIn(rng, -10, 10);
   const base: Array<Stage> = [
     { stage: "BASELINE", from: open, to: install },
     { stage: "INSTALLING", from: install, to: trial },
   ];
   if (scenario === "exited") {
-    const exit = dayNumber("2026-03-01") + intIn(rng, 0, 120);
+    const exit = dayIndex("2026-03-01") + intIn(rng, 0, 120);
     const trialEnd = Math.min(exit, operate);
     return [
       ...base,
@@ -313,7 +312,7 @@ const planStages = (
     { stage: "TRIAL", from: trial, to: operate },
   ];
   if (scenario === "suspended") {
-    const pause = dayNumber("2026-08-01") + intIn(rng, -20, 20);
+    const pause = dayIndex("2026-08-01") + intIn(rng, -20, 20);
     const resume = chance(rng, 0.5) ? pause + intIn(rng, 20, 45) : null;
     return [
       ...withTrial,
@@ -361,7 +360,7 @@ const planEnergy = (
     values.push(ticks);
   }
   const length = values.length;
-  const idx = (date: string) => dayNumber(date) - open;
+  const idx = (date: string) => dayIndex(date) - open;
   if (closesForFestival) {
     for (const eve of SPRING_FESTIVALS) {
       const from = idx(eve);
@@ -390,12 +389,12 @@ const planEnergy = (
   const cleanedAt = new Set<number>();
   if (chance(rng, 0.45)) {
     const windows: Array<[number, number]> = [[
-      dayNumber("2025-06-01") + intIn(rng, 0, 30),
+      dayIndex("2025-06-01") + intIn(rng, 0, 30),
       intIn(rng, 30, 90),
     ]];
     if (chance(rng, 0.5)) {
       windows.push([
-        dayNumber("2026-05-01") + intIn(rng, 0, 60),
+        dayIndex("2026-05-01") + intIn(rng, 0, 60),
         intIn(rng, 20, 60),
       ]);
     }
@@ -500,8 +499,8 @@ export const generateSnapshot = (options: GenerateOptions = {}): Snapshot => {
     );
   }
   const seed = options.seed ?? DEFAULT_SEED;
-  const start = dayNumber(DEMO_START);
-  const end = dayNumber(DEMO_END);
+  const start = dayIndex(DEMO_START);
+  const end = dayIndex(DEMO_END);
   const seasonal = Array.from(
     { length: end - start + 1 },
     (_, k) => seasonalPermilleOf(start + k),
@@ -676,7 +675,7 @@ export const generateSnapshot = (options: GenerateOptions = {}): Snapshot => {
       for (const device of storeDevices) {
         if (device.online_status !== "OFFLINE" && !chance(rng, 0.2)) continue;
         const events = intIn(rng, 1, 3);
-        let day = dayNumber("2026-09-01") + intIn(rng, 0, 40);
+        let day = dayIndex("2026-09-01") + intIn(rng, 0, 40);
         for (let e = 0; e < events && day < end; e++) {
           const at = intIn(rng, 0, 1439);
           deviceEvents.push({
@@ -791,7 +790,7 @@ export const generateSnapshot = (options: GenerateOptions = {}): Snapshot => {
         }
 
         const stale = chance(rng, 0.15);
-        const lastObservation = stale ? dayNumber("2026-03-01") + intIn(rng, 0, 60) : last;
+        const lastObservation = stale ? dayIndex("2026-03-01") + intIn(rng, 0, 60) : last;
         for (
           let day = trial.from + intIn(rng, 0, 10);
           day <= lastObservation;

@@ -12,13 +12,8 @@ import {
 } from "../energy/day_after.ts";
 import { applyRevisions, recordCommits } from "../energy/day_writer.ts";
 import { generateSnapshot } from "./generate.ts";
-import {
-  dateOfDay,
-  dayNumber,
-  type Snapshot,
-  type SnapshotInvalid,
-  validateSnapshot,
-} from "./snapshot.ts";
+import { dateOfDay, dayIndex } from "../domain/range.ts";
+import { type Snapshot, type SnapshotInvalid, validateSnapshot } from "./snapshot.ts";
 import { span } from "../ops/span.ts";
 
 export interface LoadOptions {
@@ -171,16 +166,16 @@ const stageDays = (s: Snapshot): StagedDays => {
     legacyCount: 0,
     cleanedCount: 0,
   };
-  const rangeStart = dayNumber(s.dataset.start);
+  const rangeStart = dayIndex(s.dataset.start);
   const dates = Array.from(
-    { length: dayNumber(s.dataset.end) - rangeStart + 1 },
+    { length: dayIndex(s.dataset.end) - rangeStart + 1 },
     (_, k) => dateOfDay(rangeStart + k),
   );
   for (const e of s.energy) {
-    const first = dayNumber(e.start) - rangeStart;
-    const cleaned = new Map(e.cleaned.map((c) => [dayNumber(c.date) - rangeStart, c]));
-    const voids = new Set(e.void_days.map((v) => dayNumber(v) - rangeStart));
-    const provisional = e.provisional ? dayNumber(e.provisional.date) - rangeStart : -1;
+    const first = dayIndex(e.start) - rangeStart;
+    const cleaned = new Map(e.cleaned.map((c) => [dayIndex(c.date) - rangeStart, c]));
+    const voids = new Set(e.void_days.map((v) => dayIndex(v) - rangeStart));
+    const provisional = e.provisional ? dayIndex(e.provisional.date) - rangeStart : -1;
     const observedAt = e.provisional?.observed_at ?? null;
     for (let day = 0; day < dates.length; day++) {
       const legacy = e.legacy[day - first] ?? null;

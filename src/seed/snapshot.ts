@@ -1,6 +1,7 @@
 // The sealed data snapshot file: its Schema, exported types and the validation with cross-checks.
 import { Data, Either, ParseResult, Schema } from "effect";
 import { Count, DateString, DecimalString, Id } from "../domain/common.ts";
+import { dayIndex } from "../domain/range.ts";
 
 export const STAGE_CODES = [
   "BASELINE",
@@ -243,10 +244,7 @@ export const Snapshot = Schema.Struct({
 }).annotations({ identifier: "Snapshot" });
 
 export type Snapshot = typeof Snapshot.Type;
-export type SnapshotDataset = typeof SnapshotDataset.Type;
-export type SnapshotBrand = typeof SnapshotBrand.Type;
 export type SnapshotStore = typeof SnapshotStore.Type;
-export type SnapshotScope = typeof SnapshotScope.Type;
 export type SnapshotStageEntry = typeof SnapshotStageEntry.Type;
 export type SnapshotStageSnapshot = typeof SnapshotStageSnapshot.Type;
 export type SnapshotDevice = typeof SnapshotDevice.Type;
@@ -275,19 +273,6 @@ export class SnapshotInvalid extends Data.TaggedError("SnapshotInvalid")<{
 const MAX_SHOWN = 20;
 const MAX_PROBLEMS = 200;
 
-const DAY_MS = 86_400_000;
-
-export const dayNumber = (date: string): number =>
-  Date.UTC(
-    Number(date.slice(0, 4)),
-    Number(date.slice(5, 7)) - 1,
-    Number(date.slice(8, 10)),
-  ) / DAY_MS;
-
-export const dateOfDay = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
-
-export const addDays = (date: string, days: number): string => dateOfDay(dayNumber(date) + days);
-
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
     (acc, key) =>
@@ -305,11 +290,11 @@ const crossCheck = (s: Snapshot): Array<string> => {
   const add = (path: string, message: string) => {
     if (problems.length < MAX_PROBLEMS) problems.push(`${path}: ${message}`);
   };
-  const start = dayNumber(s.dataset.start);
-  const end = dayNumber(s.dataset.end);
+  const start = dayIndex(s.dataset.start);
+  const end = dayIndex(s.dataset.end);
   if (start > end) add("dataset.end", "end is before start");
   const inRange = (path: string, date: string) => {
-    const d = dayNumber(date);
+    const d = dayIndex(date);
     if (d < start || d > end) {
       add(
         path,
@@ -387,8 +372,8 @@ const crossCheck = (s: Snapshot): Array<string> => {
   s.stage_history.forEach((e, i) => {
     const p = `stage_history[${i}]`;
     knownStore(`${p}.store_id`, e.store_id);
-    const from = dayNumber(e.valid_from);
-    const to = e.valid_to === null ? Infinity : dayNumber(e.valid_to);
+    const from = dayIndex(e.valid_from);
+    const to = e.valid_to === null ? Infinity : dayIndex(e.valid_to);
     if (to <= from) add(`${p}.valid_to`, "valid_to must be after valid_from");
     const list = stagesByStore.get(e.store_id) ?? [];
     list.push([from, to, i]);
@@ -466,8 +451,8 @@ const crossCheck = (s: Snapshot): Array<string> => {
     if (knownStore(`${p}.store_id`, t.store_id)) {
       scopeOfStore(`${p}.scope_id`, t.store_id, t.scope_id);
     }
-    const from = dayNumber(t.valid_from);
-    const to = t.valid_to === null ? Infinity : dayNumber(t.valid_to);
+    const from = dayIndex(t.valid_from);
+    const to = t.valid_to === null ? Infinity : dayIndex(t.valid_to);
     if (to < from) add(`${p}.valid_to`, "valid_to is before valid_from");
     if (t.items.length === 0) {
       add(`${p}.items`, "needs at least one priced item");
@@ -513,7 +498,7 @@ const crossCheck = (s: Snapshot): Array<string> => {
     if (knownStore(`${p}.store_id`, e.store_id)) {
       scopeOfStore(`${p}.scope_id`, e.store_id, e.scope_id);
     }
-    const first = dayNumber(e.start);
+    const first = dayIndex(e.start);
     inRange(`${p}.start`, e.start);
     if (e.legacy.length > 0 && first + e.legacy.length - 1 > end) {
       add(
@@ -523,14 +508,14 @@ const crossCheck = (s: Snapshot): Array<string> => {
     }
     const cleaned = new Set<number>();
     e.cleaned.forEach((c, k) => {
-      const d = dayNumber(c.date);
+      const d = dayIndex(c.date);
       inRange(`${p}.cleaned[${k}].date`, c.date);
       if (cleaned.has(d)) add(`${p}.cleaned[${k}].date`, `duplicate ${c.date}`);
       cleaned.add(d);
     });
     const voids = new Set<number>();
     e.void_days.forEach((v, k) => {
-      const d = dayNumber(v);
+      const d = dayIndex(v);
       inRange(`${p}.void_days[${k}]`, v);
       if (voids.has(d)) add(`${p}.void_days[${k}]`, `duplicate ${v}`);
       if (cleaned.has(d)) {
@@ -540,7 +525,7 @@ const crossCheck = (s: Snapshot): Array<string> => {
     });
     if (e.provisional) {
       const pd = e.provisional.date;
-      const d = dayNumber(pd);
+      const d = dayIndex(pd);
       inRange(`${p}.provisional.date`, pd);
       const legacy = e.legacy[d - first];
       if (voids.has(d)) add(`${p}.provisional.date`, `${pd} is void`);
