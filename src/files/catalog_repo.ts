@@ -27,11 +27,17 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
-    // The dataset's dates and today's date in its time zone.
-    const dataset = sql<FileDataset>`
-      SELECT start_date::text AS start, end_date::text AS end,
-        (now() AT TIME ZONE timezone)::date::text AS today
-      FROM dataset`.pipe(span("CatalogRepo.dataset"));
+    // The dataset's dates and today's date in its time zone; NOT_READY before a snapshot is loaded.
+    const dataset = Effect.flatMap(
+      dbBoundary(sql<FileDataset>`
+        SELECT start_date::text AS start, end_date::text AS end,
+          (now() AT TIME ZONE timezone)::date::text AS today
+        FROM dataset`),
+      (rows) =>
+        rows.length === 1
+          ? Effect.succeed(rows[0])
+          : Effect.fail(unavailable(Messages.noSnapshot())),
+    ).pipe(span("CatalogRepo.dataset"));
 
     // Current stores with their brand and metering scope (null: every store).
     const catalog = (storeIds: ReadonlyArray<number> | null) =>
@@ -43,14 +49,19 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
         WHERE ${storeIds === null ? sql`true` : sql`s.id = ANY(${storeIds}::int[])`}
         ORDER BY b.name, s.name`.pipe(span("CatalogRepo.catalog"));
 
+    // Every brand that has a store: worksheet names are made over all of them, whatever stores a
+    // caller may see, so that a workbook's sheets read back the same for every caller.
+    const namingBrands = Effect.map(
+      dbBoundary(catalog(null)),
+      (all) => [...new Set(all.map((s) => s.brandName))],
+    );
+
     // The days start..end when they are the dataset's: a preview refuses any other date (rules.md
     // §8), blank cells included, so neither an export nor a template lays one out.
     const datasetDays = (start: string, end: string) =>
       Effect.gen(function* () {
         yield* checkRange(start, end, ENERGY_MAX_DAYS);
-        const rows = yield* dbBoundary(dataset);
-        if (rows.length !== 1) return yield* unavailable(Messages.noSnapshot());
-        const found = rows[0];
+        const found = yield* dataset;
         const last = found.end < found.today ? found.end : found.today;
         if (start < found.start || end > last) {
           return yield* badRequest(Messages.outsideDataset(start, end, found.start, last));
@@ -58,6 +69,6 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
         return datesOf(start, end);
       });
 
-    return { dataset, catalog, datasetDays } as const;
+    return { dataset, catalog, namingBrands, datasetDays } as const;
   }),
 }) {}

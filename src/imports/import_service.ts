@@ -1,9 +1,8 @@
 // ImportPipeline: template, preview (read -> resolve -> plan -> store), commit, batch and lineage.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash } from "node:crypto";
-import { Buffer } from "node:buffer";
 import { Decimal } from "decimal.js";
-import { Effect, Either, Fiber, Option, Stream } from "effect";
+import { Array as Arr, Effect, Either, Fiber, Option, Stream } from "effect";
 import { JsonText } from "../domain/answers.ts";
 import { dbBoundary, onSqlState } from "../db/errors.ts";
 import { type CallerShape } from "../domain/auth.ts";
@@ -13,7 +12,6 @@ import {
   forbidden,
   notFound,
   type ServiceUnavailable,
-  unavailable,
 } from "../domain/errors.ts";
 import {
   ImportAction,
@@ -22,7 +20,6 @@ import {
   MAX_IMPORT_ROWS,
   type ReviewRow,
 } from "../domain/imports.ts";
-import { addDays } from "../domain/range.ts";
 import { inScope, requirePermission } from "../auth/access.ts";
 import { Messages } from "../domain/messages.ts";
 import {
@@ -40,11 +37,7 @@ import { currentLanguage, pick } from "../domain/language.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";
 import { resolveRows } from "./resolver.ts";
 import { CatalogRepo } from "../files/catalog_repo.ts";
-import { buildTemplate, templateColumns, templateLimits } from "../files/template.ts";
 import { span } from "../ops/span.ts";
-
-// The template has at most 31 day columns, fewer when stores x days would exceed the row limit.
-export const TEMPLATE_MAX_DAYS = 31;
 
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 
@@ -107,12 +100,7 @@ const allCounts = (counts: Partial<Record<ImportAction, number>>) =>
 
 // Rows in memory as the pages of an answer.
 const inPages = (rows: ReadonlyArray<ImportRowOut>) =>
-  Stream.fromIterable(
-    Array.from(
-      { length: Math.ceil(rows.length / IMPORT_PAGE_ROWS) },
-      (_, i) => rows.slice(i * IMPORT_PAGE_ROWS, (i + 1) * IMPORT_PAGE_ROWS),
-    ),
-  );
+  Stream.fromIterable(Arr.chunksOf(rows, IMPORT_PAGE_ROWS));
 
 // Which rows of a batch an answer sends: those after `offset` in file order, at most `limit`.
 export interface RowPage {
@@ -169,19 +157,6 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     const repo = yield* ImportRepo;
     const files = yield* CatalogRepo;
     const sql = yield* SqlClient.SqlClient;
-
-    const dataset = Effect.flatMap(
-      dbBoundary(files.dataset),
-      (rows) =>
-        rows.length === 1
-          ? Effect.succeed(rows[0])
-          : Effect.fail(unavailable(Messages.noSnapshot())),
-    );
-
-    const namingBrands = Effect.map(
-      dbBoundary(files.catalog(null)),
-      (all) => [...new Set(all.map((s) => s.brandName))],
-    );
 
     // A batch as stored: its head and counts now, its rows read page by page as they are sent
     // (or all of them, when they were read already).
@@ -251,43 +226,6 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         return yield* body(batchId, WHOLE, rowsRead);
       });
 
-    const template = (caller: CallerShape) =>
-      Effect.gen(function* () {
-        yield* requirePermission(caller, "write");
-        const { end } = yield* dataset;
-        const stores = yield* dbBoundary(files.catalog(caller.storeIds));
-        const dayCount = Math.max(
-          1,
-          Math.min(TEMPLATE_MAX_DAYS, Math.floor(MAX_IMPORT_ROWS / Math.max(1, stores.length))),
-        );
-        const days = Array.from(
-          { length: dayCount },
-          (_, i) => addDays(end, i - dayCount + 1),
-        );
-        const brands = new Map<string, string[]>();
-        for (const s of stores) {
-          const list = brands.get(s.brandName) ?? [];
-          list.push(s.storeName);
-          brands.set(s.brandName, list);
-        }
-        // Sheet names are made over every brand, as the resolver reads them back.
-        const everyBrand = caller.storeIds === null ? [...brands.keys()] : yield* namingBrands;
-        const built = yield* Effect.promise(() =>
-          buildTemplate({
-            brands: [...brands].map(([name, names]) => ({ name, stores: names })),
-            days,
-            namingBrands: everyBrand,
-          })
-        );
-        return {
-          filename: `energy-import-template-${days[0]}-${days[days.length - 1]}.xlsx`,
-          content_base64: Buffer.from(built.bytes).toString("base64"),
-          sheets: built.sheets.map((s) => ({ name: s.name, stores: s.stores })),
-          columns: templateColumns(yield* currentLanguage),
-          limits: templateLimits(),
-        };
-      }).pipe(span("ImportService.template"));
-
     const preview = (caller: CallerShape, key: string, request: PreviewRequest) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
@@ -303,14 +241,14 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           if (earlier.batch_id !== null) return yield* replay(caller, earlier.batch_id);
         }
 
-        const facts = yield* dataset;
+        const facts = yield* files.dataset;
         const read = yield* Effect.either(
           readImportFile(request.filename, bytes, { datasetEnd: facts.end }),
         );
         // Rows and rows the reader refused are resolved either way: one answer names every problem.
         // Only the caller's stores are matched: a row of another store reads as an unknown store.
         const catalog = yield* dbBoundary(files.catalog(caller.storeIds));
-        const naming = caller.storeIds === null ? undefined : yield* namingBrands;
+        const naming = caller.storeIds === null ? undefined : yield* files.namingBrands;
         const resolved = yield* Effect.sync(() =>
           resolveRows(
             Either.isRight(read) ? read.right.rows : read.left.rows ?? [],
@@ -578,7 +516,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         })));
       }).pipe(span("ImportService.discard"));
 
-    return { template, preview, commit, batch, lineage, review, discard } as const;
+    return { preview, commit, batch, lineage, review, discard } as const;
   }),
   dependencies: [ImportRepo.Default, CatalogRepo.Default],
 }) {}

@@ -115,16 +115,12 @@ export const ImportsHttpLive = HttpApiBuilder.group(
             const request = yield* HttpServerRequest.HttpServerRequest;
             const file = urlParams.download === "1" || acceptsXlsx(request.headers["accept"]);
             const { start, end } = urlParams;
-            if (start === undefined && end === undefined) {
-              const template = yield* imports.template(caller);
-              return file
-                ? workbook(template.filename, Buffer.from(template.content_base64, "base64"))
-                : template;
-            }
-            if (start === undefined || end === undefined) {
+            if ((start === undefined) !== (end === undefined)) {
               return yield* badRequest(Messages.startEndTogether());
             }
-            const built = yield* templates.ranged(caller, start, end);
+            const built = start === undefined || end === undefined
+              ? yield* templates.latest(caller)
+              : yield* templates.ranged(caller, start, end);
             return file ? workbook(built.filename, built.bytes) : {
               filename: built.filename,
               content_base64: Buffer.from(built.bytes).toString("base64"),
