@@ -477,10 +477,12 @@ Deno.test("energy days, a day's versions, data quality and metrics days: the ser
   });
   assert.equal(quality.status, 200);
   const q = quality.body as {
+    rule: string;
     notes: Array<string>;
     flags: Array<{ message: string; business_date: string; energy_kwh: string | null }>;
   };
   assert.ok(q.notes.length > 0);
+  assertChinese(q.rule, [], "quality rule");
   for (const n of q.notes) assertChinese(n, [], "quality note");
   for (const f of q.flags) assertChinese(f.message, [f.energy_kwh ?? "", "kWh"], f.business_date);
 

@@ -15,16 +15,25 @@ import {
 import { wallAt } from "../domain/wall_clock.ts";
 import { type Language, pick, type Text, text as t } from "../domain/language.ts";
 
-export const QUALITY_RULE =
+// The rule a quality answer states, in its language.
+export const QUALITY_RULE: Text = t(
   "A device reported online on a calendar day of the store's time zone when it has an ONLINE " +
-  "report during that day or its last report of an earlier day is ONLINE; it was offline the " +
-  "whole day when its last report before the day is OFFLINE and every report during the day is " +
-  "OFFLINE. Reports are the device events ONLINE and OFFLINE and the sealed device snapshot " +
-  "(online_status at status_observed_at); a state carries into later days until the device's " +
-  "next report, never past the dataset's last day. A day is flagged when it has no energy value " +
-  "(NO_DATA_WHILE_ONLINE) or 0 kWh (ZERO_WHILE_ONLINE) while a device reported online, or energy " +
-  "above 0 while every device of the store was offline the whole day " +
-  "(POSITIVE_WHILE_ALL_OFFLINE). Void days are not checked. Values are never changed, only flagged.";
+    "report during that day or its last report of an earlier day is ONLINE; it was offline the " +
+    "whole day when its last report before the day is OFFLINE and every report during the day is " +
+    "OFFLINE. Reports are the device events ONLINE and OFFLINE and the sealed device snapshot " +
+    "(online_status at status_observed_at); a state carries into later days until the device's " +
+    "next report, never past the dataset's last day. A day is flagged when it has no energy value " +
+    "(NO_DATA_WHILE_ONLINE) or 0 kWh (ZERO_WHILE_ONLINE) while a device reported online, or energy " +
+    "above 0 while every device of the store was offline the whole day " +
+    "(POSITIVE_WHILE_ALL_OFFLINE). Void days are not checked. Values are never changed, only flagged.",
+  "设备在门店时区的某个日历日报告在线，是指当日有 ONLINE 报告，或它在更早一日的最后一次报告为 " +
+    "ONLINE；设备全天离线，是指它在当日之前的最后一次报告为 OFFLINE，且当日的每次报告均为 " +
+    "OFFLINE。报告是设备事件 ONLINE 和 OFFLINE，以及封存的设备快照（status_observed_at 时的 " +
+    "online_status）；一个状态延续到设备下一次报告之前的各日，但不超过数据集的最后一天。当有设备" +
+    "报告在线时，当日没有能耗值（NO_DATA_WHILE_ONLINE）或为 0 kWh（ZERO_WHILE_ONLINE），或门店的" +
+    "每台设备全天离线时能耗大于 0（POSITIVE_WHILE_ALL_OFFLINE），该日即被标记。作废日不核对。" +
+    "数值从不更改，仅作标记。",
+);
 
 // Caps of one flag's evidence: a store with many devices or a chatty device still gives a
 // bounded answer (device_count and report_count tell what was left out).

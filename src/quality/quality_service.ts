@@ -34,7 +34,7 @@ export class QualityService extends Effect.Service<QualityService>()("Quality/Qu
           start: request.start,
           end: request.end,
           coverage: "UNVERIFIED",
-          rule: QUALITY_RULE,
+          rule: pick(QUALITY_RULE, language),
           summary: result.summary,
           flags: language === "en" ? result.flags : result.flags.map((f) => ({
             ...f,
