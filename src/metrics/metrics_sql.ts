@@ -18,22 +18,26 @@ const factsSql = (days: DaysOf) => `
   FROM ${days("p_start", "p_end")} e
 `;
 
-// Each BASELINE stage (valid_to exclusive) is read one summer at a time, June 1 to September 30 of
-// each of its years before the range's last year, within the stage's own dates: only the days it
-// keeps are read, not every day before the range's year (a year-to-date read of periods read about
-// 365 earlier days to keep at most 122), so the cost does not grow with the store count once the
-// days no longer fit in PostgreSQL's buffers.
-const SUMMER_FROM = "greatest(h.valid_from, make_date(y.year, 6, 1))";
-const SUMMER_TO = "least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30))";
-const baselineDaysSql = (days: DaysOf) => `
-  SELECT e.business_date, e.served_kwh, e.revision_no
+// The summers of the BASELINE stages (stage_history h, valid_to exclusive; rules.md §4): each stage
+// is read one summer at a time, June 1 (SUMMER_FIRST) to September 30 (SUMMER_LAST) of each of its
+// years (y.year) before the range's last year (`end`'s), within the stage's own dates. Only the
+// days it keeps are read, not every day before the range's year (a year-to-date read of periods
+// read about 365 earlier days to keep at most 122), so the cost does not grow with the store count
+// once the days no longer fit in PostgreSQL's buffers. The portfolio reads the same summers.
+export const summersSql = (end: string) => `
   FROM stage_history h
   CROSS JOIN LATERAL generate_series(
     extract(year FROM h.valid_from)::int,
-    least(extract(year FROM coalesce(h.valid_to - 1, p_end))::int,
-          extract(year FROM p_end)::int - 1)
-  ) AS y(year)
-  CROSS JOIN LATERAL ${days(SUMMER_FROM, SUMMER_TO)} e
+    least(extract(year FROM coalesce(h.valid_to - 1, ${end}))::int,
+          extract(year FROM ${end})::int - 1)
+  ) AS y(year)`;
+export const SUMMER_FIRST = "greatest(h.valid_from, make_date(y.year, 6, 1))";
+export const SUMMER_LAST =
+  "least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30))";
+const baselineDaysSql = (days: DaysOf) => `
+  SELECT e.business_date, e.served_kwh, e.revision_no
+  ${summersSql("p_end")}
+  CROSS JOIN LATERAL ${days(SUMMER_FIRST, SUMMER_LAST)} e
   WHERE h.store_id = p_store AND h.stage = 'BASELINE'
     AND e.status = 'AVAILABLE' AND e.provisional = 0
 `;

@@ -6,6 +6,7 @@
 import { utc } from "../db/sql_text.ts";
 import { dataTokenSql } from "../energy/day_sql.ts";
 import { listVersionSql } from "../stores/store_repo.ts";
+import { SUMMER_FIRST, SUMMER_LAST, summersSql } from "../metrics/metrics_sql.ts";
 
 // The stored days of scope `scope` from `from` to `to` (SQL expressions), as a relation with
 // business_date, served_kwh, status, provisional and provisional_at.
@@ -66,21 +67,10 @@ SELECT (
   WHERE k.n % $4::int = 0)::text AS starts, v.version
 FROM (${listVersionSql("$1::int[]")}) v`;
 
-// The summer baseline months of a store (rules.md §4, as metrics_sql.ts reads them for one store):
-// each BASELINE stage read one summer at a time, June 1 to September 30 of each of its years before
-// the range's last year, within the stage's own dates; settled, available days only, counted and
-// summed per month.
-const SUMMERS = `
-  FROM stage_history h
-  CROSS JOIN LATERAL generate_series(
-    extract(year FROM h.valid_from)::int,
-    least(extract(year FROM coalesce(h.valid_to - 1, $2::date))::int,
-          extract(year FROM $2::date)::int - 1)
-  ) AS y(year)
-  CROSS JOIN LATERAL (
-    SELECT greatest(h.valid_from, make_date(y.year, 6, 1)) AS first,
-      least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30)) AS last
-  ) r`;
+// The summer baseline months of a store: the summers metrics_sql.ts reads for one store (r.first to
+// r.last), settled, available days only, counted and summed per month.
+const SUMMERS = `${summersSql("$2::date")}
+  CROSS JOIN LATERAL (SELECT ${SUMMER_FIRST} AS first, ${SUMMER_LAST} AS last) r`;
 
 // As of an earlier commit: the days the stage keeps of each summer.
 const baselineDaysSql = (days: DaysOf) => `
