@@ -1,4 +1,4 @@
-// ImportPipeline: template, preview (read -> resolve -> plan -> store), commit, batch and lineage.
+// ImportPipeline: preview (read -> resolve -> plan -> store), commit, batch, lineage, review, discard.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { createHash } from "node:crypto";
 import { Decimal } from "decimal.js";
