@@ -55,14 +55,15 @@ export const Messages = {
       `${stores} 家门店 × ${days} 天共 ${values} 个值；一次导出最多 ${max} 个：` +
         "请选择更少的门店（store_ids）或更少的天数",
     ),
-  templateTooLarge: (stores: number, days: number, values: number, max: number) =>
-    m(
+  templateTooLarge: (stores: number, days: number, values: number, max: number) => {
+    const fit = Math.max(1, Math.floor(max / Math.max(1, stores)));
+    return m(
       "RANGE_TOO_LONG",
       `${stores} stores x ${days} days are ${values} values; a file may hold at most ${max}: ` +
-        `choose at most ${Math.max(1, Math.floor(max / Math.max(1, stores)))} days`,
-      `${stores} 家门店 × ${days} 天共 ${values} 个值；一个文件最多 ${max} 个：` +
-        `请选择最多 ${Math.max(1, Math.floor(max / Math.max(1, stores)))} 天`,
-    ),
+        `choose at most ${fit} days`,
+      `${stores} 家门店 × ${days} 天共 ${values} 个值；一个文件最多 ${max} 个：请选择最多 ${fit} 天`,
+    );
+  },
   invalidBase64: () =>
     m("INVALID_BASE64", "content_base64 is not valid base64", "content_base64 不是有效的 base64"),
   fileTooLarge: (bytes: number, max: number) =>

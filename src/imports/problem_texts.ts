@@ -30,6 +30,9 @@ const SEPARATOR_NAMES: Record<string, Text> = {
   "|": t("vertical bars", "竖线"),
 };
 
+// A detail in both languages, or the workbook library's own words (kept as they are in both).
+const asText = (detail: Text | string) => typeof detail === "string" ? t(detail, detail) : detail;
+
 export const Problems = {
   // --- The file as a whole (readers.ts)
   oldXls: () =>
@@ -53,7 +56,7 @@ export const Problems = {
   // `detail`: what the archive or XML checks found, in both languages, or the workbook library's
   // own words (a string, kept as it is in both forms).
   notReadable: (detail: Text | string) => {
-    const d = typeof detail === "string" ? t(detail, detail) : detail;
+    const d = asText(detail);
     return t(`${NOT_READABLE.en}: ${d.en}`, `${NOT_READABLE.zh}：${d.zh}`);
   },
   noteTooLong: (max: number) =>
@@ -116,7 +119,7 @@ export const Problems = {
     t("a value in a column without a date header", "值位于没有日期标题的列中"),
   dateNotEnergy: () => t("a date is not an energy value", "日期不是能耗值"),
   sheetUnreadable: (detail: Text | string) => {
-    const d = typeof detail === "string" ? t(detail, detail) : detail;
+    const d = asText(detail);
     return t(`the worksheet could not be read: ${d.en}`, `无法读取工作表：${d.zh}`);
   },
   noSheetWithData: () => t("the workbook has no worksheet with data", "工作簿中没有含数据的工作表"),
