@@ -180,6 +180,21 @@ Deno.test("a write through a session cookie needs a same-origin Origin header", 
     body,
   });
   assertErrorBody(foreign, 403, "ORIGIN_REQUIRED");
+  // An Origin header is an origin alone: one with a path, a query, a fragment, credentials or a
+  // trailing slash is not the service's, even when it begins with it.
+  const host = new URL(origin).host;
+  for (
+    const near of [
+      `${origin}/`,
+      `${origin}/evil`,
+      `${origin}?x=1`,
+      `${origin}#x`,
+      `http://u@${host}`,
+    ]
+  ) {
+    const refused = await app.call("PATCH", path, { headers: { cookie, origin: near }, body });
+    assertErrorBody(refused, 403, "ORIGIN_REQUIRED");
+  }
   const same = await app.call("PATCH", path, { headers: { cookie, origin }, body });
   assert.notEqual(same.status, 401);
   assert.notEqual(same.status, 403);

@@ -51,9 +51,13 @@ const originOf = (text: string) => {
   }
 };
 
-// Same-origin: the Origin header names the service's scheme, host and port (default ports folded).
+// An Origin header's form: a scheme, a host and perhaps a port, nothing after them.
+const ORIGIN_ONLY = /^https?:\/\/[^/?#@\s]+$/i;
+
+// Same-origin: the Origin header is an origin alone and names the service's scheme, host and port
+// (default ports folded).
 export const isSameOrigin = (origin: string | undefined, expected: string | undefined) => {
-  if (origin === undefined || expected === undefined || origin === "null") return false;
+  if (origin === undefined || expected === undefined || !ORIGIN_ONLY.test(origin)) return false;
   const given = originOf(origin);
   return given !== undefined && given === originOf(expected);
 };
