@@ -30,7 +30,7 @@ const LEVEL_TEXT: Record<LogLevel, string> = {
 };
 
 // The fields in their order, those undefined left out. Built field by field: a line is written for
-// every request, and the arrays of entries, filtered and mapped, were about 3 KB of what a kept
+// every request, and the arrays of entries, filtered and mapped, were a part of what every kept
 // answer's request allocated.
 export const formatLine = (
   format: LogFormat,

@@ -1,8 +1,7 @@
 // Result columns read as bytes on PostgreSQL. A bytes column (bytes_columns.ts) arrives as the
 // UTF-8 bytes PostgreSQL sent, not as a string: stored JSON text that goes into an answer as it is
-// (an energy read's month parts) is then neither decoded into a string nor encoded back, which for
-// 150 KB of text with Chinese names cost the service more than the rest of the read. Every other
-// column reads as pg reads it.
+// (an energy read's month parts) is then neither decoded into a string nor encoded back, which cost
+// the service more than the rest of the read. Every other column reads as pg reads it.
 import { Buffer } from "node:buffer";
 import { EventEmitter } from "node:events";
 import pg from "pg";
@@ -103,7 +102,8 @@ export class BytesReader {
     }
   }
 
-  // Handles the whole messages at the start of `bytes`; gives where the first incomplete one starts.
+  // Handles the whole messages at the start of `bytes`; gives where the first incomplete one
+  // starts.
   #messages(bytes: Uint8Array): number {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     // Messages from `run` on go to pg's parser together.

@@ -57,8 +57,8 @@ const escapedString = (e: string) => `coalesce(to_json((${e})::text)::text, 'nul
 
 // One DailyRow as JSON text, in the contract's field order and in json_build_object's spacing
 // (the reads concatenate these texts as they are, and the stored month chunks hold them). One
-// format() call: 30 % less of PostgreSQL's time than json_build_object (the month chunks of a
-// commit and of a seed are mostly this).
+// format() call costs PostgreSQL less than json_build_object (the month chunks of a commit and of
+// a seed are mostly this).
 export const rowJsonOf = (p: RowParts) =>
   `format('{"business_date" : %s, "energy_id" : %s, "energy_kwh" : %s, "status" : %s, ` +
   `"source_kind" : %s, "source_label" : %s, "quality_status" : %s, "quality_note" : %s, ` +
@@ -375,10 +375,11 @@ BEGIN
 END;
 $fn$;`,
   ),
-  // The credential check and the days in one round trip: the credential's row (none when no key
-  // or session matches), and the days (with the scope's time zone and unit) only when that
-  // credential may read the store and the scope is the store's. The service still decides every refusal from the row, in the contract's order.
-  // With p_if_version, the version the client holds: when it is current, only the version returns.
+  // The credential check and the days in one round trip: the credential's row (none when no key or
+  // session matches), and the days (with the scope's time zone and unit) only when that credential
+  // may read the store and the scope is the store's. The service still decides every refusal from
+  // the row, in the contract's order. With p_if_version, the version the client holds: when it is
+  // current, only the version returns.
   functionRoutine(
     "energy_read",
     `CREATE FUNCTION energy_read(p_key_hash text, p_session_hash text, p_store int, p_scope int,

@@ -1,5 +1,5 @@
-// ImportRepo: the import path's SQL. Every write is set-based (one statement per table, whatever the
-// number of rows); the Import and Lineage bodies are shaped as JSON by PostgreSQL.
+// ImportRepo: the import path's SQL. Every write is set-based (one statement per table, whatever
+// the number of rows); the Import and Lineage bodies are shaped as JSON by PostgreSQL.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
@@ -553,8 +553,9 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     const applyRows = (batchId: number, memberId: number) =>
       Effect.gen(function* () {
         // No ANALYZE of the temporary table: its size is known to the planner from its pages, and
-        // with the connections' random_page_cost (database.ts) the day writer's statements look
-        // up the days and months they touch by index either way (ANALYZE cost 30-60 ms).
+        // with the connections' random_page_cost (database.ts) the day writer's statements look up
+        // the days and months they touch by index either way, and ANALYZE would only add its own
+        // time.
         const applied = yield* applyRevisions("commit_revisions");
         if (applied.newDays !== applied.plannedNewDays) {
           return applied.plannedNewDays - applied.newDays;

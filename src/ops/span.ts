@@ -1,6 +1,6 @@
-// A named span around an effect, without the call-site stack trace Effect captures for each span
-// it is asked to make (a `new Error()` per call, made even when nothing records spans: about 4 % of
-// a busy read's time). The span's name says where it comes from. With tracing off (no collector,
+// A named span around an effect, without the call-site stack trace Effect captures for each span it
+// is asked to make (a `new Error()` per call, made even when nothing records spans, a part of every
+// busy read's time). The span's name says where it comes from. With tracing off (no collector,
 // tracing_layer.ts) the effect runs as it is: Effect would still make a span that records nothing
 // and copy the request's services to carry it.
 import { Effect, FiberRef } from "effect";
