@@ -118,8 +118,8 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
     // Worksheet names are made over every brand, as the resolver reads them back.
     const sheetNames = (selected: ReadonlyArray<CatalogStore>, whole: boolean) =>
       Effect.map(
-        whole ? Effect.succeed(selected) : catalog(null),
-        (all) => new Map(sheetNamesFor(brandsOf(all)).map((m) => [m.brand, m.sheet])),
+        whole ? Effect.succeed(brandsOf(selected)) : catalogRepo.namingBrands,
+        (brands) => new Map(sheetNamesFor(brands).map((m) => [m.brand, m.sheet])),
       );
 
     // The days of a page of stores, one array per store (undefined: no stored day).

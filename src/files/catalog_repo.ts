@@ -52,9 +52,14 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("Files/CatalogRep
     // Every brand that has a store: worksheet names are made over all of them, whatever stores a
     // caller may see, so that a workbook's sheets read back the same for every caller.
     const namingBrands = Effect.map(
-      dbBoundary(catalog(null)),
-      (all) => [...new Set(all.map((s) => s.brandName))],
-    );
+      dbBoundary(sql<{ name: string }>`
+        SELECT DISTINCT b.name
+        FROM stores s
+        JOIN brands b ON b.id = s.brand_id
+        JOIN scopes sc ON sc.store_id = s.id
+        ORDER BY b.name`),
+      (rows) => rows.map((r) => r.name),
+    ).pipe(span("CatalogRepo.namingBrands"));
 
     // The days start..end when they are the dataset's: a preview refuses any other date (rules.md
     // §8), blank cells included, so neither an export nor a template lays one out.
