@@ -64,6 +64,25 @@ Deno.test("a body without a stated length is refused once it passes the cap", as
   assert.ok(cancelled());
 });
 
+Deno.test("a body whose client has gone is not waited for", async () => {
+  // The first chunk arrives; the rest never does.
+  let pulls = 0;
+  const body = new ReadableStream<Uint8Array<ArrayBuffer>>({
+    pull: (controller) =>
+      pulls++ === 0 ? controller.enqueue(new Uint8Array(10)) : new Promise<void>(() => {}),
+  }, { highWaterMark: 0 });
+  const headers = new Headers({ "content-length": "100" });
+  const gone = new AbortController();
+  const reading = readBody(
+    { method: "POST", url: "http://x/", headers, body },
+    1024,
+    30_000,
+    gone.signal,
+  );
+  gone.abort();
+  assert.deepEqual(await reading, { kind: "gone" });
+});
+
 Deno.test("bytes handed to the endpoint as a request body arrive as those very bytes", async () => {
   const bytes = new TextEncoder().encode('{"filename":"a.csv","reason":"meter fix"}');
   const reader = bytesBody(bytes).getReader();

@@ -22,6 +22,8 @@ const IDENTIFIERS = new Set([
   "Authorization",
   "Bearer",
   "Origin",
+  "Content",
+  "Length",
   "Cookie",
   "Idempotency",
   "Key",

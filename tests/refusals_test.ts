@@ -3,20 +3,29 @@
 // was sending; one that writes its whole request before it reads does too when the rest is short;
 // answers made by the HTTP layer itself carry the contract's body.
 import assert from "node:assert/strict";
-import { DEFAULT_LIMITS } from "../src/config.ts";
+import { Effect } from "effect";
+import { DEFAULT_ADMISSION, DEFAULT_LIMITS } from "../src/config.ts";
 import { serve } from "../src/http/serve.ts";
+import { generateSnapshot } from "../src/seed/generate.ts";
+import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
 
-const app = await makeTestApp(undefined, {
-  limits: { ...DEFAULT_LIMITS, bodyMs: 5_000, requestMs: 10_000 },
-});
+// One heavy task at a time, and body and request time limits far beyond any wait below: a request
+// that kept its admission until a time limit ended it would keep the next one out.
+const app = await makeTestApp(
+  (db) => db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 1 }), { reset: false }))),
+  {
+    limits: { ...DEFAULT_LIMITS, bodyMs: 60_000, requestMs: 120_000 },
+    admission: { ...DEFAULT_ADMISSION, heavy: 1, heavyPerKey: 1 },
+  },
+);
 const writer = await app.key(["read", "write"]);
 const server = await serve(app.handler, {
   port: 0,
   hostname: "127.0.0.1",
   headersMs: 5_000,
-  requestMs: 10_000,
-  idleMs: 10_000,
+  requestMs: 120_000,
+  idleMs: 60_000,
 });
 const encoder = new TextEncoder();
 
@@ -126,6 +135,55 @@ Deno.test("a request that is not HTTP is 400 with the contract's error body", as
   const answer = await exchange("HELLO THERE\r\n\r\n", 0);
   assert.equal(answer.status, 400);
   assert.equal(errorCode(answer.body), "INVALID_REQUEST");
+});
+
+// A preview of an empty file, whole: refused 400 INVALID_FILE once admitted, 503 BUSY while the
+// one heavy task's admission is held.
+const emptyPreview = () => {
+  const body = JSON.stringify({ filename: "a.csv", content_base64: "", reason: "after" });
+  return exchange(
+    upload(body.length, `authorization: Bearer ${writer.key}\r\nconnection: close\r\n`) + body,
+    0,
+  );
+};
+
+// Asks until the preview is admitted, for at most 20 s (the body time limit is 60 s).
+const admittedSoon = async () => {
+  const until = Date.now() + 20_000;
+  while (true) {
+    const answer = await emptyPreview();
+    if (answer.status !== 503 || Date.now() > until) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+Deno.test("a body whose chunked framing breaks is answered 400 with the contract's error body", async () => {
+  const head = `POST /api/v1/imports/preview HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
+    `content-type: application/json\r\ntransfer-encoding: chunked\r\nidempotency-key: k\r\n` +
+    `authorization: Bearer ${writer.key}\r\n\r\n`;
+  for (const broken of ['5\r\n{"a":\r\nZZ\r\n', '5\r\n{"a":\r\n3\r\n1}\r\n0\r\n\r\n']) {
+    const answer = await exchange(head + broken, 0);
+    assert.equal(answer.reset, false, `${JSON.stringify(broken)}: reset`);
+    assert.equal(answer.status, 400, JSON.stringify(broken));
+    assert.equal(errorCode(answer.body), "INVALID_REQUEST");
+    // Its admission was given back with the answer: the next preview is admitted.
+    const next = await emptyPreview();
+    assert.equal(next.status, 400);
+    assert.equal(errorCode(next.body), "INVALID_FILE");
+  }
+});
+
+Deno.test("a client that goes away before its body has arrived gives back its admission", async () => {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  await conn.write(encoder.encode(
+    upload(100_000, `authorization: Bearer ${writer.key}\r\n`) + '{"filename":',
+  ));
+  // Admitted and reading its body: the next preview waits for it.
+  assert.equal((await emptyPreview()).status, 503);
+  conn.close();
+  const next = await admittedSoon();
+  assert.equal(next.status, 400, "the admission was held until the body's time limit");
+  assert.equal(errorCode(next.body), "INVALID_FILE");
 });
 
 Deno.test({

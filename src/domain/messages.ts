@@ -12,6 +12,19 @@ export const Messages = {
   // One line per decoding problem (contract_middleware.ts gives each form).
   decodeFailed: (en: string, zh: string) => m("INVALID_REQUEST", en, zh),
   bodyNotRead: () => m("INVALID_REQUEST", "The request body could not be read", "无法读取请求体"),
+  bodyFraming: () =>
+    m(
+      "INVALID_REQUEST",
+      "The request body is not framed as HTTP/1.1 allows (Content-Length, or chunked transfer coding)",
+      "请求体的分帧不符合 HTTP/1.1(应为 Content-Length 或分块传输编码)",
+    ),
+  // Logged only: the client closed its connection before its body had arrived.
+  clientGone: () =>
+    m(
+      "INVALID_REQUEST",
+      "The client closed the connection before its request body had arrived",
+      "客户端在请求体到达前关闭了连接",
+    ),
   notHttp: () =>
     m("INVALID_REQUEST", "The request is not valid HTTP/1.1", "请求不是有效的 HTTP/1.1"),
   jsonMalformed: () =>

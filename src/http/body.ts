@@ -5,15 +5,19 @@ export type BodyOutcome =
   | { readonly kind: "ok"; readonly bytes: Uint8Array<ArrayBuffer> }
   | { readonly kind: "too-large" }
   | { readonly kind: "timeout" }
-  | { readonly kind: "failed" };
+  // `code`: the stream's error code (node:http's parser's, "HPE_...", for a body it could not read)
+  | { readonly kind: "failed"; readonly code?: string }
+  | { readonly kind: "gone" };
 
-// Reads at most maxBytes; stops (and cancels the stream) as soon as more arrive or the deadline passes.
-// A body of a stated length is copied into one buffer of that length as it arrives, each chunk let
-// go at once; one without is gathered in chunks and joined at the end.
+// Reads at most maxBytes; stops (and cancels the stream) as soon as more arrive, the deadline
+// passes or `gone` is aborted (the client went away: nothing waits for the rest). A body of a
+// stated length is copied into one buffer of that length as it arrives, each chunk let go at once;
+// one without is gathered in chunks and joined at the end.
 export const readBody = async (
   request: Incoming,
   maxBytes: number,
   deadlineMs: number,
+  gone?: AbortSignal,
 ): Promise<BodyOutcome> => {
   const declared = request.headers.get("content-length");
   if (declared !== null && (!/^\d{1,15}$/.test(declared) || Number(declared) > maxBytes)) {
@@ -26,15 +30,19 @@ export const readBody = async (
   const chunks: Array<Uint8Array<ArrayBuffer>> = [];
   let total = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"timeout">((resolve) => {
+  let leave: (() => void) | undefined;
+  const stopped = new Promise<"timeout" | "gone">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), deadlineMs);
+    leave = () => resolve("gone");
+    if (gone?.aborted) leave();
+    else gone?.addEventListener("abort", leave, { once: true });
   });
   try {
     while (true) {
-      const next = await Promise.race([reader.read(), expired]);
-      if (next === "timeout") {
+      const next = await Promise.race([reader.read(), stopped]);
+      if (next === "timeout" || next === "gone") {
         reader.cancel().catch(() => {});
-        return { kind: "timeout" };
+        return { kind: next };
       }
       if (next.done) break;
       if (total + next.value.byteLength > limit) {
@@ -45,10 +53,12 @@ export const readBody = async (
       else whole.set(next.value, total);
       total += next.value.byteLength;
     }
-  } catch {
-    return { kind: "failed" };
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === "string" ? { kind: "failed", code } : { kind: "failed" };
   } finally {
     clearTimeout(timer);
+    if (leave !== undefined) gone?.removeEventListener("abort", leave);
   }
   if (whole !== undefined) {
     return { kind: "ok", bytes: total === whole.length ? whole : whole.slice(0, total) };

@@ -348,18 +348,24 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     request: Incoming,
     maxBytes: number,
     language: Language,
+    gone: AbortSignal,
   ): Promise<Uint8Array<ArrayBuffer> | Response> => {
     const contentType = request.headers.get("content-type");
     const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
     if (FORM_TYPES.includes(media)) return errorResponse(Messages.sendJson(), language);
-    const read = await readBody(request, maxBytes, options.bodyMs);
+    const read = await readBody(request, maxBytes, options.bodyMs, gone);
     switch (read.kind) {
       case "too-large":
         return tooLarge(maxBytes, language);
       case "timeout":
         return errorResponse(Messages.bodyLate(options.bodyMs), language, { connection: "close" });
       case "failed":
-        return errorResponse(Messages.bodyNotRead(), language);
+        return errorResponse(
+          read.code?.startsWith("HPE_") ? Messages.bodyFraming() : Messages.bodyNotRead(),
+          language,
+        );
+      case "gone":
+        return errorResponse(Messages.clientGone(), language, { connection: "close" });
     }
     if (read.bytes.byteLength > 0 && !isJsonMediaType(contentType)) {
       return errorResponse(Messages.sendJsonUtf8(), language);
@@ -424,7 +430,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     if (refused !== undefined) return refused;
     let body: Uint8Array<ArrayBuffer> | undefined;
     if (route.body.kind === "json") {
-      const read = await readJson(request, route.body.maxBytes, language);
+      const read = await readJson(request, route.body.maxBytes, language, controller.signal);
       if (read instanceof Response) return read;
       body = read;
     }

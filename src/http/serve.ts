@@ -45,6 +45,11 @@ interface Watched {
   // Requests received whose answers are not yet written, and answers written.
   open: number;
   answered: number;
+  // Fails the body of the latest request while it is still arriving (see clientError).
+  failBody?: (error: Error) => void;
+  // The parser failed with a request in flight: the connection reads no more and is closed once
+  // its answers are written.
+  broken?: boolean;
 }
 
 // After an answer sent before its request's body was read (401, 403, 413, 503 BUSY, ...), the
@@ -88,6 +93,13 @@ const closeAfterRefusal = (req: http.IncomingMessage) => {
     socket.removeAllListeners("data");
     socket.pause();
   });
+};
+
+// Ends the service's side of a connection, and cuts it if the client has not closed its own a
+// second later.
+const endSoon = (socket: Socket | null) => {
+  socket?.end();
+  setTimeout(() => socket?.destroy(), 1_000).unref?.();
 };
 
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -148,12 +160,27 @@ type WatchedSocket = Socket & { [WATCHED]?: Watched };
 // The request body as a web stream that reads from the socket only as fast as it is consumed, and
 // stops reading for good when it is cancelled (a refused body is not read to its end). Nothing is
 // taken from the request until the first read: a request refused from its headers holds no more
-// of its body than node:http's own small buffer.
+// of its body than node:http's own small buffer. `fail` errors the stream while the body is still
+// arriving (now, or at its first read).
 const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => {
   let done = false;
   let attached = false;
+  let failed: Error | undefined;
+  let fail = (error: Error) => {
+    failed = error;
+  };
   const attach = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     attached = true;
+    if (failed !== undefined) {
+      done = true;
+      controller.error(failed);
+      return;
+    }
+    fail = (error) => {
+      if (done) return;
+      done = true;
+      controller.error(error);
+    };
     beforeFirstRead?.();
     req.on("data", (chunk: Uint8Array) => {
       if (done) return;
@@ -171,7 +198,7 @@ const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => 
       controller.error(error);
     });
   };
-  return new ReadableStream<Uint8Array>({
+  const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (!attached) attach(controller);
       if (!done) req.resume();
@@ -181,6 +208,7 @@ const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => 
       req.pause();
     },
   }, { highWaterMark: 0 });
+  return { stream, fail: (error: Error) => fail(error) };
 };
 
 // The request has no signal of its own: the handler is given the controller instead (a signal given
@@ -192,7 +220,12 @@ const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => 
 // object given to Request is converted and copied: a third of what building the request allocated).
 // `beforeFirstRead`: called when the body is first read (a client that waits for 100 Continue is
 // told then, once the front door has admitted the request).
-const toIncoming = (req: http.IncomingMessage, beforeFirstRead?: () => void): Incoming => {
+// `watched`: the connection's entry, given the body's `fail` while the body is still arriving.
+const toIncoming = (
+  req: http.IncomingMessage,
+  watched: Watched | undefined,
+  beforeFirstRead?: () => void,
+): Incoming => {
   const method = req.method ?? "GET";
   const url = `http://${safeHost(req.headers.host)}${pathOf(req.url ?? "/")}`;
   // TRACE and TRACK are methods a web Request refuses to carry: the front door answers them 405
@@ -200,9 +233,16 @@ const toIncoming = (req: http.IncomingMessage, beforeFirstRead?: () => void): In
   if (method === "GET" || method === "HEAD" || method === "TRACE" || method === "TRACK") {
     return new BodilessRequest(method, url, req.rawHeaders);
   }
+  const body = bodyStream(req, beforeFirstRead);
+  if (watched !== undefined && !req.complete) {
+    watched.failBody = body.fail;
+    req.once("end", () => {
+      if (watched.failBody === body.fail) watched.failBody = undefined;
+    });
+  }
   const request = new Request(url, {
     method,
-    body: bodyStream(req, beforeFirstRead),
+    body: body.stream,
     // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
     duplex: "half",
   });
@@ -258,19 +298,14 @@ const writeResponse = async (
   if (cookies.length > 0) headers["set-cookie"] = cookies;
   // An answer given before the body was read: the connection is closed after it without a reset
   // (closeAfterRefusal). One that says `Connection: close` itself (408, a client too slow to wait
-  // for) is closed at once.
+  // for), or on a connection whose parser failed, is closed at once.
+  if ((req.socket as WatchedSocket)[WATCHED]?.broken === true) headers["connection"] = "close";
   const unread = !req.complete;
   const closing = headers["connection"] === "close";
   if (!unread && !closing && res.shouldKeepAlive) headers["keep-alive"] = keepAlive;
   res.writeHead(response.status, headers);
   if (unread && !closing) res.once("finish", () => closeAfterRefusal(req));
-  else if (unread) {
-    const socket = req.socket;
-    res.once("finish", () => {
-      socket?.end();
-      setTimeout(() => socket?.destroy(), 1_000).unref?.();
-    });
-  }
+  else if (unread) res.once("finish", () => endSoon(req.socket));
   if (response.body === null) {
     res.end();
     return;
@@ -335,11 +370,13 @@ export const serve = (
       if (watched !== undefined) {
         watched.open--;
         watched.answered++;
+        if (watched.broken && watched.open === 0) endSoon(req.socket);
       }
       if (!res.writableFinished) controller.abort();
     });
     const incoming = toIncoming(
       req,
+      watched,
       expectsContinue
         ? () => {
           if (!res.headersSent) res.writeContinue();
@@ -359,9 +396,27 @@ export const serve = (
     answerParseFailure(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket);
   });
   server.on("clientError", (error: Error & { code?: string }, socket: WatchedSocket) => {
-    // Mid-answer (a request in flight on this connection), or gone: nothing more can be said.
-    if (!socket.writable || (socket[WATCHED]?.open ?? 0) > 0) {
+    if (!socket.writable) {
       socket.destroy();
+      return;
+    }
+    const entry = socket[WATCHED];
+    if (entry !== undefined && entry.open > 0) {
+      // Mid-request, anything but the parser's own failure (a socket error, the request's time
+      // limit): nothing more can be said.
+      if (!error.code?.startsWith("HPE_")) {
+        socket.destroy();
+        return;
+      }
+      // The parser failed with a request in flight (its body's framing broken, or bytes after it
+      // that are not a request): the connection reads no more; a body still arriving fails, so
+      // that its request is answered 400 at once and gives back what it holds; the connection
+      // closes once its answers are written.
+      entry.broken = true;
+      socket.removeAllListeners("data");
+      socket.pause();
+      entry.failBody?.(Object.assign(new Error(error.message), { code: error.code }));
+      entry.failBody = undefined;
       return;
     }
     answerParseFailure(error, socket);
