@@ -200,6 +200,26 @@ Deno.test("a write through a session cookie needs a same-origin Origin header", 
   assert.notEqual(same.status, 403);
 });
 
+Deno.test("an Authorization header of another scheme is not a credential: the cookie decides", async () => {
+  const { key } = await app.key(["read"]);
+  const cookie = cookieOf((await session(key)).setCookie);
+  // A browser signed in to a proxy in front of the console sends its Basic credentials.
+  const authorization = `Basic ${btoa("proxy-user:proxy-password")}`;
+  const withCookie = await app.call("GET", "/api/v1/stores", {
+    headers: { cookie, authorization },
+  });
+  assert.equal(withCookie.status, 200);
+  const alone = await app.call("GET", "/api/v1/stores", { headers: { authorization } });
+  assertErrorBody(alone, 401, "MISSING_CREDENTIAL");
+  // A Bearer header without its token, or a key without a scheme, is still a bad credential.
+  for (const bad of ["Bearer", "Bearer a b", key]) {
+    const answer = await app.call("GET", "/api/v1/stores", {
+      headers: { cookie, authorization: bad },
+    });
+    assertErrorBody(answer, 401, "INVALID_CREDENTIAL");
+  }
+});
+
 Deno.test("a bearer key is preferred over a cookie, and a bad bearer is not rescued by a good cookie", async () => {
   const { key } = await app.key(["read"]);
   const cookie = cookieOf((await session(key)).setCookie);

@@ -65,11 +65,17 @@ export const isSameOrigin = (origin: string | undefined, expected: string | unde
 // A session id is kept only as its hash, like a key.
 const sessionHash = hashKey;
 
-// The token of an Authorization: Bearer header; "" for another or a malformed one.
+// An Authorization header of a scheme other than Bearer, with its credentials (RFC 9110 11.4).
+const OTHER_SCHEME = /^(?!bearer\s)[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+\S/i;
+
+// The token of an Authorization: Bearer header; "" for a malformed one. A header of another scheme
+// (Basic, as a browser sends for a proxy's sign-in in front of the console) is no credential of
+// this service: undefined, as if absent, so that the session cookie decides.
 export const bearerToken = (authorization: string | undefined) => {
   if (authorization === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  return m === null ? "" : m[1];
+  if (m !== null) return m[1];
+  return OTHER_SCHEME.test(authorization) ? undefined : "";
 };
 
 // A request whose endpoint verifies its credential along with its data (PendingAuthentication): the
