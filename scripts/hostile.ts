@@ -332,6 +332,25 @@ await attack("1 byte/s body (answered 408)", async () => {
   } catch { /* closed */ }
   return n === null ? "closed" : new TextDecoder().decode(buffer.subarray(0, n)).split(" ")[1];
 });
+await attack("broken chunk framing, then a preview at once", async () => {
+  const conn = await Deno.connect({ port });
+  await conn.write(encoder.encode(
+    `POST /api/v1/imports/preview HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${writer}\r\n` +
+      "Idempotency-Key: broken\r\nContent-Type: application/json\r\n" +
+      'Transfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nZZ\r\n',
+  ));
+  const buffer = new Uint8Array(4096);
+  const n = await conn.read(buffer).catch(() => null);
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  const first = n === null
+    ? "closed"
+    : new TextDecoder().decode(buffer.subarray(0, n)).split(" ")[1];
+  // The heavy-work place it held is free again: the next preview is not 503 BUSY.
+  const next = await preview(encoder.encode(""), "empty.csv");
+  return first === "400" && next !== 503 ? `${first}, ${next}` : `error: ${first}, ${next}`;
+});
 
 probing = false;
 await probe;
