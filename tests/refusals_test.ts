@@ -173,6 +173,28 @@ Deno.test("a body whose chunked framing breaks is answered 400 with the contract
   }
 });
 
+Deno.test("a body in a transfer coding other than chunked is 400, not read as JSON", async () => {
+  const answer = await exchange(
+    `POST /api/v1/imports/preview HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
+      `content-type: application/json\r\ntransfer-encoding: gzip, chunked\r\n` +
+      `idempotency-key: k\r\nauthorization: Bearer ${writer.key}\r\nconnection: close\r\n\r\n` +
+      `2\r\n{}\r\n0\r\n\r\n`,
+    0,
+  );
+  assert.equal(answer.status, 400);
+  assert.equal(errorCode(answer.body), "INVALID_REQUEST");
+  assert.match(JSON.parse(answer.body).error.message, /framed/);
+});
+
+Deno.test("an Expect other than 100-continue is answered as any request, with the contract's body", async () => {
+  const answer = await exchange(
+    `GET /api/v1/stores HTTP/1.1\r\nhost: 127.0.0.1\r\nexpect: 200-ok\r\nconnection: close\r\n\r\n`,
+    0,
+  );
+  assert.equal(answer.status, 401);
+  assert.equal(errorCode(answer.body), "MISSING_CREDENTIAL");
+});
+
 Deno.test("a client that goes away before its body has arrived gives back its admission", async () => {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
   await conn.write(encoder.encode(

@@ -121,6 +121,13 @@ const announcesBody = (request: Incoming) => {
   return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
 };
 
+// A Transfer-Encoding with a coding other than chunked (gzip, deflate, ...): the service decodes
+// none, and would read the coded bytes as the body (RFC 9112 6.1).
+const otherCoding = (request: Incoming) =>
+  request.headers.get("transfer-encoding")?.split(",").some((coding) =>
+    coding.trim().toLowerCase() !== "chunked"
+  ) ?? false;
+
 const FORM_TYPES = ["multipart/form-data", "application/x-www-form-urlencoded"];
 
 // The Content-Length a request announces; Infinity when it is not a plain number.
@@ -309,6 +316,9 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     const declared = declaredLength(request);
     if (policy.kind === "json" && declared !== undefined && declared > policy.maxBytes) {
       return tooLarge(policy.maxBytes, language);
+    }
+    if (policy.kind === "json" && otherCoding(request)) {
+      return errorResponse(Messages.bodyFraming(), language);
     }
     let holder = peer === undefined ? "anonymous" : `peer ${peer}`;
     const admission = route.admission;

@@ -392,6 +392,10 @@ export const serve = (
   };
   server.on("request", (req, res) => onRequest(req, res));
   server.on("checkContinue", (req, res) => onRequest(req, res, true));
+  // An Expect other than 100-continue: node:http would answer 417 itself, without the contract's
+  // error body; the expectation is ignored and the request answered as any other (RFC 9110 10.1.1
+  // lets a server do either).
+  server.on("checkExpectation", (req, res) => onRequest(req, res));
   server.on("connect", (_req: http.IncomingMessage, socket: Socket) => {
     answerParseFailure(Object.assign(new Error("CONNECT"), { code: "CONNECT" }), socket);
   });
