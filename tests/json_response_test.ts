@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { Cause, Chunk, Effect, Exit, FastCheck, Stream } from "effect";
 import type { JsonText } from "../src/domain/answers.ts";
-import { encodeParts, jsonStream } from "../src/api/json_response.ts";
+import { chunkedJson, encodeParts, jsonStream } from "../src/api/json_response.ts";
 import { concat } from "./import_zip_fixtures.ts";
 
 const utf8 = (parts: ReadonlyArray<string>) => new TextEncoder().encode(parts.join(""));
@@ -40,6 +40,33 @@ Deno.test("parts are encoded as the UTF-8 of their text, ASCII or not", () => {
   ) {
     assert.deepEqual(encodeParts(parts), utf8(parts), JSON.stringify(parts));
   }
+});
+
+Deno.test("an answer written in groups of its array's items is the UTF-8 of its JSON text", () => {
+  const item = FastCheck.oneof(
+    FastCheck.jsonValue({ maxDepth: 2 }),
+    FastCheck.string({ unit: "binary", maxLength: 8 }),
+  );
+  FastCheck.assert(
+    FastCheck.property(
+      FastCheck.dictionary(
+        FastCheck.string({ maxLength: 6 }),
+        FastCheck.jsonValue({ maxDepth: 2 }),
+      ),
+      FastCheck.array(item, { maxLength: 40 }),
+      FastCheck.boolean(),
+      FastCheck.integer({ min: 1, max: 12 }),
+      (fields, items, last, size) => {
+        const { days: _, ...rest } = fields;
+        const value = last ? { ...rest, days: items } : { days: items, ...rest };
+        assert.deepEqual(
+          encodeParts(chunkedJson(value, "days", size)),
+          new TextEncoder().encode(JSON.stringify(value)),
+        );
+      },
+    ),
+    { numRuns: 500 },
+  );
 });
 
 // A part given as bytes (as the database sends stored JSON) stands for its text: a part made of whole

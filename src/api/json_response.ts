@@ -117,10 +117,16 @@ export const jsonStream = <E>(
 // every request; the bytes live outside the heap and go with the request). Sized for ASCII text,
 // grown when a part is not.
 export const encodeParts = (
-  parts: ReadonlyArray<string | Uint8Array>,
+  parts: ReadonlyArray<string | Uint8Array | ArrayGroup>,
 ): Uint8Array<ArrayBuffer> => {
   let size = 0;
-  for (const part of parts) size += typeof part === "string" ? part.length : part.byteLength;
+  for (const part of parts) {
+    size += typeof part === "string"
+      ? part.length
+      : part instanceof ArrayGroup
+      ? part.json.length
+      : part.byteLength;
+  }
   let bytes = new Uint8Array(size);
   let at = 0;
   const room = (needed: number) => {
@@ -143,6 +149,16 @@ export const encodeParts = (
   // which may hold the second half (as the joined text would); bytes are whole characters.
   let carried = "";
   for (const [i, part] of parts.entries()) {
+    if (part instanceof ArrayGroup) {
+      // Over the "]" before it, its own "[" made the comma between the two groups' items.
+      if (carried !== "") write(carried);
+      carried = "";
+      at -= 1;
+      const start = at;
+      write(part.json);
+      bytes[start] = 0x2c;
+      continue;
+    }
     if (typeof part !== "string") {
       if (carried !== "") write(carried);
       carried = "";
@@ -201,28 +217,35 @@ export const jsonParts = (
   extra?: Readonly<Record<string, string>>,
 ) => jsonBytes(encodeParts(parts), etag, extra);
 
+// The JSON text of a group of an array's items ("[a,b]") that continues the array written just
+// before it, which ends in "]": encodeParts writes it over that "]" and makes its "[" the comma
+// between the two groups. Neither text is sliced or joined, so that no second string is made.
+export class ArrayGroup {
+  constructor(readonly json: string) {}
+}
+
 // JSON.stringify(value)'s text, made in parts: the array under `key` is written `size` items at a
 // time (encodeParts joins them; a 366-day metrics answer is 240 KB).
 export const chunkedJson = (
   value: Readonly<Record<string, unknown>>,
   key: string,
   size = 32,
-): Array<string> => {
-  const parts: Array<string> = [];
+): Array<string | ArrayGroup> => {
+  const parts: Array<string | ArrayGroup> = [];
   let text = "{";
   for (const [name, field] of Object.entries(value)) {
     if (field === undefined) continue;
     text += `${text === "{" ? "" : ","}${JSON.stringify(name)}:`;
-    if (name !== key || !Array.isArray(field)) {
+    if (name !== key || !Array.isArray(field) || field.length === 0) {
       text += JSON.stringify(field);
       continue;
     }
-    parts.push(`${text}[`);
+    parts.push(text);
     for (let i = 0; i < field.length; i += size) {
-      const items = JSON.stringify(field.slice(i, i + size)).slice(1, -1);
-      parts.push(i === 0 ? items : `,${items}`);
+      const json = JSON.stringify(field.slice(i, i + size));
+      parts.push(i === 0 ? json : new ArrayGroup(json));
     }
-    text = "]";
+    text = "";
   }
   parts.push(`${text}}`);
   return parts;
