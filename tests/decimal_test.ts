@@ -3,7 +3,7 @@
 // at all is refused.
 import assert from "node:assert/strict";
 import { FastCheck as fc } from "effect";
-import { Dec, exact } from "../src/metrics/decimal.ts";
+import { Dec, dec, exact, fmt, fmtInput } from "../src/metrics/decimal.ts";
 
 // lcm(1..31), the engine's scale.
 const SCALE = new Dec("72201776446800");
@@ -53,4 +53,27 @@ Deno.test("exact reads every plain decimal text as decimal.js does, and refuses 
     }),
     { numRuns: 3000 },
   );
+});
+
+Deno.test("an input's output text is its value rounded half up to 4 decimals, whatever its form", () => {
+  fc.assert(
+    fc.property(decimalText, (s) => {
+      let expected: string | null | undefined;
+      try {
+        expected = fmt(dec(s));
+      } catch {
+        expected = undefined;
+      }
+      if (expected !== undefined) assert.equal(fmtInput(s), expected, s);
+    }),
+    { numRuns: 3000 },
+  );
+  for (
+    const [s, out] of [["99.1034", "99.1034"], ["0.5", "0.5000"], ["7", "7.0000"], [
+      "1.00005",
+      "1.0001",
+    ]]
+  ) {
+    assert.equal(fmtInput(s), out, s);
+  }
 });

@@ -13,11 +13,14 @@ export const fmt = (d: Dec | null): string | null =>
   d === null || d.lt(0) ? null : d.toFixed(4, Decimal.ROUND_HALF_UP);
 
 const PLAIN = /^(0|[1-9]\d*)(?:\.(\d{1,4}))?$/;
+const OUTPUT_FORM = /^(?:0|[1-9]\d*)\.\d{4}$/;
 
-// Output of an input string: one with at most 4 decimals only needs padding, which is exact and
-// much cheaper than a decimal round-trip; anything else goes through fmt.
+// Output of an input string: one already in the output's form (4 decimals, as the stored days
+// mostly are) is itself, one with fewer decimals only needs padding, which is exact and much
+// cheaper than a decimal round-trip; anything else goes through fmt.
 export const fmtInput = (s: string | null): string | null => {
   if (s === null) return null;
+  if (OUTPUT_FORM.test(s)) return s;
   const m = PLAIN.exec(s);
   return m === null ? fmt(dec(s)) : `${m[1]}.${(m[2] ?? "").padEnd(4, "0")}`;
 };
