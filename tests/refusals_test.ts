@@ -9,6 +9,7 @@ import { serve } from "../src/http/serve.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
+import { concat } from "./import_zip_fixtures.ts";
 
 // One heavy task at a time, and body and request time limits far beyond any wait below: a request
 // that kept its admission until a time limit ended it would keep the next one out.
@@ -210,6 +211,54 @@ Deno.test("a client that goes away before its body has arrived gives back its ad
   const next = await admittedSoon();
   assert.equal(next.status, 400, "the admission was held until the body's time limit");
   assert.equal(errorCode(next.body), "INVALID_FILE");
+});
+
+// Sends the request, shuts the sending side (half-close), and reads the answer to its end.
+const halfClosed = async (request: string) => {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  await conn.write(encoder.encode(request));
+  await conn.closeWrite();
+  const timer = setTimeout(() => conn.close(), 15_000);
+  const parts: Array<Uint8Array> = [];
+  const buffer = new Uint8Array(64 * 1024);
+  try {
+    while (true) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      parts.push(buffer.slice(0, n));
+    }
+  } catch {
+    // cut by the timer
+  }
+  clearTimeout(timer);
+  try {
+    conn.close();
+  } catch {
+    // closed by the timer
+  }
+  const text = new TextDecoder().decode(concat(parts));
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  return { status, body: text.slice(text.indexOf("\r\n\r\n") + 4) };
+};
+
+Deno.test("a client that shuts its sending side after its request still gets the answer", async () => {
+  const read = await halfClosed(
+    `GET /api/v1/stores HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${writer.key}\r\n\r\n`,
+  );
+  assert.equal(read.status, 200);
+  assert.ok(Array.isArray(JSON.parse(read.body).stores));
+  const body = JSON.stringify({ filename: "a.csv", content_base64: "", reason: "half" });
+  const preview = await halfClosed(
+    upload(body.length, `authorization: Bearer ${writer.key}\r\n`) + body,
+  );
+  assert.equal(preview.status, 400);
+  assert.equal(errorCode(preview.body), "INVALID_FILE");
+  // One that shuts it before its body has all been sent is told so.
+  const cut = await halfClosed(
+    upload(body.length + 10, `authorization: Bearer ${writer.key}\r\n`) + body,
+  );
+  assert.equal(cut.status, 400);
+  assert.equal(errorCode(cut.body), "INVALID_REQUEST");
 });
 
 Deno.test({

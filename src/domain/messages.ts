@@ -18,12 +18,12 @@ export const Messages = {
       "The request body is not framed as HTTP/1.1 allows (Content-Length, or chunked transfer coding)",
       "请求体的分帧不符合 HTTP/1.1(应为 Content-Length 或分块传输编码)",
     ),
-  // Logged only: the client closed its connection before its body had arrived.
+  // The client stopped sending (or went away) before its body had arrived.
   clientGone: () =>
     m(
       "INVALID_REQUEST",
-      "The client closed the connection before its request body had arrived",
-      "客户端在请求体到达前关闭了连接",
+      "The connection was closed before the request body had arrived",
+      "请求体到达前连接已被关闭",
     ),
   notHttp: () =>
     m("INVALID_REQUEST", "The request is not valid HTTP/1.1", "请求不是有效的 HTTP/1.1"),

@@ -1,6 +1,9 @@
 // Request bodies read under a byte cap and a deadline, and JSON checked for nesting before parsing.
 import type { Incoming } from "./incoming.ts";
 
+// The code of a body's failure when its client stopped sending before the body had all arrived.
+export const EARLY_END = "EARLY_END";
+
 export type BodyOutcome =
   | { readonly kind: "ok"; readonly bytes: Uint8Array<ArrayBuffer> }
   | { readonly kind: "too-large" }

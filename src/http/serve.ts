@@ -2,6 +2,7 @@
 // no header, request or idle timeout): half-sent headers, dripping bodies and idle keep-alives.
 import http from "node:http";
 import type { Socket } from "node:net";
+import { EARLY_END } from "./body.ts";
 import { BodilessRequest, type Incoming } from "./incoming.ts";
 import type { Message } from "../domain/errors.ts";
 import { statusOfCode } from "../domain/error_codes.ts";
@@ -235,9 +236,13 @@ const toIncoming = (
   }
   const body = bodyStream(req, beforeFirstRead);
   if (watched !== undefined && !req.complete) {
-    watched.failBody = body.fail;
+    // Only while the message is incomplete: its body may be read long after it has all arrived.
+    const fail = (error: Error) => {
+      if (!req.complete) body.fail(error);
+    };
+    watched.failBody = fail;
     req.once("end", () => {
-      if (watched.failBody === body.fail) watched.failBody = undefined;
+      if (watched.failBody === fail) watched.failBody = undefined;
     });
   }
   const request = new Request(url, {
@@ -354,6 +359,9 @@ export const serve = (
     connectionsCheckingInterval: Math.min(1_000, options.headersMs),
     maxHeaderSize: MAX_HEADER_BYTES,
   });
+  // A client that shuts its sending side once its request is sent (half-close, as netcat and some
+  // devices do) still waits for the answer: node:http would end the connection at once, unanswered.
+  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // `expectsContinue`: the client sent Expect: 100-continue and waits before sending its body.
   // node:http would answer 100 at once; it is sent only when the body is first read, so a request
   // refused from its headers (no credential, too large) is refused before any of its body is sent.
@@ -444,6 +452,13 @@ export const serve = (
     socket[WATCHED] = entry;
     watched.add(entry);
     socket.once("close", () => watched.delete(entry));
+    // The client has sent all it will (a half-close, or the whole connection closed): a body still
+    // arriving never will, and its request is answered at once (front.ts) instead of waiting for
+    // the body's time limit.
+    socket.once("end", () => {
+      entry.failBody?.(Object.assign(new Error("the client stopped sending"), { code: EARLY_END }));
+      entry.failBody = undefined;
+    });
   });
   const sweep = () => {
     const now = performance.now();
