@@ -9,7 +9,6 @@ import { serve } from "../src/http/serve.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
-import { concat } from "./import_zip_fixtures.ts";
 
 // One heavy task at a time, and body and request time limits far beyond any wait below: a request
 // that kept its admission until a time limit ended it would keep the next one out.
@@ -32,8 +31,13 @@ const encoder = new TextEncoder();
 
 // Sends the request (head, then `bodyBytes` bytes in chunks) and reads what the server sends until
 // it closes: after the whole request is written, or (`readWhileWriting`) meanwhile. A write the
-// server no longer takes ends the writing.
-const exchange = async (head: string, bodyBytes: number, readWhileWriting = false) => {
+// server no longer takes ends the writing. `shut`: the sending side is shut once all is written.
+const exchange = async (
+  head: string,
+  bodyBytes: number,
+  readWhileWriting = false,
+  shut = false,
+) => {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
   const chunk = new Uint8Array(256 * 1024).fill(0x20);
   const parts: Array<Uint8Array> = [];
@@ -59,6 +63,7 @@ const exchange = async (head: string, bodyBytes: number, readWhileWriting = fals
       let at = 0;
       while (at < n) at += await conn.write(chunk.subarray(at, n));
     }
+    if (shut) await conn.closeWrite();
   } catch {
     // the server took no more
   }
@@ -214,32 +219,7 @@ Deno.test("a client that goes away before its body has arrived gives back its ad
 });
 
 // Sends the request, shuts the sending side (half-close), and reads the answer to its end.
-const halfClosed = async (request: string) => {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-  await conn.write(encoder.encode(request));
-  await conn.closeWrite();
-  const timer = setTimeout(() => conn.close(), 15_000);
-  const parts: Array<Uint8Array> = [];
-  const buffer = new Uint8Array(64 * 1024);
-  try {
-    while (true) {
-      const n = await conn.read(buffer);
-      if (n === null) break;
-      parts.push(buffer.slice(0, n));
-    }
-  } catch {
-    // cut by the timer
-  }
-  clearTimeout(timer);
-  try {
-    conn.close();
-  } catch {
-    // closed by the timer
-  }
-  const text = new TextDecoder().decode(concat(parts));
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-  return { status, body: text.slice(text.indexOf("\r\n\r\n") + 4) };
-};
+const halfClosed = (request: string) => exchange(request, 0, false, true);
 
 Deno.test("a client that shuts its sending side after its request still gets the answer", async () => {
   const read = await halfClosed(
