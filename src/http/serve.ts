@@ -46,7 +46,8 @@ interface Watched {
   // Requests received whose answers are not yet written, and answers written.
   open: number;
   answered: number;
-  // Fails the body of the latest request while it is still arriving (see clientError).
+  // Fails the body of the latest request while it is still arriving (see clientError); does nothing
+  // once that request's message is complete.
   failBody?: (error: Error) => void;
   // The parser failed with a request in flight: the connection reads no more and is closed once
   // its answers are written.
@@ -165,23 +166,24 @@ type WatchedSocket = Socket & { [WATCHED]?: Watched };
 // arriving (now, or at its first read).
 const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => {
   let done = false;
-  let attached = false;
+  let attached: ReadableStreamDefaultController<Uint8Array> | undefined;
   let failed: Error | undefined;
-  let fail = (error: Error) => {
-    failed = error;
+  const fail = (error: Error) => {
+    if (done) return;
+    if (attached === undefined) {
+      failed = error;
+      return;
+    }
+    done = true;
+    attached.error(error);
   };
   const attach = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    attached = true;
+    attached = controller;
     if (failed !== undefined) {
       done = true;
       controller.error(failed);
       return;
     }
-    fail = (error) => {
-      if (done) return;
-      done = true;
-      controller.error(error);
-    };
     beforeFirstRead?.();
     req.on("data", (chunk: Uint8Array) => {
       if (done) return;
@@ -201,7 +203,7 @@ const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => 
   };
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
-      if (!attached) attach(controller);
+      if (attached === undefined) attach(controller);
       if (!done) req.resume();
     },
     cancel() {
@@ -209,7 +211,7 @@ const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => 
       req.pause();
     },
   }, { highWaterMark: 0 });
-  return { stream, fail: (error: Error) => fail(error) };
+  return { stream, fail };
 };
 
 // The request has no signal of its own: the handler is given the controller instead (a signal given
@@ -235,15 +237,11 @@ const toIncoming = (
     return new BodilessRequest(method, url, req.rawHeaders);
   }
   const body = bodyStream(req, beforeFirstRead);
-  if (watched !== undefined && !req.complete) {
-    // Only while the message is incomplete: its body may be read long after it has all arrived.
-    const fail = (error: Error) => {
+  // Only while the message is incomplete: its body may be read long after it has all arrived.
+  if (watched !== undefined) {
+    watched.failBody = (error) => {
       if (!req.complete) body.fail(error);
     };
-    watched.failBody = fail;
-    req.once("end", () => {
-      if (watched.failBody === fail) watched.failBody = undefined;
-    });
   }
   const request = new Request(url, {
     method,
@@ -428,7 +426,6 @@ export const serve = (
       socket.removeAllListeners("data");
       socket.pause();
       entry.failBody?.(Object.assign(new Error(error.message), { code: error.code }));
-      entry.failBody = undefined;
       return;
     }
     answerParseFailure(error, socket);
@@ -455,10 +452,13 @@ export const serve = (
     // The client has sent all it will (a half-close, or the whole connection closed): a body still
     // arriving never will, and its request is answered at once (front.ts) instead of waiting for
     // the body's time limit.
-    socket.once("end", () => {
-      entry.failBody?.(Object.assign(new Error("the client stopped sending"), { code: EARLY_END }));
-      entry.failBody = undefined;
-    });
+    socket.once(
+      "end",
+      () =>
+        entry.failBody?.(
+          Object.assign(new Error("the client stopped sending"), { code: EARLY_END }),
+        ),
+    );
   });
   const sweep = () => {
     const now = performance.now();
