@@ -24,6 +24,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: FailureCode,
     message: string,
+    // A 503's Retry-After, in whole seconds.
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -54,10 +56,56 @@ export const call = async <T>(method: string, path: string, options: CallOptions
 export const getAnswer = <T>(path: string, signal?: AbortSignal) =>
   send<T>("GET", path, { signal });
 
+// A read answered 503 BUSY (the service at its limits: for the portfolio, often the console's
+// own earlier read of it, given up when the page changed, whose work still holds its place) is
+// sent again after the wait the answer's Retry-After names, at most this many times and only for
+// a wait this short. Writes are never sent again on their own.
+const BUSY_RETRIES = 2;
+const BUSY_WAIT_MAX_S = 10;
+
+// The wait a 503 BUSY answer to a read asks for, in ms; undefined: no second try.
+const busyWait = (method: string, error: unknown) =>
+  method === "GET" && error instanceof ApiError && error.status === 503 &&
+    error.code === "BUSY" && error.retryAfterS !== undefined &&
+    error.retryAfterS <= BUSY_WAIT_MAX_S
+    ? error.retryAfterS * 1000
+    : undefined;
+
+// Resolves after `ms`, or rejects as fetch does once `signal` is aborted.
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(new DOMException("The read was given up", "AbortError"));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    }, ms);
+    if (signal?.aborted) aborted();
+    else signal?.addEventListener("abort", aborted, { once: true });
+  });
+
 const send = async <T>(
   method: string,
   path: string,
   options: CallOptions = {},
+): Promise<Answer<T>> => {
+  for (let retries = 0;; retries++) {
+    try {
+      return await sendOnce<T>(method, path, options);
+    } catch (error) {
+      const wait = retries < BUSY_RETRIES ? busyWait(method, error) : undefined;
+      if (wait === undefined) throw error;
+      await pause(wait, options.signal);
+    }
+  }
+};
+
+const sendOnce = async <T>(
+  method: string,
+  path: string,
+  options: CallOptions,
 ): Promise<Answer<T>> => {
   let response: Response;
   try {
@@ -89,11 +137,13 @@ const send = async <T>(
   if (!response.ok) {
     // The contract's error body; anything else (a proxy's page, no body) falls back below.
     const error = (body as { error?: Partial<ErrorBody["error"]> } | null)?.error;
+    const retryAfter = response.headers.get("retry-after")?.trim() ?? "";
     const failure = new ApiError(
       response.status,
       // The body's code is read as the service's list says its codes are; it is not checked.
       (error?.code ?? "UNKNOWN") as FailureCode,
       error?.message ?? response.statusText,
+      response.status === 503 && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined,
     );
     if (response.status === 401 && !(method === "POST" && path === "/auth/session")) {
       onUnauthorized(failure);

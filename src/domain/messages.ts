@@ -411,8 +411,8 @@ export const Messages = {
   heavyBusy: () =>
     m(
       "BUSY",
-      "As many imports and exports as the service runs at once are running; try again shortly",
-      "服务同时运行的导入和导出已达上限；请稍后重试",
+      "As many imports, exports and portfolio reads as the service runs at once are running; try again shortly",
+      "服务同时运行的导入、导出和门店总览读取已达上限；请稍后重试",
     ),
   requestTooLong: (ms: number) =>
     m(
