@@ -55,26 +55,51 @@ export const ownOrigin = (
   return named && (settings.port === 0 || port === settings.port) ? given.origin : undefined;
 };
 
+// The request's facts. The expected origin is worked out when a decision first asks for it (a
+// cookie's write, a session's start or end): most requests never do.
+const factsOf = (
+  fields: Omit<RequestFacts, "expectedOrigin">,
+  url: string,
+  host: string | undefined,
+  settings: OriginSettings,
+): RequestFacts => {
+  let expected: { readonly origin: string | undefined } | undefined;
+  return {
+    ...fields,
+    get expectedOrigin() {
+      expected ??= { origin: ownOrigin(url, host, settings) };
+      return expected.origin;
+    },
+  };
+};
+
 export const requestFacts = (settings: OriginSettings) =>
-  Effect.map(HttpServerRequest.HttpServerRequest, (request) => ({
-    method: request.method,
-    authorization: request.headers["authorization"],
-    cookie: request.cookies[SESSION_COOKIE],
-    origin: request.headers["origin"],
-    expectedOrigin: ownOrigin(request.originalUrl, request.headers["host"], settings),
-  } satisfies RequestFacts));
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+    factsOf(
+      {
+        method: request.method,
+        authorization: request.headers["authorization"],
+        cookie: request.cookies[SESSION_COOKIE],
+        origin: request.headers["origin"],
+      },
+      request.originalUrl,
+      request.headers["host"],
+      settings,
+    ));
 
 // The same facts read from a request as the front door has it (its credential check).
-export const webRequestFacts = (
-  request: Incoming,
-  settings: OriginSettings,
-): RequestFacts => ({
-  method: request.method,
-  authorization: request.headers.get("authorization") ?? undefined,
-  cookie: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
-  origin: request.headers.get("origin") ?? undefined,
-  expectedOrigin: ownOrigin(request.url, request.headers.get("host") ?? undefined, settings),
-});
+export const webRequestFacts = (request: Incoming, settings: OriginSettings): RequestFacts =>
+  factsOf(
+    {
+      method: request.method,
+      authorization: request.headers.get("authorization") ?? undefined,
+      cookie: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
+      origin: request.headers.get("origin") ?? undefined,
+    },
+    request.url,
+    request.headers.get("host") ?? undefined,
+    settings,
+  );
 
 // Both schemes lead to the same decision, so whichever runs gives the same answer.
 export const AuthenticationLive = Layer.effect(

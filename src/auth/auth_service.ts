@@ -192,7 +192,10 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         credential,
         method: facts.method,
         origin: facts.origin,
-        expectedOrigin: facts.expectedOrigin,
+        // Read from the facts only when the decision needs it (a cookie's write).
+        get expectedOrigin() {
+          return facts.expectedOrigin;
+        },
       }));
 
     // The credential's row from the database, then the decision.
