@@ -738,13 +738,16 @@ const main = async () => {
       }`,
     );
 
-    // The first start loads the demo (and its memory stays with that process): the run measures
-    // a second start over the same data, as a service runs day to day.
+    // The first start creates the database and loads the demo: the run measures a second start
+    // over the same data, as a service runs day to day, and reports the first one's RSS once ready.
     const first = startService(serviceDir, args, env);
     service = first;
     const firstReady = await first.ready;
+    const firstRss = Math.round(readRssMb(first.child.pid));
     await first.stop();
-    console.log(`first start (demo load): ready in ${firstReady.startedMs ?? "?"} ms`);
+    console.log(
+      `first start (demo load): ready in ${firstReady.startedMs ?? "?"} ms, RSS ${firstRss} MB`,
+    );
     if (storeCount !== DEMO_STORES) {
       const seedStarted = performance.now();
       const seed = new Deno.Command(Deno.execPath(), {

@@ -35,7 +35,14 @@ const demoMembers = (firstStores: ReadonlyArray<number>) =>
 export const DEMO_KEY_LIFETIME_DAYS = 90;
 export const DEMO_STORES = 60;
 
-// Returns the demo keys when this start loaded the demo, else an empty list. The snapshot, the keys
+// What a start's preparation did: the demo keys when it loaded the demo (else an empty list), and
+// whether it built anything (migrations applied, or the demo loaded).
+export interface Bootstrapped {
+  readonly keys: ReadonlyArray<DemoKey>;
+  readonly built: boolean;
+}
+
+// Migrates, installs the routines and, on an empty database, loads the demo. The snapshot, the keys
 // and `keep` (which writes the keys where a person finds them) happen in one transaction, so a
 // start that fails between them leaves no demo whose keys are lost: the next start loads it again.
 export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effect<void, E>) =>
@@ -45,9 +52,10 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
     const { applied, installed } = yield* prepareDatabase;
     if (applied.length > 0) yield* Effect.logInfo(`applied ${applied.length} migration(s)`);
     if (installed.length > 0) yield* Effect.logInfo(`installed ${installed.join(", ")}`);
-    if (!config.seedDemo) return [];
+    const migrated: Bootstrapped = { keys: [], built: applied.length > 0 };
+    if (!config.seedDemo) return migrated;
     const [{ stores }] = yield* sql<{ stores: number }>`SELECT count(*)::int AS stores FROM stores`;
-    if (stores > 0) return [];
+    if (stores > 0) return migrated;
     yield* Effect.logInfo("empty database: loading the demo snapshot");
     const loaded = yield* sql.withTransaction(Effect.gen(function* () {
       yield* seedDatabase({ stores: DEMO_STORES });
@@ -72,5 +80,5 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
       return keys;
     }));
     yield* settleLoadedTables;
-    return loaded;
+    return { keys: loaded, built: true } satisfies Bootstrapped;
   });

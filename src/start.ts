@@ -72,7 +72,7 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
       : DatabaseLive,
     Layer.merge(AppConfig.layer, effectLoggerLayer(log)),
   );
-  const runtime = ManagedRuntime.make(Infrastructure);
+  let runtime = ManagedRuntime.make(Infrastructure);
 
   // The keys themselves stay where `keep` put them: a log line may travel where a key must not.
   const announceKeys = (keys: ReadonlyArray<DemoKey>) => {
@@ -84,7 +84,15 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
   };
 
   try {
-    announceKeys(await runtime.runPromise(bootstrap((keys) => keep(keys, config))));
+    const prepared = await runtime.runPromise(bootstrap((keys) => keep(keys, config)));
+    announceKeys(prepared.keys);
+    // The embedded database's engine keeps the memory it grew to while it was created, migrated or
+    // loaded with the demo: it is closed and opened again, so that the service does not carry that
+    // memory for as long as it runs.
+    if (embedded && prepared.built) {
+      await runtime.dispose();
+      runtime = ManagedRuntime.make(Infrastructure);
+    }
   } catch (error) {
     log.error("start-up failed", { cause: error instanceof Error ? error.message : String(error) });
     await runtime.dispose();
