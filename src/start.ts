@@ -66,13 +66,20 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
   const keep = options.keepDemoKeys ?? keepDemoKeysInDataDir;
   const embedded = Option.isNone(config.databaseUrl);
 
+  // The embedded database's folder is held (tools refuse it) from before the database is opened
+  // until the service stops, across the reopening below.
+  const hold = embedded
+    ? ManagedRuntime.make(Layer.scopedDiscard(holdDataDir(config.dataDir)))
+    : undefined;
   const Infrastructure = Layer.provideMerge(
-    embedded
-      ? Layer.merge(DatabaseLive, Layer.scopedDiscard(holdDataDir(config.dataDir)))
-      : DatabaseLive,
+    DatabaseLive,
     Layer.merge(AppConfig.layer, effectLoggerLayer(log)),
   );
   let runtime = ManagedRuntime.make(Infrastructure);
+  const disposeAll = async () => {
+    await runtime.dispose();
+    await hold?.dispose();
+  };
 
   // The keys themselves stay where `keep` put them: a log line may travel where a key must not.
   const announceKeys = (keys: ReadonlyArray<DemoKey>) => {
@@ -84,6 +91,7 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
   };
 
   try {
+    await hold?.runtime();
     const prepared = await runtime.runPromise(bootstrap((keys) => keep(keys, config)));
     announceKeys(prepared.keys);
     // The embedded database's engine keeps the memory it grew to while it was created, migrated or
@@ -95,7 +103,7 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
     }
   } catch (error) {
     log.error("start-up failed", { cause: error instanceof Error ? error.message : String(error) });
-    await runtime.dispose();
+    await disposeAll();
     throw new StartupFailed("bootstrap");
   }
 
@@ -147,7 +155,7 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
   if (warm.status !== 200) {
     log.error("start-up failed: readiness check", { status: warm.status, body: await warm.text() });
     await dispose();
-    await runtime.dispose();
+    await disposeAll();
     throw new StartupFailed("readiness check");
   }
 
@@ -156,7 +164,7 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
     handler,
     dispose: async () => {
       await dispose();
-      await runtime.dispose();
+      await disposeAll();
     },
   };
 };
