@@ -78,3 +78,42 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a start on a folder another service holds is refused before the database is opened",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    const dataDir = `${dir}/data`;
+    await Deno.mkdir(dataDir);
+    // This test process stands in for the service that holds the folder.
+    await Deno.writeTextFile(`${dataDir}/service.pid`, String(Deno.pid));
+    const service = spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
+      cwd: new URL("..", import.meta.url),
+      env: {
+        ...baseEnv(),
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        DATABASE_URL: "",
+        BUILD_CONSOLE: "false",
+        LOG_FORMAT: "json",
+      },
+    });
+    try {
+      assert.equal(await service.exited(90_000), 1);
+      assert.ok(
+        service.lines.some((line) => line.includes(`the service (pid ${Deno.pid}) is using`)),
+        service.lines.join("\n"),
+      );
+      const entries = [];
+      for await (const entry of Deno.readDir(dataDir)) entries.push(entry.name);
+      assert.deepEqual(entries, ["service.pid"], "nothing was opened or created");
+      assert.equal(await Deno.readTextFile(`${dataDir}/service.pid`), String(Deno.pid));
+    } finally {
+      await service.kill();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
