@@ -13,7 +13,7 @@ import { AppConfig, DEFAULT_REPLICA } from "../src/config.ts";
 import { DatabaseLive } from "../src/db/database.ts";
 import { ReadReplica } from "../src/db/read_replica.ts";
 import { embeddedRunOnly } from "./db.ts";
-import { baseEnv, type ServiceProcess, spawnService } from "./service_process.ts";
+import { type ServiceProcess, spawnMain } from "./service_process.ts";
 
 // The server binaries: PG_BIN, else the newest /usr/lib/postgresql/<version>/bin that has them.
 const findBin = () => {
@@ -177,19 +177,13 @@ Deno.test({
 
       const url = (port: number) => `postgres://postgres@127.0.0.1:${port}/postgres`;
       const start = (name: string, env: Record<string, string>) => {
-        const service = spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
-          cwd: new URL("..", import.meta.url),
-          env: {
-            ...baseEnv(),
-            PORT: "0",
-            HOST: "127.0.0.1",
-            DATA_DIR: `${dir}/${name}`,
-            DATABASE_URL: url(primaryPort),
-            SESSION_SECRET: SECRET,
-            BUILD_CONSOLE: "false",
-            LOG_LEVEL: "info",
-            ...env,
-          },
+        const service = spawnMain({
+          DATA_DIR: `${dir}/${name}`,
+          DATABASE_URL: url(primaryPort),
+          SESSION_SECRET: SECRET,
+          BUILD_CONSOLE: "false",
+          LOG_LEVEL: "info",
+          ...env,
         });
         services.push(service);
         return service;

@@ -108,3 +108,11 @@ export const spawnService = (
 
 // The `ready on http://host:port (...)` line of a service started by startService (JSON log).
 export const READY_LINE = /"msg":"ready on http:\/\/[^:"]+:(\d+) /;
+
+// The start task's entry (src/main.ts) as a child process, on loopback and a port of its own
+// choosing, with `env` besides the variables it needs to run.
+export const spawnMain = (env: Record<string, string>) =>
+  spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
+    cwd: new URL("..", import.meta.url),
+    env: { ...baseEnv(), PORT: "0", HOST: "127.0.0.1", ...env },
+  });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { testDatabaseUrl } from "./db.ts";
-import { baseEnv, spawnService } from "./service_process.ts";
+import { spawnMain } from "./service_process.ts";
 
 const adminQuery = async (text: string) => {
   const client = new pg.Client({ connectionString: testDatabaseUrl });
@@ -33,17 +33,11 @@ Deno.test({
       databaseUrl = url.toString();
       dropDatabase = () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }
-    const service = spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
-      cwd: new URL("..", import.meta.url),
-      env: {
-        ...baseEnv(),
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        LOG_FORMAT: "json",
-        LOG_LEVEL: "info",
-      },
+    const service = spawnMain({
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "info",
     });
     const lines = service.lines;
     try {
@@ -89,17 +83,11 @@ Deno.test({
     await Deno.mkdir(dataDir);
     // This test process stands in for the service that holds the folder.
     await Deno.writeTextFile(`${dataDir}/service.pid`, String(Deno.pid));
-    const service = spawnService(Deno.execPath(), ["run", "-A", "src/main.ts"], {
-      cwd: new URL("..", import.meta.url),
-      env: {
-        ...baseEnv(),
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        DATABASE_URL: "",
-        BUILD_CONSOLE: "false",
-        LOG_FORMAT: "json",
-      },
+    const service = spawnMain({
+      DATA_DIR: dataDir,
+      DATABASE_URL: "",
+      BUILD_CONSOLE: "false",
+      LOG_FORMAT: "json",
     });
     try {
       assert.equal(await service.exited(90_000), 1);
