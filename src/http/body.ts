@@ -13,7 +13,7 @@ export type BodyOutcome =
   | { readonly kind: "gone" };
 
 // Reads at most maxBytes; stops (and cancels the stream) as soon as more arrive, the deadline
-// passes or `gone` is aborted (the client went away: nothing waits for the rest). A body of a
+// passes or the client goes away (`gone` aborted, or its sending side ended: "gone"). A body of a
 // stated length is copied into one buffer of that length as it arrives, each chunk let go at once;
 // one without is gathered in chunks and joined at the end.
 export const readBody = async (
@@ -58,6 +58,7 @@ export const readBody = async (
     }
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
+    if (code === EARLY_END) return { kind: "gone" };
     return typeof code === "string" ? { kind: "failed", code } : { kind: "failed" };
   } finally {
     clearTimeout(timer);

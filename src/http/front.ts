@@ -11,14 +11,7 @@ import { statusOfCode } from "../domain/error_codes.ts";
 import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 import type { Log } from "../log.ts";
-import {
-  bytesBody,
-  EARLY_END,
-  isJsonMediaType,
-  jsonDepthExceeds,
-  MAX_JSON_DEPTH,
-  readBody,
-} from "./body.ts";
+import { bytesBody, isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
 import { appendHeaders, type Incoming } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
@@ -377,9 +370,6 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       case "timeout":
         return errorResponse(Messages.bodyLate(options.bodyMs), language, { connection: "close" });
       case "failed":
-        if (read.code === EARLY_END) {
-          return errorResponse(Messages.clientGone(), language, { connection: "close" });
-        }
         return errorResponse(
           read.code?.startsWith("HPE_") ? Messages.bodyFraming() : Messages.bodyNotRead(),
           language,
