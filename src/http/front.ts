@@ -395,10 +395,14 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     body: Uint8Array<ArrayBuffer> | undefined,
   ): Promise<Response> => {
     const signal = controller.signal;
+    // The stream holds the body until the endpoint reads it, then nothing does: this function,
+    // which waits for the answer, lets go of it here.
+    const stream = body === undefined ? undefined : bytesBody(body);
+    body = undefined;
     const work = () => {
       const forwarded = new Request(request.url, {
         method: request.method === "HEAD" ? "GET" : request.method,
-        body: body === undefined ? undefined : bytesBody(body),
+        body: stream,
         // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
         duplex: "half",
         signal,
