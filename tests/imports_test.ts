@@ -580,7 +580,7 @@ Deno.test("limits of contract part 8 and the request shape", async () => {
   assertErrorBody(await post({ ...valid, extra: 1 }), 400);
   assertErrorBody(await post({ ...valid, content_base64: "not base64!" }), 400, "INVALID_BASE64");
   const big = new Uint8Array(4 * 1024 * 1024 + 1);
-  assertErrorBody(await post({ ...valid, content_base64: b64(big) }), 400);
+  assertErrorBody(await post({ ...valid, content_base64: b64(big) }), 400, "FILE_TOO_LARGE");
   const rows = [["品牌", "门店", "日期", "日能耗"]];
   for (let i = 0; i < 10_001; i++) rows.push([store.brand_name, `店${i}`, addDays(end, -3), "1"]);
   const tooMany = await post({ ...valid, content_base64: b64(csvFile(rows)) });
@@ -589,6 +589,10 @@ Deno.test("limits of contract part 8 and the request shape", async () => {
   assert.deepEqual(await counts(), before);
 
   assert.equal((await post({ ...valid, filename: "x".repeat(255) })).status, 200);
+  // Wrapped base64 (as MIME encoders write it) is the same file.
+  const wrapped = b64(ok).replace(/.{1,76}/g, "$&\r\n");
+  assert.notEqual(wrapped, b64(ok));
+  assert.equal((await post({ ...valid, content_base64: wrapped })).status, 200);
   const batch = (await post(valid)).body;
   assertErrorBody(await commit(batch.id, { body: { force: true } }), 400);
   assertErrorBody(

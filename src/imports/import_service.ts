@@ -19,6 +19,7 @@ import {
   MAX_FILE_BYTES,
   MAX_IMPORT_ROWS,
   type ReviewRow,
+  type UploadedFile,
 } from "../domain/imports.ts";
 import { inScope, requirePermission } from "../auth/access.ts";
 import { Messages } from "../domain/messages.ts";
@@ -41,23 +42,13 @@ import { span } from "../ops/span.ts";
 
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 
-// Strict base64 (line breaks and spaces, as some encoders wrap, are ignored).
-// (A flat character class: nested groups overflow the regex stack on a 5 MB string.)
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const decodeBase64 = (text: string) => {
-  const compact = text.replace(/[\r\n\t ]/g, "");
-  if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
-    return Effect.fail(badRequest(Messages.invalidBase64()));
-  }
-  // One buffer of the file's own size (the text was checked above).
-  const bytes = Uint8Array.fromBase64(compact);
-  if (bytes.byteLength > MAX_FILE_BYTES) {
-    return Effect.fail(
-      badRequest(Messages.fileTooLarge(bytes.byteLength, MAX_FILE_BYTES)),
-    );
-  }
-  return Effect.succeed(bytes);
-};
+// The file's bytes, or its problem as the contract answers it.
+const fileBytes = (file: UploadedFile) =>
+  file._tag === "File" ? Effect.succeed(file.bytes) : Effect.fail(
+    file._tag === "NotBase64"
+      ? badRequest(Messages.invalidBase64())
+      : badRequest(Messages.fileTooLarge(file.size, MAX_FILE_BYTES)),
+  );
 
 const rejectFile = (problems: ReadonlyArray<FileProblem>) =>
   badRequest(
@@ -148,7 +139,7 @@ export interface ReviewFilter {
 
 export interface PreviewRequest {
   readonly filename: string;
-  readonly contentBase64: string;
+  readonly file: UploadedFile;
   readonly reason: string;
 }
 
@@ -229,7 +220,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     const preview = (caller: CallerShape, key: string, request: PreviewRequest) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
-        const bytes = yield* decodeBase64(request.contentBase64).pipe(span("Imports.decodeBase64"));
+        const bytes = yield* fileBytes(request.file);
         const fileSha = sha256(bytes);
         const requestHash = sha256(
           JSON.stringify(["preview", request.filename, request.reason, fileSha]),

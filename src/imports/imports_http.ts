@@ -134,7 +134,7 @@ export const ImportsHttpLive = HttpApiBuilder.group(
             Effect.map(
               imports.preview(caller, headers["idempotency-key"], {
                 filename: payload.filename,
-                contentBase64: payload.content_base64,
+                file: payload.content_base64,
                 reason: payload.reason,
               }),
               encode,
