@@ -411,8 +411,14 @@ ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
       RETURN;
     END IF;
   END IF;
-  RETURN QUERY SELECT credential, j.summary, j.version, j.part, j.token, timezone, unit
-    FROM energy_days_json(p_scope, p_start, p_end) j;
+  -- What is the same for every part comes with the first one only.
+  RETURN QUERY SELECT
+      CASE WHEN j.n = 1 THEN credential END, CASE WHEN j.n = 1 THEN j.summary END,
+      CASE WHEN j.n = 1 THEN j.version END, j.part, CASE WHEN j.n = 1 THEN j.token END,
+      CASE WHEN j.n = 1 THEN timezone END, CASE WHEN j.n = 1 THEN unit END
+    FROM energy_days_json(p_scope, p_start, p_end)
+      WITH ORDINALITY AS j(summary, version, part, token, n)
+    ORDER BY j.n;
 END;
 $fn$;`,
   ),
