@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { testDatabaseUrl } from "./db.ts";
-import { spawnMain } from "./service_process.ts";
+import { READY_LINE, spawnMain } from "./service_process.ts";
 
 const adminQuery = async (text: string) => {
   const client = new pg.Client({ connectionString: testDatabaseUrl });
@@ -41,10 +41,7 @@ Deno.test({
     });
     const lines = service.lines;
     try {
-      const ready = JSON.parse(
-        (await service.waitFor(/"msg":"ready on/, 90_000)).input,
-      ) as { msg: string };
-      const port = Number(/:(\d+) /.exec(ready.msg)?.[1]);
+      const port = Number((await service.waitFor(READY_LINE, 90_000))[1]);
 
       const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`));
       assert.equal(keys.length, 4);
