@@ -133,8 +133,8 @@ export const currentRevisionKindSql = (e: string) =>
 /**
  * The month chunks (energy_months' columns) of the (scope_id, month) pairs that `pairs` (a query)
  * gives, from the stored days: every calendar day of the month in order, a stored day's DailyRow
- * or a NO_DATA row, joined by ", " (days_json); the length in characters of each day's row
- * (lengths: day i starts at 1 + the lengths of the days before it + 2 for each separator); a
+ * or a NO_DATA row, joined by ", " (days_json); the length in bytes of each day's row
+ * (lengths: day i starts at byte 1 + the lengths of the days before it + 2 for each separator); a
  * letter per day, A(VAILABLE), V(OID) or N(O_DATA) (statuses); the served kWh of each day
  * (served); the revision number of each day's fact, 0 for none (revisions); and the number and sum
  * of its settled available days (settled_days; settled_kwh, null without one) with the revisions
@@ -152,7 +152,7 @@ CROSS JOIN LATERAL (
     -- In the order of d (sorted below): an ORDER BY in each aggregate would sort the month's days
     -- five more times.
     string_agg(d.t, ', ') AS days_json,
-    array_agg(length(d.t)) AS lengths,
+    array_agg(octet_length(d.t)) AS lengths,
     string_agg(d.s, '') AS statuses,
     array_agg(d.served_kwh) AS served,
     array_agg(d.rev) AS revisions,
@@ -229,9 +229,11 @@ WITH cal AS (
   SELECT s.month,
     CASE WHEN s.days_json IS NULL THEN ${gapRowsSql("s.lo_day", "s.hi_day")}
          WHEN s.lo = 1 AND s.hi = array_length(s.lengths, 1) THEN s.days_json
-         ELSE substr(s.days_json,
-           1 + coalesce((SELECT sum(l + 2) FROM unnest(s.lengths[1:s.lo - 1]) AS l), 0)::int,
-           (SELECT sum(l + 2) FROM unnest(s.lengths[s.lo:s.hi]) AS l)::int - 2)
+         -- Cut by bytes: substr counts characters, walking the text from its start.
+         ELSE convert_from(substring(convert_to(s.days_json, getdatabaseencoding())
+           FROM 1 + coalesce((SELECT sum(l + 2) FROM unnest(s.lengths[1:s.lo - 1]) AS l), 0)::int
+           FOR (SELECT sum(l + 2) FROM unnest(s.lengths[s.lo:s.hi]) AS l)::int - 2),
+           getdatabaseencoding())
     END AS part,
     coalesce(${lettersIn("substr(s.statuses, s.lo, s.hi - s.lo + 1)", "A")}, 0) AS available,
     coalesce(${lettersIn("substr(s.statuses, s.lo, s.hi - s.lo + 1)", "V")}, 0) AS voids,
