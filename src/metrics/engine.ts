@@ -209,6 +209,10 @@ const OUT_OF_SEASON: Baseline = {
   reference: null,
 };
 
+// The summer of rules.md §4, its first and last days as [month, day]: June 1 to September 30 (the
+// metric inputs and the portfolio read the baseline's days by it, metrics_sql.ts).
+export const SUMMER = { first: [6, 1], last: [9, 30] } as const;
+
 // EBA per rules.md §4 (SUMMER_ONLY, LOCAL_TRIAL); memoised per (year, month) of the date.
 const baselineLookup = (months: ReadonlyArray<BaselineMonth>) => {
   const qualifying = months
@@ -219,7 +223,7 @@ const baselineLookup = (months: ReadonlyArray<BaselineMonth>) => {
   const digit = (date: string, at: number) => date.charCodeAt(at) - 48;
   return (date: string): Baseline => {
     const month = digit(date, 5) * 10 + digit(date, 6);
-    if (month < 6 || month > 9) return OUT_OF_SEASON;
+    if (month < SUMMER.first[0] || month > SUMMER.last[0]) return OUT_OF_SEASON;
     const year = digit(date, 0) * 1000 + digit(date, 1) * 100 + digit(date, 2) * 10 +
       digit(date, 3);
     const key = year * 100 + month;

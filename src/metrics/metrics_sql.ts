@@ -5,6 +5,7 @@
 import { credentialIntoSql, mayReadStoreSql } from "../auth/access.ts";
 import { functionRoutine, type Routine } from "../db/routines.ts";
 import { dataTokenSql } from "../energy/day_sql.ts";
+import { SUMMER } from "./engine.ts";
 
 // The stored days of the scope from `from` to `to` (SQL expressions), as a relation with
 // business_date, served_kwh, status, provisional, provisional_at and revision_no.
@@ -31,9 +32,10 @@ export const summersSql = (end: string) => `
     least(extract(year FROM coalesce(h.valid_to - 1, ${end}))::int,
           extract(year FROM ${end})::int - 1)
   ) AS y(year)`;
-export const SUMMER_FIRST = "greatest(h.valid_from, make_date(y.year, 6, 1))";
-export const SUMMER_LAST =
-  "least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, 9, 30))";
+export const SUMMER_FIRST = `greatest(h.valid_from, make_date(y.year, ${SUMMER.first.join(", ")}))`;
+export const SUMMER_LAST = `least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, ${
+  SUMMER.last.join(", ")
+}))`;
 const baselineDaysSql = (days: DaysOf) => `
   SELECT e.business_date, e.served_kwh, e.revision_no
   ${summersSql("p_end")}

@@ -6,6 +6,7 @@
 import { utc } from "../db/sql_text.ts";
 import { dataTokenSql } from "../energy/day_sql.ts";
 import { listVersionSql } from "../stores/store_repo.ts";
+import { SUMMER } from "../metrics/engine.ts";
 import { SUMMER_FIRST, SUMMER_LAST, summersSql } from "../metrics/metrics_sql.ts";
 
 // The stored days of scope `scope` from `from` to `to` (SQL expressions), as a relation with
@@ -92,13 +93,13 @@ const baselineMonthsSql = `
   SELECT y.year, extract(month FROM mo.month)::int AS month,
     sum(x.days)::int AS days, sum(x.kwh)::text AS sum
   ${SUMMERS}
-  -- The summer's months, taken from June to September: a series of constants, which the planner
-  -- counts as 4 rows. It counts a series of dates as 1,000, and the grouping below then sized its
-  -- hash table for thousands of groups for each store, where there are at most 4.
+  -- The summer's months, from a series of constants, which the planner counts as the 4 rows it
+  -- gives. It counts a series of dates as 1,000, and the grouping below then sized its hash table
+  -- for thousands of groups for each store, where there are at most 4.
   CROSS JOIN LATERAL (
     SELECT d.m AS month, (d.m + interval '1 month')::date - 1 AS month_end,
       r.first <= d.m AND (d.m + interval '1 month')::date - 1 <= r.last AS whole
-    FROM generate_series(6, 9) AS g(i)
+    FROM generate_series(${SUMMER.first[0]}, ${SUMMER.last[0]}) AS g(i)
     CROSS JOIN LATERAL (SELECT make_date(y.year, g.i, 1) AS m) d
     WHERE d.m BETWEEN date_trunc('month', r.first)::date AND r.last
   ) mo
