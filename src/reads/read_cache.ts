@@ -150,8 +150,9 @@ const costOf = (key: string, bytes: Uint8Array) =>
 // Answers made at once. A read holds its inputs and its answer's text from its statement to its
 // last byte; with every client's read in that state together (32 clients, a year of metrics each)
 // the heap held them all at once and grew by as much. Past this many, a read waits for its turn
-// holding nothing; the database's pool bounds the statements anyway, and the work is CPU-bound.
-export const BUILDS_AT_ONCE = 4;
+// holding nothing. Enough that the database works on some reads while the service computes others:
+// with fewer, each waited for the other (docs/performance.md).
+export const BUILDS_AT_ONCE = 6;
 
 export class ReadCache extends Effect.Service<ReadCache>()("Api/ReadCache", {
   effect: Effect.gen(function* () {
