@@ -32,10 +32,12 @@ export const summersSql = (end: string) => `
     least(extract(year FROM coalesce(h.valid_to - 1, ${end}))::int,
           extract(year FROM ${end})::int - 1)
   ) AS y(year)`;
-export const SUMMER_FIRST = `greatest(h.valid_from, make_date(y.year, ${SUMMER.first.join(", ")}))`;
-export const SUMMER_LAST = `least(coalesce(h.valid_to - 1, 'infinity'::date), make_date(y.year, ${
-  SUMMER.last.join(", ")
-}))`;
+const summerDay = ([month, day]: readonly [number, number]) =>
+  `make_date(y.year, ${month}, ${day})`;
+export const SUMMER_FIRST = `greatest(h.valid_from, ${summerDay(SUMMER.first)})`;
+export const SUMMER_LAST = `least(coalesce(h.valid_to - 1, 'infinity'::date), ${
+  summerDay(SUMMER.last)
+})`;
 const baselineDaysSql = (days: DaysOf) => `
   SELECT e.business_date, e.served_kwh, e.revision_no
   ${summersSql("p_end")}
