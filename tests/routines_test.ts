@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { SqlClient } from "@effect/sql";
 import { Effect } from "effect";
+import { migrate } from "../src/db/migrator.ts";
 import { functionRoutine, installRoutines, staleRoutines } from "../src/db/routines.ts";
 import { checkStoredDays } from "../src/energy/day_check.ts";
 import { derivedRoutine } from "../src/energy/day_writer.ts";
@@ -10,6 +11,7 @@ import { ROUTINES } from "../src/routines.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
+import { undo0016 } from "./schema_history.ts";
 
 const app = await makeTestApp((db) =>
   db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 2 }), { reset: false })))
@@ -61,6 +63,25 @@ Deno.test("the derived data is recomputed when its routine is due, and only then
   assert.deepEqual(await app.db.run(installRoutines(ROUTINES)), [derivedRoutine.name]);
   const repaired = await app.db.run(checkStoredDays());
   assert.deepEqual([repaired.mismatches, repaired.months], [[], []]);
+});
+
+Deno.test("migration 0016 gives every month chunk the running totals its writer gives it", async () => {
+  // Chunks as 0015 left them (each day's length in bytes), with a day whose text is not ASCII.
+  await sql(
+    `UPDATE energy_days SET quality_note = '电表更换，数据已核对' WHERE id = (
+       SELECT min(id) FROM energy_days WHERE business_date > (SELECT min(business_date) + 3
+         FROM energy_days))`,
+  );
+  await sql("DELETE FROM installed_routines WHERE name = $1", [derivedRoutine.name]);
+  assert.deepEqual(await app.db.run(installRoutines(ROUTINES)), [derivedRoutine.name]);
+  await sql(undo0016);
+  assert.deepEqual(await app.db.run(migrate).then((applied) => applied.map(([id]) => id)), [16]);
+  const check = await app.db.run(checkStoredDays());
+  assert.deepEqual([check.mismatches, check.months], [[], []]);
+  const [month] = await sql<{ n: number }>(
+    "SELECT count(*)::int AS n FROM energy_months WHERE octet_length(days_json) <> length(days_json)",
+  );
+  assert.ok(month.n >= 1, "a chunk holds multibyte text");
 });
 
 Deno.test("the service is not ready while a routine is not installed", async () => {

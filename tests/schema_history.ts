@@ -73,6 +73,18 @@ export const undo0011 = `
     FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
   DELETE FROM schema_migrations WHERE migration_id = 11;`;
 
+// Migration 0016 undone: each month chunk's day lengths back from its ends, the running totals gone
+// and the migration not recorded.
+export const undo0016 = `
+  ALTER TABLE energy_months ADD COLUMN lengths integer[];
+  UPDATE energy_months SET lengths = (
+    SELECT array_agg(u.e - coalesce(ends[u.i - 1], 0) - 2 ORDER BY u.i)
+    FROM unnest(ends) WITH ORDINALITY AS u(e, i));
+  ALTER TABLE energy_months ALTER COLUMN lengths SET NOT NULL,
+    ADD CHECK (array_length(lengths, 1) = length(statuses)),
+    DROP COLUMN ends, DROP COLUMN served_upto, DROP COLUMN facts_upto, DROP COLUMN revisions_upto;
+  DELETE FROM schema_migrations WHERE migration_id = 16;`;
+
 // Migration 0015 undone: the month chunks' settled counts gone and the migration not recorded.
 export const undo0015 = `
   ALTER TABLE energy_months DROP COLUMN settled_days, DROP COLUMN settled_kwh,

@@ -10,6 +10,7 @@ import {
   derivedExpressions,
   energyDaysAtSql,
   energyDaysSql,
+  MONTH_CHUNK_COLUMNS,
   monthChunksSql,
 } from "./day_sql.ts";
 import { span } from "../ops/span.ts";
@@ -56,10 +57,8 @@ export const checkStoredDays = (limit = 20) =>
          coalesce(x.month, m.month)::text AS month
        FROM expected x FULL JOIN energy_months m ON m.scope_id = x.scope_id AND m.month = x.month
        WHERE m.scope_id IS NULL OR x.scope_id IS NULL
-         OR (m.days_json, m.lengths, m.statuses, m.served, m.revisions, m.settled_days,
-             m.settled_kwh, m.settled_revisions) IS DISTINCT FROM
-            (x.days_json, x.lengths, x.statuses, x.served, x.revisions, x.settled_days,
-             x.settled_kwh, x.settled_revisions)
+         OR (${MONTH_CHUNK_COLUMNS.map((c) => `m.${c}`).join(", ")}) IS DISTINCT FROM
+            (${MONTH_CHUNK_COLUMNS.map((c) => `x.${c}`).join(", ")})
        ORDER BY 1, 2
        LIMIT ${Math.max(1, Math.floor(limit))}`,
     );

@@ -130,15 +130,34 @@ export const currentRevisionKindSql = (e: string) =>
   `(SELECT v.source_kind FROM energy_revisions v
     WHERE v.energy_id = ${e}.id AND v.revision_no = ${e}.revision_no)`;
 
+// The columns of a month chunk (energy_months) after its key, in the order monthChunksSql gives
+// them: what the day writer writes and the check compares.
+export const MONTH_CHUNK_COLUMNS = [
+  "days_json",
+  "ends",
+  "statuses",
+  "served",
+  "revisions",
+  "served_upto",
+  "facts_upto",
+  "revisions_upto",
+  "settled_days",
+  "settled_kwh",
+  "settled_revisions",
+] as const;
+
 /**
  * The month chunks (energy_months' columns) of the (scope_id, month) pairs that `pairs` (a query)
  * gives, from the stored days: every calendar day of the month in order, a stored day's DailyRow
- * or a NO_DATA row, joined by ", " (days_json); the length in bytes of each day's row
- * (lengths: day i starts at byte 1 + the lengths of the days before it + 2 for each separator); a
- * letter per day, A(VAILABLE), V(OID) or N(O_DATA) (statuses); the served kWh of each day
- * (served); the revision number of each day's fact, 0 for none (revisions); and the number and sum
- * of its settled available days (settled_days; settled_kwh, null without one) with the revisions
- * they were counted at (settled_revisions).
+ * or a NO_DATA row, joined by ", " (days_json); where each day's row ends, in bytes from the
+ * text's start, counting the separator after it (ends: day i is the bytes from 1 + ends[i - 1]
+ * for ends[i] - ends[i - 1] - 2); a letter per day, A(VAILABLE), V(OID) or N(O_DATA) (statuses);
+ * the served kWh of each day (served); the revision number of each day's fact, 0 for none
+ * (revisions); the running totals of the served kWh (null until the first available day), of the
+ * days with a fact and of their revision numbers, up to and including each day (served_upto,
+ * facts_upto, revisions_upto: a range's totals are two lookups); and the number and sum of its
+ * settled available days (settled_days; settled_kwh, null without one) with the revisions they
+ * were counted at (settled_revisions).
  */
 export const monthChunksSql = (pairs: string) => `
 SELECT p.scope_id, p.month, m.*
@@ -152,28 +171,39 @@ CROSS JOIN LATERAL (
     -- In the order of d (sorted below): an ORDER BY in each aggregate would sort the month's days
     -- five more times.
     string_agg(d.t, ', ') AS days_json,
-    array_agg(octet_length(d.t)) AS lengths,
+    array_agg(d.ends) AS ends,
     string_agg(d.s, '') AS statuses,
     array_agg(d.served_kwh) AS served,
     array_agg(d.rev) AS revisions,
+    array_agg(d.served_upto) AS served_upto,
+    array_agg(d.facts_upto) AS facts_upto,
+    array_agg(d.revisions_upto) AS revisions_upto,
     count(*) FILTER (WHERE d.settled)::int AS settled_days,
     sum(d.served_kwh) FILTER (WHERE d.settled) AS settled_kwh,
     array_agg(d.rev) AS settled_revisions
   FROM (
-    SELECT ${storedRowJson("e", "c.day")} AS t,
-      CASE e.status WHEN 'AVAILABLE' THEN 'A' WHEN 'VOID' THEN 'V' ELSE 'N' END AS s,
-      e.served_kwh, coalesce(e.revision_no, 0) AS rev,
-      coalesce(e.status = 'AVAILABLE' AND e.provisional = 0, false) AS settled
+    SELECT r.*, (sum(octet_length(r.t) + 2) OVER upto)::int AS ends,
+      sum(r.served_kwh) OVER upto AS served_upto,
+      (sum((r.rev > 0)::int) OVER upto)::int AS facts_upto,
+      (sum(r.rev) OVER upto)::int AS revisions_upto
     FROM (
-      SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
-      WHERE p.month + i < (p.month + interval '1 month')::date
-    ) c
-    LEFT JOIN (
-      SELECT * FROM energy_days x
-      WHERE x.scope_id = p.scope_id
-        AND x.business_date BETWEEN p.month AND (p.month + interval '1 month' - interval '1 day')::date
-    ) e ON e.business_date = c.day
-    ORDER BY c.day
+      SELECT c.day, ${storedRowJson("e", "c.day")} AS t,
+        CASE e.status WHEN 'AVAILABLE' THEN 'A' WHEN 'VOID' THEN 'V' ELSE 'N' END AS s,
+        e.served_kwh, coalesce(e.revision_no, 0) AS rev,
+        coalesce(e.status = 'AVAILABLE' AND e.provisional = 0, false) AS settled
+      FROM (
+        SELECT (p.month + i)::date AS day FROM generate_series(0, 30) AS i
+        WHERE p.month + i < (p.month + interval '1 month')::date
+      ) c
+      LEFT JOIN (
+        SELECT * FROM energy_days x
+        WHERE x.scope_id = p.scope_id
+          AND x.business_date BETWEEN p.month
+            AND (p.month + interval '1 month' - interval '1 day')::date
+      ) e ON e.business_date = c.day
+      ORDER BY c.day
+    ) r
+    WINDOW upto AS (ORDER BY r.day ROWS UNBOUNDED PRECEDING)
   ) d
 ) m`;
 
@@ -191,6 +221,10 @@ const summarySql = (requested: string, available: string, voids: string, kwh: st
 const gapRowsSql = (from: string, to: string) =>
   `(SELECT string_agg(${noDataRowSql("g.day::date")}, ', ' ORDER BY g.day)
     FROM generate_series(${from}, ${to}, interval '1 day') AS g(day))`;
+
+// A running total (ends, served_upto, ...) up to the day before the range's part of the month: 0
+// for a part that starts on the month's first day.
+const before = (upto: string) => `coalesce(${upto}[s.lo - 1], 0)`;
 
 const lettersIn = (text: string, letter: string) =>
   `(length(${text}) - length(replace(${text}, '${letter}', '')))`;
@@ -217,33 +251,33 @@ WITH cal AS (
   SELECT m::date AS month FROM generate_series(date_trunc('month', ${start}::timestamp),
                                                 ${end}::timestamp, interval '1 month') AS m
 ), sliced AS (
-  SELECT c.month, m.days_json, m.lengths,
+  SELECT c.month, m.days_json, m.ends,
     greatest(${start}, c.month) - c.month + 1 AS lo,
     least(${end}, (c.month + interval '1 month' - interval '1 day')::date) - c.month + 1 AS hi,
     greatest(${start}, c.month) AS lo_day,
     least(${end}, (c.month + interval '1 month' - interval '1 day')::date) AS hi_day,
-    m.statuses, m.served, m.revisions
+    m.statuses, m.served_upto, m.facts_upto, m.revisions_upto
   FROM cal c
   LEFT JOIN energy_months m ON m.scope_id = ${scope} AND m.month = c.month
 ), parts AS (
   SELECT s.month,
     CASE WHEN s.days_json IS NULL THEN ${gapRowsSql("s.lo_day", "s.hi_day")}
-         WHEN s.lo = 1 AND s.hi = array_length(s.lengths, 1) THEN s.days_json
+         WHEN s.lo = 1 AND s.hi = array_length(s.ends, 1) THEN s.days_json
          -- Cut by bytes: substr counts characters, walking the text from its start.
          ELSE convert_from(substring(convert_to(s.days_json, getdatabaseencoding())
-           FROM 1 + coalesce((SELECT sum(l + 2) FROM unnest(s.lengths[1:s.lo - 1]) AS l), 0)::int
-           FOR (SELECT sum(l + 2) FROM unnest(s.lengths[s.lo:s.hi]) AS l)::int - 2),
+           FROM 1 + ${before("s.ends")} FOR s.ends[s.hi] - ${before("s.ends")} - 2),
            getdatabaseencoding())
     END AS part,
     coalesce(${lettersIn("substr(s.statuses, s.lo, s.hi - s.lo + 1)", "A")}, 0) AS available,
     coalesce(${lettersIn("substr(s.statuses, s.lo, s.hi - s.lo + 1)", "V")}, 0) AS voids,
-    (SELECT sum(v) FROM unnest(s.served[s.lo:s.hi]) AS v) AS kwh,
-    (SELECT count(*) FILTER (WHERE r > 0) FROM unnest(s.revisions[s.lo:s.hi]) AS r) AS facts,
-    (SELECT coalesce(sum(r), 0) FROM unnest(s.revisions[s.lo:s.hi]) AS r) AS revisions
+    -- Not a sum where the part has no available day (the totals leave it out).
+    s.served_upto[s.hi] - ${before("s.served_upto")} AS kwh,
+    coalesce(s.facts_upto[s.hi] - ${before("s.facts_upto")}, 0) AS facts,
+    coalesce(s.revisions_upto[s.hi] - ${before("s.revisions_upto")}, 0) AS revisions
   FROM sliced s
 ), totals AS (
-  SELECT sum(available) AS available, sum(voids) AS voids, sum(kwh) AS kwh,
-    sum(facts) AS facts, sum(revisions) AS revisions
+  SELECT sum(available) AS available, sum(voids) AS voids,
+    sum(kwh) FILTER (WHERE available > 0) AS kwh, sum(facts) AS facts, sum(revisions) AS revisions
   FROM parts
 )
 SELECT ${summarySql(`(${end} - ${start} + 1)`, "t.available", "t.voids", "t.kwh")} AS summary,

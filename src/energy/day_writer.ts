@@ -7,7 +7,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import type { Routine } from "../db/routines.ts";
-import { derivedColumns, monthChunksSql } from "./day_sql.ts";
+import { derivedColumns, MONTH_CHUNK_COLUMNS, monthChunksSql } from "./day_sql.ts";
 import { span } from "../ops/span.ts";
 
 /**
@@ -199,14 +199,10 @@ export const recordCommits = (batchIds: ReadonlyArray<number>) =>
 
 // Writes the month chunks of the (scope_id, month) pairs `pairs` (a query) gives.
 const refreshMonthsSql = (pairs: string) => `
-INSERT INTO energy_months (scope_id, month, days_json, lengths, statuses, served, revisions,
-  settled_days, settled_kwh, settled_revisions)
+INSERT INTO energy_months (scope_id, month, ${MONTH_CHUNK_COLUMNS.join(", ")})
 ${monthChunksSql(pairs)}
 ON CONFLICT (scope_id, month) DO UPDATE SET
-  days_json = excluded.days_json, lengths = excluded.lengths, statuses = excluded.statuses,
-  served = excluded.served, revisions = excluded.revisions,
-  settled_days = excluded.settled_days, settled_kwh = excluded.settled_kwh,
-  settled_revisions = excluded.settled_revisions`;
+  ${MONTH_CHUNK_COLUMNS.map((c) => `${c} = excluded.${c}`).join(", ")}`;
 
 // Everything derived recomputed from the facts: every day's derived columns, and the chunks of
 // every month that holds a day, for rows written before they existed or after their rules changed
