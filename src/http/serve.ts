@@ -187,7 +187,9 @@ const bodyStream = (req: http.IncomingMessage, beforeFirstRead?: () => void) => 
     beforeFirstRead?.();
     req.on("data", (chunk: Uint8Array) => {
       if (done) return;
-      controller.enqueue(new Uint8Array(chunk));
+      // As node:http gives it (a view of the socket's read): the reader copies it into the body's
+      // own buffer (readBody), so a copy here would be garbage of every body byte.
+      controller.enqueue(chunk);
       if ((controller.desiredSize ?? 0) <= 0) req.pause();
     });
     req.once("end", () => {
