@@ -83,6 +83,7 @@ export const undo0016 = `
   ALTER TABLE energy_months ALTER COLUMN lengths SET NOT NULL,
     ADD CHECK (array_length(lengths, 1) = length(statuses)),
     DROP COLUMN ends, DROP COLUMN served_upto, DROP COLUMN facts_upto, DROP COLUMN revisions_upto;
+  ALTER TABLE energy_months RESET (toast_tuple_target);
   DELETE FROM schema_migrations WHERE migration_id = 16;`;
 
 // Migration 0015 undone: the month chunks' settled counts gone and the migration not recorded.
