@@ -82,11 +82,11 @@ const parsedByPg = async (bytes: Uint8Array): Promise<Array<Seen>> => {
 
 const readInPieces = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Seen> => {
   const seen: Array<Seen> = [];
-  const reader = new BytesReader((m) => seen.push(m as Seen));
+  const reader = new BytesReader((m) => seen.push(m as Seen), true);
   let from = 0;
   for (const cut of [...cuts, bytes.byteLength]) {
-    // Each read in a buffer of its own that is overwritten afterwards, as the socket's is.
-    const chunk = bytes.slice(from, cut);
+    // Each read a Buffer that is overwritten afterwards, as the service's socket lends its reads.
+    const chunk = Buffer.from(bytes.slice(from, cut).buffer);
     reader.read(chunk);
     chunk.fill(0);
     from = cut;
@@ -109,6 +109,8 @@ const stream = concat([
   dataRow(["門店"]),
   commandComplete("SELECT 1"),
   readyForQuery,
+  // pg's parser keeps a COPY's data as a view of what it was given.
+  message("d", utf8.encode("copy data 門店")),
 ]);
 
 Deno.test("the reader gives pg's messages, a bytes column's value as its bytes, however the bytes arrive", async () => {

@@ -7,6 +7,7 @@ import { EventEmitter } from "node:events";
 import pg from "pg";
 import { parse } from "pg-protocol";
 import { isBytesColumn, TEXT_TYPE } from "./bytes_columns.ts";
+import { PgSocket } from "./pg_socket.ts";
 
 const ROW_DESCRIPTION = 0x54; // T
 const DATA_ROW = 0x44; // D
@@ -46,8 +47,9 @@ const dataRowOf = (body: Uint8Array, bytesColumns: ReadonlyArray<number>, length
       continue;
     }
     const value = body.subarray(at, at + size);
+    // A copy (a Buffer's slice would be a view of the read).
     fields[i] = bytesColumns.includes(i)
-      ? value.slice()
+      ? new Uint8Array(value)
       : Buffer.from(value.buffer, value.byteOffset, size).toString("utf8");
     at += size;
   }
@@ -59,7 +61,9 @@ type Callback = (message: { name: string }) => void;
 /**
  * Splits what the socket reads into the server's messages: the data rows of a result with bytes
  * columns are read here, every other message goes whole to pg's own parser (in order, at once, so
- * its callback sees them in the order they came).
+ * its callback sees them in the order they came). Nothing of a read is kept past `read`: a message
+ * that has not all arrived is copied, and so are the messages given to pg's parser when the reads
+ * are lent (`lent`: each read is a view of a buffer the next read overwrites).
  */
 export class BytesReader {
   // The start of a message that has not all arrived, in a buffer grown by doubling (a row of
@@ -69,37 +73,51 @@ export class BytesReader {
   #bytesColumns: ReadonlyArray<number> = [];
   #inner = new EventEmitter();
 
-  constructor(private readonly callback: Callback) {
+  constructor(private readonly callback: Callback, private readonly lent = false) {
     parse(this.#inner as unknown as NodeJS.ReadableStream, callback as never);
   }
 
   read(chunk: Uint8Array) {
-    let bytes = chunk;
-    if (this.#pendingLength > 0) {
-      const needed = this.#pendingLength + chunk.byteLength;
-      if (needed > this.#pending.byteLength) {
-        const grown = new Uint8Array(Math.max(needed, 2 * this.#pending.byteLength));
-        grown.set(this.#pending.subarray(0, this.#pendingLength));
-        this.#pending = grown;
-      }
-      this.#pending.set(chunk, this.#pendingLength);
-      bytes = this.#pending.subarray(0, needed);
-    }
-    const at = this.#messages(bytes);
+    const rest = this.#pendingLength > 0 ? this.#completePending(chunk) : chunk;
+    if (rest === undefined) return;
+    const at = this.#messages(rest);
     // What is left is the start of a message: kept (copied: the socket's buffer is reused).
-    const left = bytes.byteLength - at;
-    if (left === 0) {
-      this.#pendingLength = 0;
-      // A buffer grown for one large row is not kept.
-      if (this.#pending.byteLength > KEPT_BYTES) this.#pending = new Uint8Array(0);
-    } else if (bytes === chunk) {
-      if (this.#pending.byteLength < left) this.#pending = new Uint8Array(Math.max(left, 4096));
-      this.#pending.set(chunk.subarray(at));
-      this.#pendingLength = left;
-    } else {
-      this.#pending.copyWithin(0, at, bytes.byteLength);
-      this.#pendingLength = left;
+    if (at < rest.byteLength) this.#append(rest.subarray(at));
+  }
+
+  // The pending message completed from the start of `chunk` (only the bytes it lacks are copied)
+  // and handled; gives the rest of the chunk, or undefined when the message is still incomplete.
+  #completePending(chunk: Uint8Array): Uint8Array | undefined {
+    let taken = Math.min(Math.max(HEADER - this.#pendingLength, 0), chunk.byteLength);
+    this.#append(chunk.subarray(0, taken));
+    if (this.#pendingLength < HEADER) return undefined;
+    const length = new DataView(this.#pending.buffer).getInt32(1);
+    // Not a message PostgreSQL sends: all of it goes to pg's parser, which fails as it would.
+    const whole = length < 4 ? this.#pendingLength + chunk.byteLength - taken : 1 + length;
+    const lacking = whole - this.#pendingLength;
+    if (chunk.byteLength - taken < lacking) {
+      this.#append(chunk.subarray(taken));
+      return undefined;
     }
+    this.#append(chunk.subarray(taken, taken + lacking));
+    taken += lacking;
+    this.#pendingLength = 0;
+    this.#messages(this.#pending.subarray(0, whole));
+    // A buffer grown for one large row is not kept.
+    if (this.#pending.byteLength > KEPT_BYTES) this.#pending = new Uint8Array(0);
+    return chunk.subarray(taken);
+  }
+
+  // Copies `bytes` after the pending ones.
+  #append(bytes: Uint8Array) {
+    const needed = this.#pendingLength + bytes.byteLength;
+    if (needed > this.#pending.byteLength) {
+      const grown = new Uint8Array(Math.max(needed, 2 * this.#pending.byteLength, 4096));
+      grown.set(this.#pending.subarray(0, this.#pendingLength));
+      this.#pending = grown;
+    }
+    this.#pending.set(bytes, this.#pendingLength);
+    this.#pendingLength = needed;
   }
 
   // Handles the whole messages at the start of `bytes`; gives where the first incomplete one
@@ -138,12 +156,11 @@ export class BytesReader {
     this.#inner.emit("end");
   }
 
+  // pg's parser keeps views of some messages (a COPY's data, a password's salt) past its call.
   #forward(messages: Uint8Array) {
     if (messages.byteLength === 0) return;
-    this.#inner.emit(
-      "data",
-      Buffer.from(messages.buffer, messages.byteOffset, messages.byteLength),
-    );
+    const bytes = this.lent ? new Uint8Array(messages) : messages;
+    this.#inner.emit("data", Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   }
 }
 
@@ -161,13 +178,16 @@ const Connection = (pg as unknown as {
 }).Connection;
 
 // pg's connection with its messages read by a BytesReader (the same events as its own).
+// Over the service's own socket (pg_socket.ts) the reads are lent: the reader copies what it keeps.
 class BytesConnection extends Connection {
   attachListeners(stream: EventEmitter) {
+    const lent = stream instanceof PgSocket;
+    if (lent) stream.lendReads();
     const reader = new BytesReader((message) => {
       const eventName = message.name === "error" ? "errorMessage" : message.name;
       if (this._emitMessage) this.emit("message", message);
       this.emit(eventName, message);
-    });
+    }, lent);
     stream.on("data", (chunk: Uint8Array) => reader.read(chunk));
     stream.on("end", () => reader.end());
   }

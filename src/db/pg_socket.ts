@@ -3,7 +3,7 @@
 // waits; a pooled connection waits between statements, so those buffers outlive young-generation
 // collections and pile up as old garbage until a full collection, 64 KB for every statement. Here
 // each read lands in the connection's own buffer, and only the bytes that arrived are copied out
-// for the driver.
+// for the driver; or, for a reader that copies what it keeps (lendReads), lent to it as they are.
 //
 // The socket offers what pg's Connection uses (the shape of its own Cloudflare socket):
 // connect(port, host) or connect(path) for a Unix socket, write, end, destroy, setNoDelay,
@@ -48,6 +48,8 @@ export class PgSocket extends EventEmitter {
   #conn: Conn | undefined;
   #closed = false;
   #unref = false;
+  // Each read's bytes given as a view of the read buffer, valid until the listener returns.
+  #lends = false;
   // Bytes written and not yet sent, their callbacks, and those waiting for them to be sent.
   #pending: Array<Uint8Array> = [];
   #callbacks: Array<(error?: Error) => void> = [];
@@ -63,6 +65,13 @@ export class PgSocket extends EventEmitter {
     if (this.#conn !== undefined && "setKeepAlive" in this.#conn) {
       this.#conn.setKeepAlive(enable);
     }
+    return this;
+  }
+
+  // From now on, each "data" event gives a view of the connection's read buffer instead of a copy:
+  // for a listener that handles the bytes before it returns and copies what it keeps.
+  lendReads(): this {
+    this.#lends = true;
     return this;
   }
 
@@ -106,11 +115,12 @@ export class PgSocket extends EventEmitter {
       while (true) {
         const n = await conn.read(buffer);
         if (n === null) break;
-        // A copy of what arrived: the driver may keep it while the next read fills the buffer.
-        // (A typed array's slice is one block copy; Buffer.from of a view copies it slower.)
+        // A copy of what arrived (the driver may keep it while the next read fills the buffer),
+        // unless the reads are lent. A typed array's slice is one block copy; Buffer.from of a
+        // view copies it slower.
         if (n > 0) {
-          const copy = buffer.slice(0, n);
-          this.emit("data", Buffer.from(copy.buffer, 0, n));
+          const bytes = this.#lends ? buffer : buffer.slice(0, n);
+          this.emit("data", Buffer.from(bytes.buffer, 0, n));
         }
       }
     } catch (error) {
