@@ -1,6 +1,7 @@
 // Request bodies as the front door reads them and hands them to the endpoint: the bytes sent,
 // whatever their chunking; never more than the stated length or the cap; handed over, not copied.
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { FastCheck as fc } from "effect";
 import { bytesBody, readBody } from "../src/http/body.ts";
 import { concat } from "./import_zip_fixtures.ts";
@@ -40,6 +41,18 @@ Deno.test("a body is read as the bytes sent, stated length or not, however it is
       if (read.kind === "ok") assert.deepEqual(read.bytes, all);
     }),
   );
+});
+
+Deno.test("a body in one chunk that is a view of a larger read is given as bytes of their own", async () => {
+  // node:http gives a body's chunk as a Buffer over the socket's read (the request's head before it).
+  const read = new Uint8Array(4096).map((_, i) => i % 251);
+  const chunk = Buffer.from(read.buffer, 1000, 300) as unknown as Uint8Array<ArrayBuffer>;
+  const outcome = await readBody(incoming([chunk]).request, 1024, 10_000);
+  assert.equal(outcome.kind, "ok");
+  if (outcome.kind !== "ok") return;
+  assert.deepEqual([...outcome.bytes], [...read.subarray(1000, 1300)]);
+  // Its buffer is its own: handing it over (to the embedded database's worker) hands over no more.
+  assert.equal(outcome.bytes.buffer.byteLength, 300);
 });
 
 Deno.test("a body longer than its stated length is refused as too large, and not read further", async () => {

@@ -67,8 +67,8 @@ export const readBody = async (
   if (whole !== undefined) {
     return { kind: "ok", bytes: total === whole.length ? whole : whole.slice(0, total) };
   }
-  // A chunk may be a view of a larger read: one of its own, so that the bytes are the whole buffer.
-  if (chunks.length === 1) return { kind: "ok", bytes: chunks[0].slice() };
+  // A chunk may be a view of a larger read: a copy of its own (a Buffer's slice would be a view).
+  if (chunks.length === 1) return { kind: "ok", bytes: new Uint8Array(chunks[0]) };
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const chunk of chunks) {
