@@ -222,8 +222,8 @@ const gapRowsSql = (from: string, to: string) =>
   `(SELECT string_agg(${noDataRowSql("g.day::date")}, ', ' ORDER BY g.day)
     FROM generate_series(${from}, ${to}, interval '1 day') AS g(day))`;
 
-// A running total (ends, served_upto, ...) up to the day before the range's part of the month: 0
-// for a part that starts on the month's first day.
+// A running total of a sliced month `s` (energyDaysSql: s.ends, s.served_upto, ...) up to the day
+// before the range's part of the month: 0 for a part that starts on the month's first day.
 const before = (upto: string) => `coalesce(${upto}[s.lo - 1], 0)`;
 
 const lettersIn = (text: string, letter: string) =>
