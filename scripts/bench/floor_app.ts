@@ -3,15 +3,16 @@
 // as src/main.ts serves the service, answering
 //   GET /api/v1/stores/{store_id}/energy?scope_id=&start=&end=
 // with the service's path and query schemas and a fixed JSON body of FLOOR_BODY_BYTES (default
-// 131,072) already encoded, sent as the service sends a kept answer. No database, no credential,
+// 131,072) already encoded, sent as the service sends a kept answer (jsonBytes: a web Response
+// made from a byte array would copy it for every request). No database, no credential,
 // no front door: what any answer of this size costs through the same framework and server.
 import * as HttpApi from "@effect/platform/HttpApi";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
 import * as HttpServer from "@effect/platform/HttpServer";
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import { Effect, Layer, Schema } from "effect";
+import { jsonBytes } from "../../src/api/json_response.ts";
 import { RangeParams, StorePath } from "../../src/api/params.ts";
 import { DEFAULT_LIMITS } from "../../src/config.ts";
 import { appendHeaders } from "../../src/http/incoming.ts";
@@ -63,8 +64,7 @@ const FloorLive = HttpApiBuilder.group(
   (handlers) =>
     handlers.handle(
       "days",
-      () =>
-        Effect.succeed(HttpServerResponse.uint8Array(BODY, { contentType: "application/json" })),
+      () => Effect.succeed(jsonBytes(BODY)),
     ),
 );
 
