@@ -140,6 +140,29 @@ Deno.test("every read names its data; a 304 names it too", async () => {
   }
 });
 
+Deno.test("If-None-Match: * matches an answer as of an earlier instant too: 304 with its data headers, no body", async () => {
+  for (const path of readsOf(stores[0])) {
+    const current = await raw(path);
+    const asOf = withParam(path, "data_token", current.token!);
+    const full = await raw(asOf);
+    assert.equal(full.status, 200, full.body.slice(0, 300));
+    assert.equal(full.etag, null);
+    for (const header of ["*", " * "]) {
+      const held = await raw(asOf, { "if-none-match": header });
+      assert.equal(held.status, 304, `${asOf} with If-None-Match: ${header}`);
+      assert.equal(held.body, "");
+      assert.deepEqual(
+        [held.token, held.knownAt, held.cache],
+        [full.token, full.knownAt, full.cache],
+      );
+    }
+    // A tag names no answer without one: the body is sent.
+    const tagged = await raw(asOf, { "if-none-match": current.etag! });
+    assert.equal(tagged.status, 200);
+    assert.equal(tagged.body, full.body);
+  }
+});
+
 Deno.test("property: after any sequence of commits, each earlier answer is read again byte for byte, by its token and by an instant after its commit", async () => {
   const store = stores[1];
   const other = stores[2];

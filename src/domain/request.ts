@@ -34,7 +34,10 @@ export interface Incoming {
 export const tagsOf = (header: string) =>
   header.split(",").map((t) => t.trim().replace(/^W\//, ""));
 
+// Whether If-None-Match is "*": it matches any representation (RFC 9110 §13.1.2), also an answer
+// that has no ETag (a read as of an earlier instant).
+export const matchesAny = (header: string | null | undefined) => header?.trim() === "*";
+
 // Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for If-None-Match).
 export const etagMatches = (header: string | null | undefined, etag: string) =>
-  header !== null && header !== undefined &&
-  (header.trim() === "*" || tagsOf(header).includes(etag));
+  header !== null && header !== undefined && (matchesAny(header) || tagsOf(header).includes(etag));

@@ -14,7 +14,7 @@ import {
   jsonParts,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import { etagMatches } from "../domain/request.ts";
+import { etagMatches, matchesAny } from "../domain/request.ts";
 import { type JsonPart, JsonText, type Versioned } from "../domain/answers.ts";
 import { asOfOf } from "../domain/as_of.ts";
 import { Caller, PendingCaller } from "../domain/auth.ts";
@@ -122,15 +122,14 @@ export const EnergyHttpLive = HttpApiBuilder.group(
             const pending = yield* PendingCaller;
             const asOf = yield* asOfOf(urlParams, (t) => seal.open("data-token", t));
             const request = rangeOf(path.store_id, urlParams);
+            const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
             if (asOf.kind !== "current") {
               const past = yield* energy.daysAsOfFor(pending, request, asOf);
-              return jsonParts(
-                bodyParts(past.value, yield* currentLanguage),
-                undefined,
-                dataHeaders(yield* seal.dataToken(past.asOf.token), past.asOf),
-              );
+              const headers = dataHeaders(yield* seal.dataToken(past.asOf.token), past.asOf);
+              return matchesAny(header)
+                ? HttpServerResponse.empty({ status: 304, headers })
+                : jsonParts(bodyParts(past.value, yield* currentLanguage), undefined, headers);
             }
-            const header = (yield* HttpServerRequest.HttpServerRequest).headers["if-none-match"];
             return yield* currentDays(energy, seal, cache, pending, request, header);
           }))
         .handle(

@@ -19,7 +19,7 @@ import {
   jsonHeaders,
   notModifiedHeaders,
 } from "../api/json_response.ts";
-import { etagMatches } from "../domain/request.ts";
+import { etagMatches, matchesAny } from "../domain/request.ts";
 import type { DataSeal } from "../auth/data_seal.ts";
 import type { Versioned } from "../domain/answers.ts";
 import type { AsOf } from "../domain/as_of.ts";
@@ -71,7 +71,9 @@ export const conditionalRead = <A, E, R, E2, R2>(
           ),
         );
       if (answer.asOf !== undefined) {
-        return jsonBytes(body(answer.value!), undefined, jsonHeaders(undefined, headers));
+        return matchesAny(header)
+          ? HttpServerResponse.empty({ status: 304, headers })
+          : jsonBytes(body(answer.value!), undefined, jsonHeaders(undefined, headers));
       }
       const etag = etagOf(r.kind, answer.version, tag);
       if (answer.value === undefined || etagMatches(header, etag)) {
