@@ -38,10 +38,13 @@ export const SUMMER_FIRST = `greatest(h.valid_from, ${summerDay(SUMMER.first)})`
 export const SUMMER_LAST = `least(coalesce(h.valid_to - 1, 'infinity'::date), ${
   summerDay(SUMMER.last)
 })`;
+// Each summer's days are read as a subquery of their own (OFFSET 0), by one index range scan: flattened
+// into the join, they were planned as every day of the scope, read once and filtered by each
+// summer's dates (the planner counts a thousand years in the series).
 const baselineDaysSql = (days: DaysOf) => `
   SELECT e.business_date, e.served_kwh, e.revision_no
   ${summersSql("p_end")}
-  CROSS JOIN LATERAL ${days(SUMMER_FIRST, SUMMER_LAST)} e
+  CROSS JOIN LATERAL (SELECT * FROM ${days(SUMMER_FIRST, SUMMER_LAST)} s OFFSET 0) e
   WHERE h.store_id = p_store AND h.stage = 'BASELINE'
     AND e.status = 'AVAILABLE' AND e.provisional = 0
 `;
