@@ -38,9 +38,9 @@ export const SUMMER_FIRST = `greatest(h.valid_from, ${summerDay(SUMMER.first)})`
 export const SUMMER_LAST = `least(coalesce(h.valid_to - 1, 'infinity'::date), ${
   summerDay(SUMMER.last)
 })`;
-// Each summer's days are read as a subquery of their own (OFFSET 0), by one index range scan: flattened
-// into the join, they were planned as every day of the scope, read once and filtered by each
-// summer's dates (the planner counts a thousand years in the series).
+// Each summer's days are a subquery of their own (OFFSET 0), read by one index range scan:
+// flattened into the join, they were planned as every day of the scope, read once and filtered by
+// each summer's dates (the planner counts a thousand years in the series).
 const baselineDaysSql = (days: DaysOf) => `
   SELECT e.business_date, e.served_kwh, e.revision_no
   ${summersSql("p_end")}
