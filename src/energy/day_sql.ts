@@ -287,11 +287,24 @@ SELECT ${summarySql(`(${end} - ${start} + 1)`, "t.available", "t.voids", "t.kwh"
 FROM parts p CROSS JOIN totals t
 ORDER BY p.month`;
 
+// The number of a scope's stored days in a range and the sum of their revision numbers (facts,
+// revisions), from the month chunks' running totals, two entries of each month: what count(*) and
+// sum(revision_no) over the range's rows of energy_days give (chunks are written with their days).
+export const rangeFactsSql = (scope: string, start: string, end: string) => `
+SELECT coalesce(sum(m.facts_upto[b.hi] - coalesce(m.facts_upto[b.lo - 1], 0)), 0) AS facts,
+  coalesce(sum(m.revisions_upto[b.hi] - coalesce(m.revisions_upto[b.lo - 1], 0)), 0) AS revisions
+FROM energy_months m
+CROSS JOIN LATERAL (
+  SELECT greatest(${start}, m.month) - m.month + 1 AS lo,
+    least(${end}, (m.month + interval '1 month' - interval '1 day')::date) - m.month + 1 AS hi
+) b
+WHERE m.scope_id = ${scope}
+  AND m.month BETWEEN date_trunc('month', ${start}::timestamp)::date AND ${end}`;
+
 // Only the version of energyDaysSql's answer (the same text), for a conditional read.
 export const energyVersionSql = (scope: string, start: string, end: string) => `
-SELECT ${versionSql("count(*)", "coalesce(sum(e.revision_no), 0)")} AS version
-FROM energy_days e
-WHERE e.scope_id = ${scope} AND e.business_date BETWEEN ${start} AND ${end}`;
+SELECT ${versionSql("t.facts", "t.revisions")} AS version
+FROM (${rangeFactsSql(scope, start, end)}) t`;
 
 // The facts of the stored days of a scope and range as they are now, in the columns of
 // daysAtSql (void_kind: the source kind of a void day's current revision).

@@ -4,7 +4,7 @@
 // The day facts come from the stored day (day_sql.ts): the value served and its status.
 import { credentialIntoSql, mayReadStoreSql } from "../auth/access.ts";
 import { functionRoutine, type Routine } from "../db/routines.ts";
-import { dataTokenSql } from "../energy/day_sql.ts";
+import { dataTokenSql, rangeFactsSql } from "../energy/day_sql.ts";
 import { SUMMER } from "./engine.ts";
 
 // The stored days of the scope from `from` to `to` (SQL expressions), as a relation with
@@ -51,12 +51,22 @@ const baselineDaysSql = (days: DaysOf) => `
 
 // What an answer of the inputs depends on that can change: the data generation, the range's facts
 // and the baseline days (their number and the sum of their revision numbers, which only grow).
-const VERSION_SQL = `(SELECT generation FROM dataset) || '.' ||
-    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts) || '.' ||
+// `factsTotals` gives the facts' part.
+const versionOf = (factsTotals: string) =>
+  `(SELECT generation FROM dataset) || '.' ||
+    ${factsTotals} || '.' ||
     (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days)`;
+// The facts' part from the relation facts (metric_inputs)...
+const VERSION_SQL = versionOf(
+  `(SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts)`,
+);
+// ...and the same numbers from the month chunks' running totals (metric_version, current data).
+const CHUNK_FACTS_TOTALS = `(SELECT t.facts || '.' || t.revisions
+    FROM (${rangeFactsSql("p_scope", "p_start", "p_end")}) t)`;
 
 // The version (and data token) metric_inputs would give for the same arguments, without the
-// inputs: a kept answer is compared with it (src/http/answer_cache.ts).
+// inputs: a kept answer is compared with it (src/reads/read_cache.ts). The range's facts are
+// counted from the month chunks' running totals, not read day by day.
 const metricVersionFunction = (days: DaysOf) =>
   functionRoutine(
     "metric_version",
@@ -66,8 +76,8 @@ LANGUAGE plpgsql STABLE AS $fn$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-WITH facts AS (${factsSql(days)}), baseline_days AS (${baselineDaysSql(days)})
-SELECT ${VERSION_SQL} AS version, ${dataTokenSql} AS token;
+WITH baseline_days AS (${baselineDaysSql(days)})
+SELECT ${versionOf(CHUNK_FACTS_TOTALS)} AS version, ${dataTokenSql} AS token;
 END;
 $fn$;`,
   );
