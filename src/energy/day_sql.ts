@@ -222,9 +222,18 @@ const gapRowsSql = (from: string, to: string) =>
   `(SELECT string_agg(${noDataRowSql("g.day::date")}, ', ' ORDER BY g.day)
     FROM generate_series(${from}, ${to}, interval '1 day') AS g(day))`;
 
-// A running total of a sliced month `s` (energyDaysSql: s.ends, s.served_upto, ...) up to the day
-// before the range's part of the month: 0 for a part that starts on the month's first day.
-const before = (upto: string) => `coalesce(${upto}[s.lo - 1], 0)`;
+// The last day of the month that starts on `month` (a date expression).
+const monthLastDay = (month: string) => `(${month} + interval '1 month' - interval '1 day')::date`;
+
+// A range's part of the month that starts on `month`: the positions in the month (from 1) of its
+// first and last day.
+const partLo = (start: string, month: string) => `greatest(${start}, ${month}) - ${month} + 1`;
+const partHi = (end: string, month: string) =>
+  `least(${end}, ${monthLastDay(month)}) - ${month} + 1`;
+
+// A running total of a month chunk (ends, served_upto, ...) up to the day before a range's part of
+// the month, whose first position is `lo`: 0 for a part that starts on the month's first day.
+const before = (upto: string, lo = "s.lo") => `coalesce(${upto}[${lo} - 1], 0)`;
 
 const lettersIn = (text: string, letter: string) =>
   `(length(${text}) - length(replace(${text}, '${letter}', '')))`;
@@ -252,10 +261,8 @@ WITH cal AS (
                                                 ${end}::timestamp, interval '1 month') AS m
 ), sliced AS (
   SELECT c.month, m.days_json, m.ends,
-    greatest(${start}, c.month) - c.month + 1 AS lo,
-    least(${end}, (c.month + interval '1 month' - interval '1 day')::date) - c.month + 1 AS hi,
-    greatest(${start}, c.month) AS lo_day,
-    least(${end}, (c.month + interval '1 month' - interval '1 day')::date) AS hi_day,
+    ${partLo(start, "c.month")} AS lo, ${partHi(end, "c.month")} AS hi,
+    greatest(${start}, c.month) AS lo_day, least(${end}, ${monthLastDay("c.month")}) AS hi_day,
     m.statuses, m.served_upto, m.facts_upto, m.revisions_upto
   FROM cal c
   LEFT JOIN energy_months m ON m.scope_id = ${scope} AND m.month = c.month
@@ -291,13 +298,10 @@ ORDER BY p.month`;
 // revisions), from the month chunks' running totals, two entries of each month: what count(*) and
 // sum(revision_no) over the range's rows of energy_days give (chunks are written with their days).
 export const rangeFactsSql = (scope: string, start: string, end: string) => `
-SELECT coalesce(sum(m.facts_upto[b.hi] - coalesce(m.facts_upto[b.lo - 1], 0)), 0) AS facts,
-  coalesce(sum(m.revisions_upto[b.hi] - coalesce(m.revisions_upto[b.lo - 1], 0)), 0) AS revisions
+SELECT coalesce(sum(m.facts_upto[b.hi] - ${before("m.facts_upto", "b.lo")}), 0) AS facts,
+  coalesce(sum(m.revisions_upto[b.hi] - ${before("m.revisions_upto", "b.lo")}), 0) AS revisions
 FROM energy_months m
-CROSS JOIN LATERAL (
-  SELECT greatest(${start}, m.month) - m.month + 1 AS lo,
-    least(${end}, (m.month + interval '1 month' - interval '1 day')::date) - m.month + 1 AS hi
-) b
+CROSS JOIN LATERAL (SELECT ${partLo(start, "m.month")} AS lo, ${partHi(end, "m.month")} AS hi) b
 WHERE m.scope_id = ${scope}
   AND m.month BETWEEN date_trunc('month', ${start}::timestamp)::date AND ${end}`;
 
