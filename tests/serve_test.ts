@@ -139,6 +139,56 @@ Deno.test("a kept-alive connection is closed once no request follows its answer 
   assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
 });
 
+// One answer from the connection, whole: its head and as many body bytes as it announces.
+const readAnswer = async (conn: Deno.Conn) => {
+  const buffer = new Uint8Array(4096);
+  let text = "";
+  while (true) {
+    const head = text.indexOf("\r\n\r\n");
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? NaN);
+    if (head >= 0 && encoder.encode(text.slice(head + 4)).length >= length) return text;
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error(`closed after ${JSON.stringify(text)}`);
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+};
+
+Deno.test("a kept-alive connection reads its next request after a request with a body, read or refused unread", async () => {
+  const conn = await connect();
+  try {
+    const post = (path: string, body: string) =>
+      conn.write(encoder.encode(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+          `Origin: ${base}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${encoder.encode(body).length}\r\n\r\n${body}`,
+      ));
+    // Refused from its headers (no credential), its whole body already sent.
+    await post("/api/v1/imports/preview", JSON.stringify({ filename: "a.csv" }));
+    assert.match(await readAnswer(conn), /^HTTP\/1\.1 401[\s\S]*\r\nConnection: keep-alive\r\n/i);
+    assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
+    // Read (the credential is in the body).
+    await post("/auth/session", JSON.stringify({ access_key: "esk_unknown" }));
+    assert.match(await readAnswer(conn), /^HTTP\/1\.1 401[\s\S]*INVALID_CREDENTIAL/);
+    assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
+    // Admitted, its body many reads long and sent at once: read whole (not 408 once the body's
+    // time is up), and the connection kept.
+    const { key } = await app.key(["read", "write"]);
+    const file = btoa("x".repeat(300 * 1024));
+    const body = JSON.stringify({ filename: "a.csv", content_base64: file, reason: "r" });
+    await conn.write(encoder.encode(
+      `POST /api/v1/imports/preview HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+        `Origin: ${base}\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: k1\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    ));
+    // (Without a snapshot the service is not ready for imports: its answer once the body is read.)
+    const answer = await readAnswer(conn);
+    assert.match(answer, /^HTTP\/1\.1 503[\s\S]*\r\nConnection: keep-alive\r\n[\s\S]*NOT_READY/i);
+    assert.match(await askLive(conn), /^HTTP\/1\.1 200/);
+  } finally {
+    conn.close();
+  }
+});
+
 Deno.test("a body dripping one byte at a time is answered 408 and closed", async () => {
   const conn = await connect();
   await conn.write(encoder.encode(
