@@ -162,9 +162,10 @@ const readAnswer = async (conn: Deno.Conn) => {
 Deno.test("a kept-alive connection reads its next request after a request with a body, read or refused unread", async () => {
   const conn = await connect();
   try {
-    const post = (path: string, body: string) =>
+    // `more`: further header lines, each ending in CRLF.
+    const post = (path: string, body: string, more = "") =>
       conn.write(encoder.encode(
-        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n${more}` +
           `Origin: ${base}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${encoder.encode(body).length}\r\n\r\n${body}`,
       ));
@@ -181,11 +182,11 @@ Deno.test("a kept-alive connection reads its next request after a request with a
     const { key } = await app.key(["read", "write"]);
     const file = btoa("x".repeat(300 * 1024));
     const body = JSON.stringify({ filename: "a.csv", content_base64: file, reason: "r" });
-    await conn.write(encoder.encode(
-      `POST /api/v1/imports/preview HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
-        `Origin: ${base}\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: k1\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-    ));
+    await post(
+      "/api/v1/imports/preview",
+      body,
+      `Authorization: Bearer ${key}\r\nIdempotency-Key: k1\r\n`,
+    );
     // (Without a snapshot the service is not ready for imports: its answer once the body is read.)
     const answer = await readAnswer(conn);
     assert.match(answer, /^HTTP\/1\.1 503[\s\S]*\r\nConnection: keep-alive\r\n[\s\S]*NOT_READY/i);

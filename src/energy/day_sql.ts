@@ -225,11 +225,12 @@ const gapRowsSql = (from: string, to: string) =>
 // The last day of the month that starts on `month` (a date expression).
 const monthLastDay = (month: string) => `(${month} + interval '1 month' - interval '1 day')::date`;
 
-// A range's part of the month that starts on `month`: the positions in the month (from 1) of its
-// first and last day.
-const partLo = (start: string, month: string) => `greatest(${start}, ${month}) - ${month} + 1`;
-const partHi = (end: string, month: string) =>
-  `least(${end}, ${monthLastDay(month)}) - ${month} + 1`;
+// A range's part of the month that starts on `month`: its first and last day, and their positions
+// in the month (from 1).
+const partFirst = (start: string, month: string) => `greatest(${start}, ${month})`;
+const partLast = (end: string, month: string) => `least(${end}, ${monthLastDay(month)})`;
+const partLo = (start: string, month: string) => `${partFirst(start, month)} - ${month} + 1`;
+const partHi = (end: string, month: string) => `${partLast(end, month)} - ${month} + 1`;
 
 // A running total of a month chunk (ends, served_upto, ...) up to the day before a range's part of
 // the month, whose first position is `lo`: 0 for a part that starts on the month's first day.
@@ -262,7 +263,7 @@ WITH cal AS (
 ), sliced AS (
   SELECT c.month, m.days_json, m.ends,
     ${partLo(start, "c.month")} AS lo, ${partHi(end, "c.month")} AS hi,
-    greatest(${start}, c.month) AS lo_day, least(${end}, ${monthLastDay("c.month")}) AS hi_day,
+    ${partFirst(start, "c.month")} AS lo_day, ${partLast(end, "c.month")} AS hi_day,
     m.statuses, m.served_upto, m.facts_upto, m.revisions_upto
   FROM cal c
   LEFT JOIN energy_months m ON m.scope_id = ${scope} AND m.month = c.month
