@@ -7,7 +7,7 @@ import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
-import { commitDay, storesOf } from "./import_helpers.ts";
+import { b64, commitDay, storesOf } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 4 });
 const app = await makeTestApp((db) =>
@@ -73,6 +73,72 @@ Deno.test("after a commit both move together, and only for the ranges that hold 
     earlier.version,
   );
   await agree(20);
+});
+
+// One file of several days of one store, previewed and committed ("VOID" voids a day).
+const commitDays = async (
+  store: (typeof stores)[number],
+  values: ReadonlyArray<readonly [string, string]>,
+) => {
+  const rows = values.map(([day, kwh]) => `${store.brand_name},${store.name},${day},${kwh}\r\n`);
+  const preview = await app.call("POST", "/api/v1/imports/preview", {
+    key: writer.key,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: {
+      filename: "days.csv",
+      content_base64: b64(`品牌,门店,日期,日能耗\r\n${rows.join("")}`),
+      reason: "baseline fix",
+    },
+  });
+  assert.equal(preview.status, 200, JSON.stringify(preview.body));
+  const commit = await app.call("POST", `/api/v1/imports/${preview.body.id}/commit`, {
+    key: writer.key,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: {},
+  });
+  assert.equal(commit.status, 200, JSON.stringify(commit.body));
+};
+
+Deno.test("a commit that takes one baseline day out and puts another in moves the version", async () => {
+  // Two settled, available days of a BASELINE summer before the last year, still at revision 1.
+  const [a, b] = await app.db.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ store_id: number; day: string }>`
+      SELECT sc.store_id, e.business_date::text AS day
+      FROM energy_days e
+      JOIN scopes sc ON sc.id = e.scope_id
+      JOIN stage_history h ON h.store_id = sc.store_id AND h.stage = 'BASELINE'
+        AND e.business_date >= h.valid_from
+        AND (h.valid_to IS NULL OR e.business_date < h.valid_to)
+      WHERE extract(month FROM e.business_date) BETWEEN 6 AND 9
+        AND extract(year FROM e.business_date) < extract(year FROM ${end}::date)
+        AND e.status = 'AVAILABLE' AND e.provisional = 0 AND e.revision_no = 1
+      ORDER BY sc.store_id, e.business_date
+      LIMIT 2`),
+  );
+  assert.ok(a !== undefined && b !== undefined && a.store_id === b.store_id, "two baseline days");
+  const store = stores.find((s) => s.id === a.store_id)!;
+  const range = [addDays(end, -30), end] as const;
+  // Both voided (revision 2), then a restored (revision 3): a is in the baseline, b is not.
+  await commitDays(store, [[a.day, "VOID"], [b.day, "VOID"]]);
+  await commitDays(store, [[a.day, "101.5"]]);
+  const before = await versionsOf(store, ...range);
+  const path = `/api/v1/stores/${store.id}/metrics?scope_id=${store.scope_id}` +
+    `&start=${range[0]}&end=${range[1]}`;
+  const etag = (await app.call("GET", path, { key: writer.key })).headers.get("etag");
+  assert.ok(etag !== null);
+  // One commit: a leaves at revision 3 and b comes back at revision 3, so the baseline keeps as many
+  // days and the sum of their revision numbers is unchanged; the days' values are not.
+  await commitDays(store, [[a.day, "VOID"], [b.day, "250.25"]]);
+  const after = await versionsOf(store, ...range);
+  assert.notEqual(after.version, before.version);
+  assert.equal(after.version, after.inputs);
+  const again = await app.call("GET", path, {
+    key: writer.key,
+    headers: { "if-none-match": etag },
+  });
+  assert.equal(again.status, 200);
+  await agree(10);
 });
 
 Deno.test("close", async () => {

@@ -12,8 +12,8 @@ import { SUMMER } from "./engine.ts";
 type DaysOf = (from: string, to: string) => string;
 
 // The relations the inputs' version is made of, shared by metric_inputs and metric_version: the
-// range's facts, and the baseline days (rules.md §4: settled, available, non-void BASELINE days of
-// summer months before the range's last year).
+// range's facts, and the days of the BASELINE stages' summers before the range's last year, of
+// which the baseline keeps the settled, available, non-void ones (rules.md §4).
 const factsSql = (days: DaysOf) => `
   SELECT e.business_date, e.served_kwh, e.provisional, e.provisional_at, e.revision_no, e.status
   FROM ${days("p_start", "p_end")} e
@@ -38,24 +38,29 @@ export const SUMMER_FIRST = `greatest(h.valid_from, ${summerDay(SUMMER.first)})`
 export const SUMMER_LAST = `least(coalesce(h.valid_to - 1, 'infinity'::date), ${
   summerDay(SUMMER.last)
 })`;
-// Each summer's days are a subquery of their own (OFFSET 0), read by one index range scan:
-// flattened into the join, they were planned as every day of the scope, read once and filtered by
-// each summer's dates (the planner counts a thousand years in the series).
-const baselineDaysSql = (days: DaysOf) => `
-  SELECT e.business_date, e.served_kwh, e.revision_no
+// Every stored day of those summers, whatever its status: what the version counts. Each summer's
+// days are a subquery of their own (OFFSET 0), read by one index range scan: flattened into the
+// join, they were planned as every day of the scope, read once and filtered by each summer's dates
+// (the planner counts a thousand years in the series).
+const summerDaysSql = (days: DaysOf) => `
+  SELECT e.business_date, e.served_kwh, e.revision_no, e.status, e.provisional
   ${summersSql("p_end")}
   CROSS JOIN LATERAL (SELECT * FROM ${days(SUMMER_FIRST, SUMMER_LAST)} s OFFSET 0) e
   WHERE h.store_id = p_store AND h.stage = 'BASELINE'
-    AND e.status = 'AVAILABLE' AND e.provisional = 0
 `;
+// The days the baseline keeps.
+const BASELINE_DAYS_SQL =
+  `SELECT * FROM summer_days WHERE status = 'AVAILABLE' AND provisional = 0`;
 
 // What an answer of the inputs depends on that can change: the data generation, the range's facts
-// and the baseline days (their number and the sum of their revision numbers, which only grow).
-// `factsTotals` gives the facts' part.
+// and the summers' days (their number and the sum of their revision numbers, which only grow, so
+// that any commit that changes one of those days changes it). Counted over the days the baseline
+// keeps only, a day that leaves it and one that enters it could cancel out. `factsTotals` gives the
+// facts' part.
 const versionOf = (factsTotals: string) =>
   `(SELECT generation FROM dataset) || '.' ||
     ${factsTotals} || '.' ||
-    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM baseline_days)`;
+    (SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM summer_days)`;
 // The facts' part from the relation facts (metric_inputs)...
 const VERSION_SQL = versionOf(
   `(SELECT count(*) || '.' || coalesce(sum(revision_no), 0) FROM facts)`,
@@ -76,7 +81,7 @@ LANGUAGE plpgsql STABLE AS $fn$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-WITH baseline_days AS (${baselineDaysSql(days)})
+WITH summer_days AS (${summerDaysSql(days)})
 SELECT ${versionOf(CHUNK_FACTS_TOTALS)} AS version, ${dataTokenSql} AS token;
 END;
 $fn$;`,
@@ -111,7 +116,7 @@ WITH cal AS (
       SELECT max(p.observed_date) FROM tev_observations p
       WHERE p.scope_id = p_scope AND p.is_valid AND p.value_kwh > 0 AND p.observed_date <= p_start
     ), p_start)
-), baseline_days AS (${baselineDaysSql(days)}), baseline AS (
+), summer_days AS (${summerDaysSql(days)}), baseline_days AS (${BASELINE_DAYS_SQL}), baseline AS (
   SELECT extract(year FROM b.business_date)::int AS year,
     extract(month FROM b.business_date)::int AS month,
     count(*)::int AS days, sum(b.served_kwh)::text AS sum
