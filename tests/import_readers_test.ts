@@ -831,6 +831,39 @@ Deno.test("XLSX: row and column numbers beyond the limits are refused before exc
   );
 });
 
+Deno.test("the readers' and the libraries' messages quote no long value of the file", async () => {
+  const key = "esk_GnqCTT0_x1Yq8dVqBtmZp3Lk9aQw2cE5rT7uIo0pG-i0SXfg";
+  const said = async (bytes: Uint8Array) => {
+    const problems = await readRejected(bytes);
+    return ["en", "zh-CN"].map((l) => formatProblems(problems, l as "en")).join("\n");
+  };
+  const csvOf = (lines: ReadonlyArray<string>) => utf8(lines.join("\n"));
+  const texts = [
+    // A header naming an unknown column: the column is named in the problem's place too.
+    await said(csvOf([`${CSV_COLUMNS.join(",")},${key}`, "品牌A,门店1,2026-07-10,1,x"])),
+    await said(csvOf([`${CSV_COLUMNS.join(",")},${"X".repeat(5_000)}`])),
+    // The CSV parser's own message quotes the field it stopped in.
+    await said(csvOf([CSV_COLUMNS.join(","), `品牌A,x${key}"y,2026-07-10,1`])),
+    await said(csvOf([CSV_COLUMNS.join(","), `品牌A,${"A".repeat(3_000)}"y,2026-07-10,1`])),
+    // The scanner names the archive's entries and the sheet's row and cell references.
+    await said(buildZip([
+      ...workbookEntries([{ name: "A", xml: sheetXml(header + storeRow(2)) }]),
+      { name: `${key}.xml`, data: utf8(`<?xml version="1.0"?><!DOCTYPE x><x/>`) },
+    ])),
+    await said(handXlsx([{
+      name: "A",
+      xml: sheetXml(header + `<row r="99999999${key}">${inlineCell("A2", "店1")}</row>`),
+    }])),
+  ];
+  for (const text of texts) {
+    // No run of the key's alphabet longer than a quoted start.
+    assert.ok(!/[\w-]{21,}/.test(text), text);
+    assert.ok(text.length < 1_000, `${text.length} characters`);
+  }
+  assert.match(texts[0], /column esk_GnqCTT0_x1Yq8dVq…/);
+  assert.match(texts[2], /malformed CSV: .*"xesk_GnqCTT0_x1Yq8dV…"/);
+});
+
 Deno.test("XLSX: a dense workbook is refused before exceljs builds it", async () => {
   const rows: Array<string> = [header];
   for (let r = 2; r <= 2001; r++) {

@@ -6,12 +6,30 @@ import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../files/layout.ts";
 // A value of the file, quoted in a message: a long one only by its start, so that no message
 // repeats a value long enough to hold a credential (an access key is 47 characters).
 export const MAX_ECHO_CHARS = 20;
-export const q = (s: string) => {
+export const clip = (s: string) => {
   const chars = [...s];
-  return JSON.stringify(
-    chars.length > MAX_ECHO_CHARS ? `${chars.slice(0, MAX_ECHO_CHARS).join("")}…` : s,
-  );
+  return chars.length > MAX_ECHO_CHARS ? `${chars.slice(0, MAX_ECHO_CHARS).join("")}…` : s;
 };
+export const q = (s: string) => JSON.stringify(clip(s));
+// The name of an archive's entry, quoted: each part of its path shortened as a value is (a
+// workbook's own names keep every part: "xl/worksheets/sheet1.xml"), the whole at most 100
+// characters.
+export const qPath = (name: string) =>
+  JSON.stringify([...name.split("/").map(clip).join("/")].slice(0, 100).join(""));
+
+// A library's message about the file (the CSV parser's, the workbook library's), which may quote
+// the file's values or hold them unquoted: each quoted text shortened as q() shortens a value, then
+// each run of characters without a space, and the whole at most 300 characters.
+export const clipDetail = (message: string) =>
+  [
+    ...message.replace(/"(?:[^"\\]|\\.)*"/g, (literal) => {
+      try {
+        return q(JSON.parse(literal));
+      } catch {
+        return q(literal.slice(1, -1));
+      }
+    }).replace(/[^\s"]{21,}/gu, clip),
+  ].slice(0, 300).join("");
 
 const LAYOUT = t(
   `the header must be ${CSV_COLUMNS.join(", ")} and optionally ${CSV_NOTE_COLUMN}`,
@@ -158,7 +176,10 @@ export const Problems = {
   notADate: () =>
     t("not a date: write 2026-07-09 or 7月9日", "不是日期：请写作 2026-07-09 或 7月9日"),
   // `detail`: the CSV parser's own words (kept as they are).
-  malformedCsv: (detail: string) => t(`malformed CSV: ${detail}`, `CSV 格式错误：${detail}`),
+  malformedCsv: (detail: string) => {
+    const said = clipDetail(detail);
+    return t(`malformed CSV: ${said}`, `CSV 格式错误：${said}`);
+  },
   emptyFile: () =>
     t(
       "not an XLSX workbook or a UTF-8 CSV file (the file is empty)",

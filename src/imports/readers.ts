@@ -8,7 +8,7 @@ import { readXlsx } from "./xlsx_reader.ts";
 export { energyFromXlsxNumber, parseEnergyText, resolveHeaderDate } from "./cell_values.ts";
 import { span } from "../ops/span.ts";
 import { type Language, pick, type Text } from "../domain/language.ts";
-import { Problems, q as quote } from "./problem_texts.ts";
+import { clip, Problems, q as quote } from "./problem_texts.ts";
 export { CSV_COLUMNS, CSV_NOTE_COLUMN } from "./csv_reader.ts";
 export { STORE_NAME_HEADER } from "../files/template.ts";
 
@@ -62,7 +62,7 @@ const locate = (p: FileProblem, language: Language): string => {
   const parts = [
     p.sheet === null ? null : zh ? `工作表 ${quote(p.sheet)}` : `sheet ${quote(p.sheet)}`,
     p.row === null ? null : zh ? `第 ${p.row} 行` : `row ${p.row}`,
-    p.column === null ? null : zh ? `${p.column} 列` : `column ${p.column}`,
+    p.column === null ? null : zh ? `${clip(p.column)} 列` : `column ${clip(p.column)}`,
     p.date === null ? null : zh ? `日期 ${p.date}` : `date ${p.date}`,
     p.raw === null ? null : zh ? `值 ${quote(p.raw)}` : `value ${quote(p.raw)}`,
   ].filter((s) => s !== null);

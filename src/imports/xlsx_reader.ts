@@ -1,6 +1,6 @@
 // XLSX wide-table reader: one worksheet per brand, A1 门店名称, B1.. day headers, one row per store.
 import type { Text } from "../domain/language.ts";
-import { Problems } from "./problem_texts.ts";
+import { clipDetail, Problems } from "./problem_texts.ts";
 import type ExcelJS from "exceljs";
 import { loadExcel } from "../files/excel.ts";
 import { columnLetter } from "../files/layout.ts";
@@ -34,7 +34,7 @@ const LOAD_TIMEOUT = Duration.seconds(20);
 const message = (e: unknown): Text | string =>
   e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError
     ? Problems.partMissing()
-    : (e instanceof Error ? e.message : String(e)).slice(0, 300);
+    : clipDetail(e instanceof Error ? e.message : String(e));
 
 // The archive as JSZip will read it, and every entry's XML within the bounds exceljs can build;
 // its entries, inflated, when it is.

@@ -1,6 +1,6 @@
 // Bounds on a workbook's XML, checked on the inflated bytes before exceljs builds anything from them.
 import { type Text, text as t } from "../domain/language.ts";
-import { q } from "./problem_texts.ts";
+import { q, qPath } from "./problem_texts.ts";
 
 /**
  * exceljs builds a workbook in memory and expands several things cell by cell: rows sit in an
@@ -284,7 +284,7 @@ export class WorkbookScan {
 
   check(name: string, bytes: Uint8Array): Text | undefined {
     const limits = this.limits;
-    const where = JSON.stringify(name.slice(0, 100));
+    const where = qPath(name);
     const n = bytes.length;
     let depth = 0;
     // Column of the previous <c> of the current row: a <c> without r is the next column.
@@ -440,7 +440,7 @@ export class WorkbookScan {
         for (const ref of r.split(" ")) {
           if (ref === "") continue;
           const a = decodeAddress(ref);
-          const quoted = JSON.stringify(ref.slice(0, 40));
+          const quoted = q(ref);
           const problem = this.checkAddress(a, t(`the cell ${quoted}`, `单元格 ${quoted}`), where);
           if (problem !== undefined) return problem;
           col = Math.max(col ?? 0, a.col ?? 0);
@@ -452,7 +452,7 @@ export class WorkbookScan {
           if (r === "") continue;
           const row = parseInt(r, 10);
           if (row < 1 || row > limits.maxRow) {
-            const quoted = JSON.stringify(r.slice(0, 40));
+            const quoted = q(r);
             return t(
               `row ${quoted} in ${where} is outside rows 1 to ${limits.maxRow}`,
               `${where} 中的行 ${quoted} 超出第 1 至 ${limits.maxRow} 行的范围`,
@@ -548,7 +548,7 @@ export class WorkbookScan {
     for (const range of definedNameRanges(value)) {
       const span = decodeRange(range);
       for (const a of span.addresses) {
-        const quoted = JSON.stringify(range.slice(0, 40));
+        const quoted = q(range);
         const problem = this.checkAddress(
           a,
           t(`the defined name ${quoted}`, `定义名称 ${quoted}`),

@@ -1,6 +1,7 @@
 // ZIP archives checked exactly as JSZip 3.10 (inside exceljs) will read them, then inflated entry by entry.
 import { crc32, inflateRawSync } from "node:zlib";
 import { type Text, text as t } from "../domain/language.ts";
+import { qPath } from "./problem_texts.ts";
 
 export interface ZipLimits {
   readonly maxEntries: number;
@@ -57,7 +58,7 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) =>
 
 const nameText = (name: Uint8Array) => new TextDecoder().decode(name);
 
-const quoted = (name: Uint8Array) => JSON.stringify(nameText(name).slice(0, 100));
+const quoted = (name: Uint8Array) => qPath(nameText(name));
 
 // JSZip's lastIndexOfSignature: the last occurrence of the signature anywhere in the file,
 // scanning back from four bytes before its end (so a signature inside a comment wins).
