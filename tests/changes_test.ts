@@ -7,6 +7,7 @@ import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { ChangesPage } from "../src/domain/changes.ts";
+import { EnergyVersions, HistoryResponse } from "../src/domain/energy.ts";
 import { sealKeysOf, type SealPurpose, sealWith } from "../src/auth/data_seal.ts";
 import { assertErrorBody, assertSchema, makeTestApp, type TestApp } from "./helpers.ts";
 import { b64, sqlOf, type StoreInfo, storesOf } from "./import_helpers.ts";
@@ -406,6 +407,49 @@ Deno.test("a batch's reason and actor go only to keys that may read all of it", 
   for (const c of all.body.changes) {
     assert.equal(c.change_reason, "feed test");
     assert.equal(c.actor.login_name, "feed-reader");
+  }
+  // The day's versions and the fact's history decide alike.
+  const lastVersion = async (key: string, day: string) => {
+    const found = await app.call("GET", `/api/v1/stores/${b.id}/energy/${day}/versions`, { key });
+    assert.equal(found.status, 200);
+    assertSchema(EnergyVersions, found.body);
+    const history = await app.call(
+      "GET",
+      `/api/v1/energy/${found.body.current.energy_id}/history`,
+      {
+        key,
+      },
+    );
+    assert.equal(history.status, 200);
+    assertSchema(HistoryResponse, history.body);
+    return { version: found.body.versions.at(-1), revision: history.body.revisions.at(-1) };
+  };
+  const hidden = await lastVersion(scoped.key, addDays(end, -7));
+  assert.equal(hidden.version.batch.id, mixed);
+  assert.equal(hidden.version.change_reason, null);
+  assert.deepEqual(hidden.version.actor, { member_id: null, name: null, label: null });
+  assert.deepEqual(
+    [hidden.version.batch.change_reason, hidden.version.batch.filename, hidden.version.batch.note],
+    [null, null, ""],
+  );
+  assert.match(hidden.revision.change_reason, /^Withheld/);
+  // The upload's record names the file and counts its rows.
+  const lineage = (key: string) =>
+    app.call("GET", `/api/v1/import-rows/${hidden.version.import_row_id}/lineage`, { key });
+  const [withheld] = (await lineage(scoped.key)).body.sources;
+  assert.deepEqual([withheld.explanation, withheld.record], [null, { withheld: true }]);
+  const [whole] = (await lineage(raw.key)).body.sources;
+  assert.equal(whole.explanation, "CSV file feed.csv");
+  assert.equal(whole.record.values, 2);
+  for (const [key, day] of [[scoped.key, addDays(end, -8)], [raw.key, addDays(end, -7)]]) {
+    const { version, revision } = await lastVersion(key, day);
+    assert.equal(version.change_reason, "feed test");
+    assert.equal(version.actor.name, "feed-reader");
+    assert.deepEqual([version.batch.change_reason, version.batch.filename], [
+      "feed test",
+      "feed.csv",
+    ]);
+    assert.equal(revision.change_reason, "feed test");
   }
 });
 

@@ -183,7 +183,9 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                             <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
                             <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
                             <td title=${r.source_label}>${words(r.source_kind)}</td>
-                            <td>${r.actor.member_id === null
+                            <td>${r.actor.label === null
+                              ? show(null)
+                              : r.actor.member_id === null
                               ? t("platformLoad")
                               : show(r.actor.label)}</td>
                             <td>${r.batch === null

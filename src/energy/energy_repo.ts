@@ -3,19 +3,25 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
-import { credentialParams, type CredentialRow } from "../auth/access.ts";
+import { credentialParams, type CredentialRow, mayReadBatchSql } from "../auth/access.ts";
 import { utc } from "../db/sql_text.ts";
 import type { Credential } from "../domain/auth.ts";
 import { energyDaysAtSql, sourceLabelSql } from "./day_sql.ts";
 import { span } from "../ops/span.ts";
 
-const revisionColumns = `
+// A revision's columns, with `reason` as its change reason.
+const revisionColumns = (reason: string) => `
   r.revision_no, r.operation,
   round(r.before_kwh, 4)::text AS before_kwh, round(r.after_kwh, 4)::text AS after_kwh,
   CASE WHEN r.before_is_void IS NULL THEN NULL WHEN r.before_is_void THEN 1 ELSE 0 END AS before_is_void,
   CASE WHEN r.after_is_void THEN 1 ELSE 0 END AS after_is_void,
-  ${utc("r.committed_at")} AS committed_at, r.change_reason, r.import_row_id, r.source_kind,
-  coalesce(r.quality_status, 'UNREVIEWED') AS quality_status, r.quality_note`;
+  ${utc("r.committed_at")} AS committed_at, ${reason} AS change_reason, r.import_row_id,
+  r.source_kind, coalesce(r.quality_status, 'UNREVIEWED') AS quality_status, r.quality_note`;
+
+// A key limited to some stores reads a revision's reason, actor, file name and note only when it
+// may read every row of the revision's batch, as GET /imports/{id} and the change feed decide
+// (mayReadBatchSql): the reason may name other stores. The history's reason is a required text.
+const WITHHELD_REASON = "Withheld: the batch also changed stores outside this key's scope";
 
 // The energy days of a range as energy_days_json returns them (day_sql.ts): the summary, the
 // version, and the days as JSON text in parts (one per calendar month, to be joined by ", ").
@@ -157,14 +163,23 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         span("EnergyRepo.factOwner"),
       );
 
-    const history = (energyId: number) =>
+    // `storeIds`: the caller's stores (null: every store).
+    const history = (energyId: number, storeIds: ReadonlyArray<number> | null) =>
       dbBoundary(sql.unsafe<Revision>(
-        `SELECT ${revisionColumns} FROM energy_revisions r
+        `SELECT ${
+          revisionColumns(
+            `CASE WHEN ${mayReadBatchSql("ir.batch_id", "$2::int[]")} THEN r.change_reason ELSE '${
+              WITHHELD_REASON.replaceAll("'", "''")
+            }' END`,
+          )
+        }
+         FROM energy_revisions r
+         LEFT JOIN import_rows ir ON ir.id = r.import_row_id
          WHERE r.energy_id = $1 ORDER BY r.revision_no`,
-        [energyId],
+        [energyId, storeIds],
       )).pipe(span("EnergyRepo.history"));
 
-    const versions = (scopeId: number, date: string) =>
+    const versions = (scopeId: number, date: string, storeIds: ReadonlyArray<number> | null) =>
       dbBoundary(sql.unsafe<{
         current: EnergyVersionCurrent | null;
         versions: ReadonlyArray<EnergyVersion>;
@@ -172,8 +187,8 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         `WITH fact AS (
            SELECT e.* FROM energy_days e WHERE e.scope_id = $1 AND e.business_date = $2::date
          ), revs AS (
-           SELECT ${revisionColumns}, r.source_label, r.member_id,
-             m.display_name, m.login_name,
+           SELECT ${revisionColumns("r.change_reason")}, r.source_label, r.member_id,
+             m.display_name, m.login_name, ${mayReadBatchSql("b.id", "$3::int[]")} AS whole,
              b.id AS batch_id, b.batch_no, b.batch_kind, b.status AS batch_status,
              ${utc("b.committed_at")} AS batch_committed_at, b.change_reason AS batch_reason,
              b.filename, b.note,
@@ -206,23 +221,32 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
               'revision_no', revision_no, 'operation', operation,
               'before_kwh', before_kwh, 'after_kwh', after_kwh,
               'before_is_void', before_is_void, 'after_is_void', after_is_void,
-              'change_reason', change_reason, 'committed_at', committed_at,
+              'change_reason', CASE WHEN whole THEN change_reason END,
+              'committed_at', committed_at,
               'import_row_id', import_row_id, 'source_kind', source_kind,
               'source_label', source_label, 'quality_status', quality_status,
               'quality_note', quality_note,
-              'actor', json_build_object(
+              'actor', CASE WHEN whole THEN json_build_object(
                 'member_id', member_id,
                 'name', coalesce(display_name, login_name),
                 'label', CASE
                   WHEN member_id IS NULL THEN 'Platform snapshot load'
-                  ELSE coalesce(display_name, login_name, 'member ' || member_id) END),
+                  ELSE coalesce(display_name, login_name, 'member ' || member_id) END)
+                ELSE json_build_object('member_id', NULL, 'name', NULL, 'label', NULL) END,
               'batch', CASE WHEN batch_id IS NULL THEN NULL ELSE json_build_object(
                 'id', batch_id, 'batch_no', batch_no, 'batch_kind', batch_kind,
                 'status', batch_status, 'committed_at', batch_committed_at,
-                'kept_cleaned_rows', kept_cleaned_rows, 'change_reason', batch_reason,
-                'filename', filename, 'note', note) END
+                -- Of the key's stores only, for a batch it may not read whole.
+                'kept_cleaned_rows', CASE WHEN whole OR kept_cleaned_rows = 0
+                  THEN kept_cleaned_rows
+                  ELSE (SELECT count(*) FROM import_rows x
+                        WHERE x.batch_id = revs.batch_id AND x.action = 'KEEP_CLEANED'
+                          AND x.resolved_store_id = ANY ($3::int[])) END,
+                'change_reason', CASE WHEN whole THEN batch_reason END,
+                'filename', CASE WHEN whole THEN filename END,
+                'note', CASE WHEN whole THEN note ELSE '' END) END
             ) ORDER BY revision_no) FROM revs), '[]'::json) AS versions`,
-        [scopeId, date],
+        [scopeId, date, storeIds],
       )).pipe(Effect.map((rows) => rows[0]), span("EnergyRepo.versions"));
 
     return { days, daysAt, read, factOwner, history, versions } as const;

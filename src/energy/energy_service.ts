@@ -136,7 +136,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
       Effect.gen(function* () {
         const scopes = yield* access.store(caller, storeId, "raw");
         const scopeId = scopes[0].scope_id;
-        const found = yield* repo.versions(scopeId, date);
+        const found = yield* repo.versions(scopeId, date, caller.storeIds);
         return {
           store_id: storeId,
           business_date: date,
@@ -155,7 +155,7 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         if (!inScope(caller, owner[0].store_id)) {
           return yield* forbidden(Messages.factOutside());
         }
-        return { revisions: yield* repo.history(energyId) };
+        return { revisions: yield* repo.history(energyId, caller.storeIds) };
       }).pipe(span("EnergyService.history"));
 
     return { days, daysFor, daysAsOf, daysAsOfFor, versions, history } as const;

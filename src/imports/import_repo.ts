@@ -3,6 +3,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Buffer } from "node:buffer";
 import { Effect } from "effect";
+import { mayReadBatchSql } from "../auth/access.ts";
 import { handOver } from "../db/pglite_worker.ts";
 import { utc } from "../db/sql_text.ts";
 import { addDays, dayIndex } from "../domain/range.ts";
@@ -278,7 +279,12 @@ const lineageJson = `
     'sources', coalesce((
       SELECT json_agg(json_build_object(
         'id', s.id, 'source_kind', s.source_kind, 'source_table', s.source_table,
-        'file_sha256', s.file_sha256, 'explanation', s.explanation, 'record', s.record)
+        'file_sha256', s.file_sha256,
+        -- An upload's record names its file and counts its rows: only for a key that may read the
+        -- whole batch (mayReadBatchSql), as the batch itself.
+        'explanation', CASE WHEN s.source_kind <> 'MANUAL_UPLOAD' OR w.whole THEN s.explanation END,
+        'record', CASE WHEN s.source_kind <> 'MANUAL_UPLOAD' OR w.whole THEN s.record
+                       ELSE '{"withheld": true}'::jsonb END)
         ORDER BY s.id)
       FROM (
         -- The snapshot's rows link their records; an upload's row names its record.
@@ -288,7 +294,9 @@ const lineageJson = `
       ) ids
       JOIN source_records s ON s.id = ids.id), '[]'::json)
   )::text AS body, r.resolved_store_id AS store_id
-  FROM import_rows r WHERE r.id = $1`;
+  FROM import_rows r
+  CROSS JOIN LATERAL (SELECT ${mayReadBatchSql("r.batch_id", "$2::int[]")} AS whole) w
+  WHERE r.id = $1`;
 
 export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo", {
   effect: Effect.gen(function* () {
@@ -609,12 +617,11 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     // Whether the batch exists, and whether a row of it lies outside these stores (null: every
     // store); stops at the first such row.
     const batchScope = (batchId: number, storeIds: ReadonlyArray<number> | null) =>
-      sql<{ outside: boolean }>`
-        SELECT ${storeIds}::int[] IS NOT NULL AND EXISTS (
-          SELECT 1 FROM import_rows r
-          WHERE r.batch_id = b.id AND NOT (r.resolved_store_id = ANY(${storeIds}::int[]))
-        ) AS outside
-        FROM import_batches b WHERE b.id = ${batchId}`.pipe(
+      sql.unsafe<{ outside: boolean }>(
+        `SELECT NOT ${mayReadBatchSql("b.id", "$2::int[]")} AS outside
+         FROM import_batches b WHERE b.id = $1`,
+        [batchId, storeIds],
+      ).pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : { outside: rows[0].outside }),
         span("ImportRepo.batchScope"),
       );
@@ -716,8 +723,9 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         span("ImportRepo.discard"),
       );
 
-    const lineageBody = (importRowId: number) =>
-      sql.unsafe<{ body: string; store_id: number }>(lineageJson, [importRowId]).pipe(
+    // `storeIds`: the caller's stores (null: every store).
+    const lineageBody = (importRowId: number, storeIds: ReadonlyArray<number> | null) =>
+      sql.unsafe<{ body: string; store_id: number }>(lineageJson, [importRowId, storeIds]).pipe(
         Effect.map((rows) => rows[0]),
         span("ImportRepo.lineage"),
       );

@@ -419,7 +419,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
     const lineage = (caller: CallerShape, importRowId: number) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "raw");
-        const found = yield* dbBoundary(repo.lineageBody(importRowId));
+        const found = yield* dbBoundary(repo.lineageBody(importRowId, caller.storeIds));
         if (found === undefined) return yield* notFound(Messages.importRowMissing(importRowId));
         if (!inScope(caller, found.store_id)) {
           return yield* forbidden(Messages.importRowOutside());
