@@ -69,6 +69,18 @@ Deno.test("small answers and clients that refuse gzip get the bytes as they are"
   await refused.body?.cancel();
 });
 
+Deno.test("every answer names accept-encoding in Vary once, documents too", async () => {
+  for (const path of [year, "/openapi.json"]) {
+    for (const accept of [{}, { "accept-encoding": "gzip" }] as Array<Record<string, string>>) {
+      const response = await get(path, accept);
+      assert.equal(response.status, 200, path);
+      const vary = (response.headers.get("vary") ?? "").toLowerCase().split(/\s*,\s*/);
+      assert.equal(vary.filter((v) => v === "accept-encoding").length, 1, `${path}: ${vary}`);
+      await response.body?.cancel();
+    }
+  }
+});
+
 Deno.test("kept answers are compressed once, within the budget", () => {
   const store = new AnswerStore(1024 * 1024);
   const bytes = new TextEncoder().encode(JSON.stringify({ days: Array(500).fill("x") }));

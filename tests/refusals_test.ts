@@ -78,14 +78,23 @@ const exchange = async (
     parts.reduce((all, p) => new Uint8Array([...all, ...p]), new Uint8Array()),
   );
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-  const body = text.includes("\r\n\r\n") ? text.slice(text.indexOf("\r\n\r\n") + 4) : "";
-  return { status, body, reset: reset && status === 0 };
+  const end = text.includes("\r\n\r\n") ? text.indexOf("\r\n\r\n") : text.length;
+  const body = text.slice(end + 4);
+  return { status, head: text.slice(0, end).toLowerCase(), body, reset: reset && status === 0 };
 };
 
 const errorCode = (body: string) => {
   const parsed = JSON.parse(body) as { error: { code: string; message: string } };
   assert.equal(typeof parsed.error.message, "string");
   return parsed.error.code;
+};
+
+// What every answer carries, those the HTTP parser gives too: its X-Request-ID, no caching, no
+// sniffing of its media type.
+const assertFrontHeaders = (head: string) => {
+  assert.match(head, /\r\nx-request-id: [0-9a-f-]{36}\r\n/);
+  assert.match(head, /\r\ncache-control: private, no-store\r\n/);
+  assert.match(head, /\r\nx-content-type-options: nosniff\r\n/);
 };
 
 const upload = (bytes: number, extra = "") =>
@@ -134,6 +143,7 @@ Deno.test("headers past the limit are 431 with the contract's error body, not a 
     assert.equal(answer.reset, false, `${size}: reset`);
     assert.equal(answer.status, 431, `${size}`);
     assert.equal(errorCode(answer.body), "HEADERS_TOO_LARGE");
+    assertFrontHeaders(answer.head);
   }
 });
 
@@ -141,6 +151,7 @@ Deno.test("a request that is not HTTP is 400 with the contract's error body", as
   const answer = await exchange("HELLO THERE\r\n\r\n", 0);
   assert.equal(answer.status, 400);
   assert.equal(errorCode(answer.body), "INVALID_REQUEST");
+  assertFrontHeaders(answer.head);
 });
 
 // A preview of an empty file, whole: refused 400 INVALID_FILE once admitted, 503 BUSY while the

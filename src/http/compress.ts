@@ -56,7 +56,10 @@ export const compressJson = async (
   ) {
     return response;
   }
-  response.headers.append("vary", "accept-encoding");
+  // A document's answer already says so.
+  if (!/\baccept-encoding\b/i.test(response.headers.get("vary") ?? "")) {
+    response.headers.append("vary", "accept-encoding");
+  }
   if (!acceptsGzip(request)) return response;
   const bytes = await readWhole(response.body, length);
   const encoded = kept?.(bytes, gzip) ?? gzip(bytes);

@@ -138,10 +138,12 @@ const parseFailure = (error: Error & { code?: string; rawPacket?: unknown }) => 
 
 const answerParseFailure = (error: Error & { code?: string }, socket: Socket) => {
   const { status, reason, body } = parseFailure(error);
+  // The headers the front door gives every answer of an endpoint.
   socket.write(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${new TextEncoder().encode(body).byteLength}\r\nconnection: close\r\n\r\n` +
-      body,
+      `content-length: ${new TextEncoder().encode(body).byteLength}\r\n` +
+      `x-request-id: ${crypto.randomUUID()}\r\ncache-control: private, no-store\r\n` +
+      `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n` + body,
   );
   socket.end();
   // Read and drop what the client still sends, a little of it (see closeAfterRefusal); a late client
