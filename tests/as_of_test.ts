@@ -371,6 +371,56 @@ Deno.test("a data token is sealed: a scoped key cannot read commit numbers from 
   assert.match(whole.headers.get("data-known-at") ?? "", /^\d{4}-\d{2}-\d{2}T/);
 });
 
+Deno.test("a scoped key's tokens change only with its own stores' data: it can neither count nor date other stores' commits", async () => {
+  const [mine, other] = stores;
+  const scoped = await app.key(["read"], { stores: [mine.id] });
+  const paths = [
+    ...readsOf(mine),
+    `/api/v1/portfolio?start=${windowStart}&end=${end}`,
+  ];
+  // The token (and the portfolio's ETag) each read gives the scoped key now.
+  const look = async (extra = "") => {
+    const seen: Array<string | null> = [];
+    for (const path of paths) {
+      const answer = await app.call("GET", path + extra, { key: scoped.key });
+      assert.equal(answer.status, 200, path);
+      seen.push(answer.headers.get("data-token"), answer.headers.get("etag"));
+    }
+    return seen;
+  };
+  const before = await look();
+  await tick();
+  const between = new Date().toISOString();
+  await tick();
+  await importCells([{ store: other, date: addDays(end, -5), value: "77.25" }]);
+  await tick();
+  const after = new Date().toISOString();
+  // Current reads, and reads as of instants either side of the other store's commit, look alike.
+  assert.deepEqual(await look(), before);
+  const asOf = (at: string) => look(`&known_at=${encodeURIComponent(at)}`);
+  assert.deepEqual(
+    (await asOf(between)).filter((_, i) => i % 2 === 0),
+    (await asOf(after)).filter((_, i) => i % 2 === 0),
+  );
+  // The scoped token reads the store's data as it is now, byte for byte.
+  const [energy] = paths;
+  const now = await app.call("GET", energy, { key: scoped.key });
+  const byToken = await app.handler(
+    new Request(
+      `http://service.test${withParam(energy, "data_token", now.headers.get("data-token")!)}`,
+      { headers: { authorization: `Bearer ${scoped.key}` } },
+    ),
+  );
+  assert.equal(byToken.status, 200);
+  assert.deepEqual(JSON.parse(await byToken.text()), now.body);
+  // A key of every store sees the commit; a commit of its own store moves the scoped key's.
+  const whole = await app.call("GET", energy, { key: writer.key });
+  assert.notEqual(whole.headers.get("data-token"), before[0]);
+  await importCells([{ store: mine, date: addDays(end, -5), value: "78.25" }]);
+  const moved = await look();
+  for (let i = 0; i < paths.length; i++) assert.notEqual(moved[2 * i], before[2 * i], paths[i]);
+});
+
 Deno.test("a data token still reads its data after a restart (the secret is kept in the database)", async () => {
   const [path] = readsOf(stores[0]);
   const before = await raw(path);

@@ -453,6 +453,40 @@ Deno.test("a batch's reason and actor go only to keys that may read all of it", 
   }
 });
 
+Deno.test("a scoped key's cursors move only with its own stores' changes", async () => {
+  const [other, mine] = stores;
+  const poll = async (after?: string) => {
+    const page = await app.call(
+      "GET",
+      `/api/v1/changes?limit=1000${after === undefined ? "" : `&after=${after}`}`,
+      { key: scoped.key },
+    );
+    assert.equal(page.status, 200);
+    return page.body as {
+      changes: Array<{ store_id: number }>;
+      next_cursor: string;
+      head_cursor: string;
+    };
+  };
+  let page = await poll();
+  while (page.changes.length > 0) page = await poll(page.next_cursor);
+  const quiet = await poll(page.next_cursor);
+  assert.deepEqual(quiet.changes, []);
+  await importCsv([[other, addDays(end, -9), "9.5"]]);
+  const still = await poll(page.next_cursor);
+  assert.deepEqual(
+    [still.changes, still.next_cursor, still.head_cursor],
+    [[], quiet.next_cursor, quiet.head_cursor],
+  );
+  await importCsv([[mine, addDays(end, -9), "10.5"]]);
+  const moved = await poll(page.next_cursor);
+  assert.deepEqual(moved.changes.map((c) => c.store_id), [mine.id]);
+  assert.notEqual(moved.next_cursor, quiet.next_cursor);
+  assert.notEqual(moved.head_cursor, quiet.head_cursor);
+  // From its new head on, the key is given its store's last commit again.
+  assert.deepEqual((await poll(moved.head_cursor)).changes.map((c) => c.store_id), [mine.id]);
+});
+
 Deno.test("audit: a profile edit is listed with its before and after, for raw keys", async () => {
   const [editable] = await sql<{ id: number; name: string }>(
     "SELECT id, name FROM stores WHERE profile_editable AND id = ANY ($1::int[]) ORDER BY id LIMIT 1",

@@ -11,7 +11,7 @@ import { ROUTINES } from "../src/routines.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
-import { undo0016 } from "./schema_history.ts";
+import { undo0016, undo0017 } from "./schema_history.ts";
 
 const app = await makeTestApp((db) =>
   db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 2 }), { reset: false })))
@@ -74,14 +74,30 @@ Deno.test("migration 0016 gives every month chunk the running totals its writer 
   );
   await sql("DELETE FROM installed_routines WHERE name = $1", [derivedRoutine.name]);
   assert.deepEqual(await app.db.run(installRoutines(ROUTINES)), [derivedRoutine.name]);
-  await sql(undo0016);
-  assert.deepEqual(await app.db.run(migrate).then((applied) => applied.map(([id]) => id)), [16]);
+  await sql(undo0017 + undo0016);
+  assert.deepEqual(
+    await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
+    [16, 17],
+  );
   const check = await app.db.run(checkStoredDays());
   assert.deepEqual([check.mismatches, check.months], [[], []]);
   const [month] = await sql<{ n: number }>(
     "SELECT count(*)::int AS n FROM energy_months WHERE octet_length(days_json) <> length(days_json)",
   );
   assert.ok(month.n >= 1, "a chunk holds multibyte text");
+});
+
+Deno.test("migration 0017 notes the stores of every commit made before it, as the writer does", async () => {
+  const rows = () =>
+    sql<{ store_id: number; seq: string }>(
+      "SELECT store_id, seq::text FROM commit_stores ORDER BY seq, store_id",
+    );
+  const written = await rows();
+  const [stores] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM stores");
+  assert.equal(written.filter((r) => r.seq === written[0].seq).length, stores.n);
+  await sql(undo0017);
+  assert.deepEqual(await app.db.run(migrate).then((applied) => applied.map(([id]) => id)), [17]);
+  assert.deepEqual(await rows(), written);
 });
 
 Deno.test("the service is not ready while a routine is not installed", async () => {

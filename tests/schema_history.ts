@@ -73,6 +73,11 @@ export const undo0011 = `
     FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
   DELETE FROM schema_migrations WHERE migration_id = 11;`;
 
+// Migration 0017 undone: no record of the stores each commit changed, the migration not recorded.
+export const undo0017 = `
+  DROP TABLE commit_stores;
+  DELETE FROM schema_migrations WHERE migration_id = 17;`;
+
 // Migration 0016 undone: each month chunk's day lengths back from its ends, the running totals gone
 // and the migration not recorded.
 export const undo0016 = `

@@ -7,7 +7,7 @@ import { dbBoundary } from "../db/errors.ts";
 import { fixed4, utc, utcMicros } from "../db/sql_text.ts";
 import { JsonText } from "../domain/answers.ts";
 import type { AuditEntry, BatchItem } from "../domain/changes.ts";
-import { servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
+import { scopedSeqSql, servedKwhSql, sourceKindSql, statusSql } from "../energy/day_sql.ts";
 import { span } from "../ops/span.ts";
 import { mayReadBatchSql } from "../auth/access.ts";
 
@@ -45,8 +45,13 @@ const actorJson = (m: string) =>
 const changesSql = `
 WITH scanned AS (
   SELECT c.seq, c.committed_at, c.batch_id, ir.id AS row_id, ir.row_number, ir.resolved_store_id
+  -- For a key limited to some stores, only the commits that changed one of them: its cursors
+  -- move only with its own stores' changes.
   FROM (SELECT x.seq, x.batch_id, x.committed_at FROM commits x
-        WHERE x.seq >= $1::bigint ORDER BY x.seq LIMIT $3) c
+        WHERE x.seq >= $1::bigint
+          AND ($5::int[] IS NULL OR EXISTS (
+            SELECT 1 FROM commit_stores cs WHERE cs.seq = x.seq AND cs.store_id = ANY ($5::int[])))
+        ORDER BY x.seq LIMIT $3) c
   CROSS JOIN LATERAL (
     SELECT r.id, r.row_number, r.resolved_store_id FROM import_rows r
     WHERE r.batch_id = c.batch_id
@@ -76,7 +81,7 @@ WITH scanned AS (
     (array_agg(s.seq ORDER BY s.seq DESC, s.row_number DESC))[1]::text AS last_seq,
     (array_agg(s.row_number ORDER BY s.seq DESC, s.row_number DESC))[1] AS last_row,
     (SELECT left(generation, 16) FROM dataset) AS generation,
-    (SELECT k.seq::text FROM commit_clock k) AS head_seq
+    (SELECT (${scopedSeqSql("$5::int[]", "k.seq")})::text FROM commit_clock k) AS head_seq
   FROM scanned s
 )
 SELECT m.scanned, m.scanned_mine, m.last_seq, m.last_row, m.generation, m.head_seq, x.seq::text AS change_seq,

@@ -19,6 +19,7 @@ import m0013 from "../../migrations/0013_import_review.sql" with { type: "text" 
 import m0014 from "../../migrations/0014_provisional_days.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_month_settled_sums.sql" with { type: "text" };
 import m0016 from "../../migrations/0016_month_running_totals.sql" with { type: "text" };
+import m0017 from "../../migrations/0017_commit_stores.sql" with { type: "text" };
 
 // Each migration is a plain SQL file, imported as text (no globbing at run time: the record below
 // is the list).
@@ -39,6 +40,7 @@ export const migrationTexts: Readonly<Record<string, string>> = {
   "0014_provisional_days": m0014,
   "0015_month_settled_sums": m0015,
   "0016_month_running_totals": m0016,
+  "0017_commit_stores": m0017,
 };
 
 export const migrations = Object.fromEntries(

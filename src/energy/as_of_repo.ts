@@ -5,6 +5,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { dbBoundary } from "../db/errors.ts";
 import { utcMicros } from "../db/sql_text.ts";
+import { scopedSeqSql } from "./day_sql.ts";
 import type { AsOf, ResolvedAsOf } from "../domain/as_of.ts";
 import { badRequest, conflict, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
@@ -21,7 +22,7 @@ interface Row {
   readonly kept_from: string | null;
 }
 
-// $1: the instant asked for, or $2: the commit number of a token.
+// $1: the instant asked for (with $2 the key's stores), or $2: the commit number of a token.
 const resolveSql = (pick: string) => `
 SELECT k.seq::text AS clock_seq, k.history_from::text AS history_from,
   left(d.generation, 16) AS generation,
@@ -34,11 +35,16 @@ FROM commit_clock k
 CROSS JOIN dataset d
 LEFT JOIN LATERAL (${pick}) c ON true`;
 
+// The last commit at the instant; for a key limited to some stores ($2), the commit its stores'
+// data was at then (scopedSeqSql), so that a token of a read as of an instant changes only when its
+// stores' data does.
 const byInstant = resolveSql(`
-  SELECT x.seq, x.committed_at FROM commits x
-  WHERE x.committed_at <= $1::timestamptz
-  ORDER BY x.committed_at DESC, x.seq DESC
-  LIMIT 1`);
+  SELECT y.seq, y.committed_at
+  FROM (SELECT x.seq FROM commits x
+        WHERE x.committed_at <= $1::timestamptz
+        ORDER BY x.committed_at DESC, x.seq DESC
+        LIMIT 1) g
+  JOIN commits y ON y.seq = ${scopedSeqSql("$2::int[]", "g.seq")}`);
 
 const byToken = resolveSql(`
   SELECT x.seq, x.committed_at FROM commits x WHERE x.seq = $2::bigint`);
@@ -60,7 +66,7 @@ export class AsOfRepo extends Effect.Service<AsOfRepo>()("Energy/AsOfRepo", {
       Effect.gen(function* () {
         const rows = yield* dbBoundary(sql.unsafe<Row>(
           asOf.kind === "instant" ? byInstant : byToken,
-          asOf.kind === "instant" ? [asOf.at] : [null, asOf.seq],
+          asOf.kind === "instant" ? [asOf.at, storeIds] : [null, asOf.seq],
         ));
         const row = rows[0];
         if (row === undefined) return yield* unavailable(Messages.noData());

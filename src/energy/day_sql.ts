@@ -250,6 +250,24 @@ const versionSql = (facts: string, revisions: string) =>
 export const dataTokenSql =
   `(SELECT k.seq || '.' || left(d.generation, 16) FROM commit_clock k CROSS JOIN dataset d)`;
 
+// The commit whose data a key limited to the stores `storeIds` (an int[] expression; null: every
+// store) is shown for commit `seq` (`k`: the commit clock's row): the latest commit up to `seq` that
+// changed one of its stores (commit_stores), not before the history kept (the first commit kept
+// when none did). Read as of it, those stores' data is what it is at `seq`; and it changes only
+// when their data does, so that the key can neither count nor date other stores' commits.
+export const scopedSeqSql = (storeIds: string, seq: string) => `
+  CASE WHEN ${storeIds} IS NULL OR ${seq} < k.history_from THEN ${seq}
+    ELSE greatest(k.history_from, coalesce(
+      (SELECT max(cs.seq) FROM commit_stores cs
+       WHERE cs.store_id = ANY (${storeIds}) AND cs.seq <= ${seq}),
+      (SELECT min(x.seq) FROM commits x WHERE x.seq >= k.history_from AND x.seq <= ${seq}),
+      ${seq})) END`;
+
+// dataTokenSql for such a key.
+export const scopedDataTokenSql = (storeIds: string) =>
+  `(SELECT ${scopedSeqSql(storeIds, "k.seq")} || '.' || left(d.generation, 16)
+    FROM commit_clock k CROSS JOIN dataset d)`;
+
 /**
  * The energy days of a scope and range (inclusive), from the stored months: one row per calendar
  * month of the range, in order, each with the month's part of the days (DailyRows as JSON text,
@@ -443,6 +461,7 @@ RETURNS TABLE (credential json, summary text, version text, part text, token tex
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   c record;
+  scoped_token text;
 BEGIN
 ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
   IF NOT FOUND THEN
@@ -457,9 +476,10 @@ ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
     RETURN NEXT;
     RETURN;
   END IF;
+  scoped_token := ${scopedDataTokenSql("c.store_ids")};
+  token := scoped_token;
   IF p_if_version IS NOT NULL THEN
-    SELECT v.version, ${dataTokenSql} INTO version, token
-      FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
+    SELECT v.version INTO version FROM (${energyVersionSql("p_scope", "p_start", "p_end")}) v;
     IF version = p_if_version THEN
       RETURN NEXT;
       RETURN;
@@ -468,7 +488,7 @@ ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
   -- What is the same for every part comes with the first one only.
   RETURN QUERY SELECT
       CASE WHEN j.n = 1 THEN credential END, CASE WHEN j.n = 1 THEN j.summary END,
-      CASE WHEN j.n = 1 THEN j.version END, j.part, CASE WHEN j.n = 1 THEN j.token END,
+      CASE WHEN j.n = 1 THEN j.version END, j.part, CASE WHEN j.n = 1 THEN scoped_token END,
       CASE WHEN j.n = 1 THEN timezone END, CASE WHEN j.n = 1 THEN unit END
     FROM energy_days_json(p_scope, p_start, p_end)
       WITH ORDINALITY AS j(summary, version, part, token, n)

@@ -179,9 +179,10 @@ export const applyRevisions = (
 
 /**
  * Numbers the committed batches `batchIds` (in that order) with the next numbers of the commit
- * clock. Called last in the transaction that commits them: the clock's row stays locked until the
- * transaction ends, so numbers follow the order in which commits become visible, and a statement
- * that reads the clock sees exactly the commits numbered up to it.
+ * clock, and notes the stores each one changed (commit_stores). Called last in the transaction that
+ * commits them: the clock's row stays locked until the transaction ends, so numbers follow the
+ * order in which commits become visible, and a statement that reads the clock sees exactly the
+ * commits numbered up to it.
  */
 export const recordCommits = (batchIds: ReadonlyArray<number>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -190,10 +191,15 @@ export const recordCommits = (batchIds: ReadonlyArray<number>) =>
          UPDATE commit_clock SET seq = seq + $2::int,
            committed_at = greatest(clock_timestamp(), coalesce(committed_at, '-infinity'))
          RETURNING seq, committed_at
+       ), numbered AS (
+         INSERT INTO commits (seq, batch_id, committed_at)
+         SELECT t.seq - $2::int + b.ord, b.id, t.committed_at
+         FROM tick t, unnest($1::int[]) WITH ORDINALITY AS b(id, ord)
+         RETURNING seq, batch_id
        )
-       INSERT INTO commits (seq, batch_id, committed_at)
-       SELECT t.seq - $2::int + b.ord, b.id, t.committed_at
-       FROM tick t, unnest($1::int[]) WITH ORDINALITY AS b(id, ord)`,
+       INSERT INTO commit_stores (store_id, seq)
+       SELECT DISTINCT r.resolved_store_id, n.seq
+       FROM numbered n JOIN import_rows r ON r.batch_id = n.batch_id`,
       [batchIds, batchIds.length],
     )).pipe(Effect.asVoid, span("DayWriter.recordCommits"));
 

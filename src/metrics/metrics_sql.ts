@@ -4,7 +4,7 @@
 // The day facts come from the stored day (day_sql.ts): the value served and its status.
 import { credentialIntoSql, mayReadStoreSql } from "../auth/access.ts";
 import { functionRoutine, type Routine } from "../db/routines.ts";
-import { dataTokenSql, rangeFactsSql } from "../energy/day_sql.ts";
+import { dataTokenSql, rangeFactsSql, scopedDataTokenSql } from "../energy/day_sql.ts";
 import { SUMMER } from "./engine.ts";
 
 // The stored days of the scope from `from` to `to` (SQL expressions), as a relation with
@@ -174,6 +174,7 @@ DECLARE
   c record;
   tz text;
   scope_unit text;
+  scoped_token text;
 BEGIN
 ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
   IF NOT FOUND THEN
@@ -188,16 +189,17 @@ ${credentialIntoSql("c", "p_key_hash", "p_session_hash")}
   END IF;
   out_timezone := tz;
   out_unit := scope_unit;
+  scoped_token := ${scopedDataTokenSql("c.store_ids")};
+  out_token := scoped_token;
   IF p_version_only OR p_if_version IS NOT NULL THEN
-    SELECT v.out_version, v.out_token INTO out_version, out_token
-      FROM metric_version(p_store, p_scope, p_start, p_end) v;
+    SELECT v.out_version INTO out_version FROM metric_version(p_store, p_scope, p_start, p_end) v;
     IF p_version_only OR out_version = p_if_version THEN
       RETURN NEXT;
       RETURN;
     END IF;
   END IF;
   RETURN QUERY SELECT credential, i.out_days, i.out_stages, i.out_periods, i.out_tev,
-      i.out_baseline, i.out_version, i.out_token, tz, scope_unit
+      i.out_baseline, i.out_version, scoped_token, tz, scope_unit
     FROM metric_inputs(p_store, p_scope, p_start, p_end, tz) i;
 END;
 $fn$;`,

@@ -4,7 +4,7 @@
 // facts of the stored days come through `DaysOf`, so a read as of an earlier commit is the same
 // statement over energy_days_at.
 import { utc } from "../db/sql_text.ts";
-import { dataTokenSql } from "../energy/day_sql.ts";
+import { scopedDataTokenSql } from "../energy/day_sql.ts";
 import { listVersionSql } from "../stores/store_repo.ts";
 import { SUMMER } from "../metrics/engine.ts";
 import { SUMMER_FIRST, SUMMER_LAST, summersSql } from "../metrics/metrics_sql.ts";
@@ -45,12 +45,14 @@ const storesSql = `
   LIMIT $8::int`;
 
 // The version of a portfolio answer: the store list's version for the key's stores (the snapshot
-// and the profiles), and the commit the data has reached (every change to the days of any store
-// is a commit). Coarser than a store's metrics version, and enough: a portfolio covers most stores.
-// `storeIds`: an int[] expression, null for every store.
+// and the profiles), and the data token of the key's stores (every change to the days of a store is
+// a commit; for a key limited to some stores, the latest commit of its own). Coarser than a store's
+// metrics version, and enough: a portfolio covers most stores. `storeIds`: an int[] expression,
+// null for every store.
 export const versionSql = (storeIds: string) => `
-SELECT v.version || '.' || (SELECT k.seq FROM commit_clock k) AS version, ${dataTokenSql} AS token
-FROM (${listVersionSql(storeIds)}) v`;
+SELECT v.version || '.' || t.token AS version, t.token
+FROM (${listVersionSql(storeIds)}) v
+CROSS JOIN (SELECT ${scopedDataTokenSql(storeIds)} AS token) t`;
 
 // Where the pages of a portfolio start: the key of every $4-th store and scope in page order (the
 // last of each full page, after which the next page starts), as JSON, and the version of the store

@@ -47,6 +47,7 @@ const DATA_TABLES = [
   "energy_revisions",
   "energy_months",
   "commits",
+  "commit_stores",
   "idempotency_records",
   "target_periods",
   "target_period_items",
