@@ -68,6 +68,55 @@ Deno.test("the server answers whole requests, bodies included", async () => {
   assert.equal((await session.json()).error.code, "INVALID_CREDENTIAL");
 });
 
+Deno.test("an answer cut after its first bytes resets the connection: even a close-delimited body never looks whole", async () => {
+  const cutting = await serve(() =>
+    Promise.resolve(
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(encoder.encode("date,kwh\r\n2026-01-01,1.0000\r\n"));
+          },
+          // A later page fails once the first has reached the client.
+          async pull(controller) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            controller.error(new Error("a later page failed"));
+          },
+        }),
+        { headers: { "content-type": "text/csv" } },
+      ),
+    ), {
+    port: 0,
+    hostname: "127.0.0.1",
+    headersMs: 600,
+    requestMs: 5_000,
+    idleMs: 1_500,
+  });
+  try {
+    for (const version of ["1.0", "1.1"]) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: cutting.port });
+      await conn.write(encoder.encode(`GET /export HTTP/${version}\r\nhost: x\r\n\r\n`));
+      const buffer = new Uint8Array(4096);
+      let text = "";
+      const ended = await (async () => {
+        try {
+          while (true) {
+            const n = await conn.read(buffer);
+            if (n === null) return "closed";
+            text += new TextDecoder().decode(buffer.subarray(0, n));
+          }
+        } catch (error) {
+          return error instanceof Deno.errors.ConnectionReset ? "reset" : String(error);
+        }
+      })();
+      conn.close();
+      assert.match(text, /2026-01-01/, version);
+      assert.equal(ended, "reset", `HTTP/${version}: ${JSON.stringify(text)}`);
+    }
+  } finally {
+    await cutting.shutdown();
+  }
+});
+
 Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for its path", async () => {
   const ask = async (head: string) => {
     const conn = await connect();

@@ -342,6 +342,10 @@ const writeResponse = async (
     }
     res.end();
   } catch {
+    // A cut answer must not look whole. Without a length or chunks (an HTTP/1.0 client, or a proxy
+    // that speaks it) a body ends when the connection does: a plain close would end it as a
+    // complete one, a reset does not.
+    res.socket?.resetAndDestroy();
     res.destroy();
   }
 };
