@@ -561,6 +561,37 @@ Deno.test("a name or address with a NUL character or a lone surrogate is 400, no
   await assertUntouched(store);
 });
 
+Deno.test("a name or address is one line: a line break or control character inside is 400 (files could not give it back)", async () => {
+  const store = take();
+  const bodies = [
+    { name: "店A\r\n店B", address: "x", expected_version: 1 },
+    { name: "店\u000b名", address: "x", expected_version: 1 },
+    { name: "正常", address: "路\n1 号", expected_version: 1 },
+    { name: "正常", address: "路\u2028号", expected_version: 1 },
+    { name: "店\u0085名", address: "x", expected_version: 1 },
+  ];
+  for (const body of bodies) {
+    const answer = await patch(store.id, body);
+    assertErrorBody(answer, 400, "INVALID_REQUEST");
+    assert.match(answer.body.error.message, /one line of text/, JSON.stringify(body));
+  }
+  const zh = await app.call("PATCH", path(store.id), {
+    key: writer.key,
+    headers: { "accept-language": "zh-CN" },
+    body: bodies[0],
+  });
+  assert.match(zh.body.error.message, /应为一行文本/);
+  await assertUntouched(store);
+  // Spaces inside stay, surrounding whitespace (line breaks too) is trimmed.
+  const answer = await patch(store.id, {
+    name: "\n 店 名 \t",
+    address: "路 1 号",
+    expected_version: 1,
+  });
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.equal(result(answer).profile.name, "店 名");
+});
+
 Deno.test("the 80 and 200 character limits count characters, not UTF-16 code units", async () => {
   const store = take();
   // U+20BB7 (𠮷, CJK Extension B, used in real shop names) is one character, two UTF-16 units.

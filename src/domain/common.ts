@@ -94,6 +94,17 @@ export const TextOfLength = (min: number, max: number) =>
     }),
   );
 
+// One line of such text (a store's name, an address): no control character, no line or paragraph
+// separator. A name goes into files and comes back from them (exports, templates): a line break
+// or a control character in it would not read back as written.
+const CONTROL = /[\u0000-\u001F\u007F-\u009F\u2028\u2029]/;
+export const OneLineText = (max: number) =>
+  TrimmedText(max).pipe(
+    Schema.filter((s) => !CONTROL.test(s), {
+      message: () => "expected one line of text without control characters",
+    }),
+  );
+
 // Text a person typed, trimmed of surrounding whitespace first: 1 to max characters remain.
 export const TrimmedText = (max: number) =>
   Schema.compose(Schema.Trim, TextOfLength(1, max)).annotations({

@@ -9,7 +9,7 @@ import {
   Id,
   KeyStoreStatus,
   Nullable,
-  TrimmedText,
+  OneLineText,
 } from "./common.ts";
 
 export const Dataset = Schema.Struct({
@@ -175,8 +175,8 @@ export const StoreReference = Schema.Struct({
 }).annotations({ identifier: "StoreReference" });
 
 export const ProfileUpdate = Schema.Struct({
-  name: TrimmedText(80),
-  address: TrimmedText(200),
+  name: OneLineText(80),
+  address: OneLineText(200),
   expected_version: Id,
 }).annotations({ identifier: "ProfileUpdate", parseOptions: { onExcessProperty: "error" } });
 
