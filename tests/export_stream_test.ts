@@ -248,13 +248,14 @@ const BEFORE: Record<string, string | Record<string, string>> = {
     "xl/worksheets/sheet4.xml": "002131cc3378f62bdf65ad5ee30165d6634ffeed7a87f5c7d26c2a7996a7ac9b",
     "xl/worksheets/sheet5.xml": "6be063cf577553bf946aee04eb6d8637090facdd49c90ee4e69530d105cc7f68",
   },
+  // The provisional legacy days of the dataset's last day left blank (layout.ts exportCell).
   "start=2025-11-20&end=2026-11-20&format=xlsx&legacy=values": {
     ...WORKBOOK_PARTS,
-    "xl/worksheets/sheet1.xml": "44f00097e44256d339bd71ec960abe71763e47b3755419eebb4cab332e5e7e1e",
-    "xl/worksheets/sheet2.xml": "5031150662bed0a0189dc70788965d579e58b87bc1c936f97840076e4537773c",
-    "xl/worksheets/sheet3.xml": "a42821447757335ebe09fecc611b543bca8f17be8ce496e9d46045a939aac0de",
-    "xl/worksheets/sheet4.xml": "a0148502e82b22f14083a8d8b0551b6edbe0f02682de95011ac450dc5bc9ba8a",
-    "xl/worksheets/sheet5.xml": "5feea391ddef6ca5e7c90f904861e9126d0b5d55fab1e9f286dbacae363febda",
+    "xl/worksheets/sheet1.xml": "1372cea66719a08a72edd3ce7bdc92f6109ecebe14044f0fbb856d83619371be",
+    "xl/worksheets/sheet2.xml": "9a7db369294890805c824ac651ca55e1b621a6d4bf7319c23674b1198883836b",
+    "xl/worksheets/sheet3.xml": "3dc3afc325c4a720b9faddb98d9db47f7e7f596503d994763990a9e838db4640",
+    "xl/worksheets/sheet4.xml": "e2b067d3f762826394982016a088632b3a4257ab9b466ea682aafb73b3d72a7f",
+    "xl/worksheets/sheet5.xml": "0454e4bfc7ddfa41f300f3b1a5d055699981aabf3f95f230ee810a45a258401c",
   },
 };
 

@@ -7,6 +7,7 @@ import { Decimal } from "decimal.js";
 import ExcelJS from "exceljs";
 // @ts-types="../src/imports/csv_parse_sync.d.ts"
 import { parse } from "csv-parse/sync";
+import { SqlClient } from "@effect/sql";
 import { Chunk, Effect, Either, Exit, FastCheck as fc, Stream } from "effect";
 import { EnergyResponse } from "../src/domain/energy.ts";
 import { Import } from "../src/domain/imports.ts";
@@ -344,6 +345,16 @@ Deno.test("edits to an export are honoured: a number over a legacy day, a legacy
     (await exported(`${queryOf(start, last, "csv", [store.id])}&legacy=values`)).bytes,
   );
   assert.ok(shown.includes(`${confirmed.business_date},${confirmed.energy_kwh},`));
+  // A provisional legacy day stays blank: sent back, it is left alone (SKIP_MISSING), not settled.
+  const provisional = await app.db.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ day: string }>`
+      SELECT business_date::text AS day FROM energy_days
+      WHERE scope_id = ${store.scope_id} AND business_date BETWEEN ${start}::date AND ${last}::date
+        AND provisional = 1 AND source_kind = 'LEGACY_DIRECT'`),
+  );
+  assert.ok(provisional.length > 0, "a provisional legacy day");
+  for (const { day } of provisional) assert.ok(shown.includes(`,${day},,`), day);
   const confirmedLine = shown.split("\r\n").find((l) => l.includes(confirmed.business_date))!;
   const text = new TextDecoder().decode(
     (await exported(queryOf(start, last, "csv", [store.id]))).bytes,
@@ -594,7 +605,7 @@ Deno.test("cells: each served day becomes the import's no-change cell", () => {
     status: "AVAILABLE" | "NO_DATA" | "VOID",
     kind: string | null,
     served: string | null,
-  ) => exportCell({ status, sourceKind: kind, served, note: null });
+  ) => exportCell({ status, sourceKind: kind, served, provisional: false, note: null });
   assert.deepEqual(parseEnergyText(cellText(day("VOID", "LEGACY_DIRECT", null))), { kind: "VOID" });
   assert.deepEqual(parseEnergyText(cellText(day("NO_DATA", null, null))), { kind: "BLANK" });
   assert.deepEqual(parseEnergyText(cellText(exportCell(undefined))), { kind: "BLANK" });
@@ -602,13 +613,15 @@ Deno.test("cells: each served day becomes the import's no-change cell", () => {
     kind: "BLANK",
   });
   // Asked for, a legacy value is written as its number (sent back: RELINK, rules.md §8).
+  const legacy = { status: "AVAILABLE", sourceKind: "LEGACY_DIRECT", served: "0.0000" } as const;
   assert.deepEqual(
-    exportCell(
-      { status: "AVAILABLE", sourceKind: "LEGACY_DIRECT", served: "0.0000", note: null },
-      "values",
-    ),
+    exportCell({ ...legacy, provisional: false, note: null }, "values"),
     { kind: "number", kwh: "0.0000" },
   );
+  // Not while it is provisional: sent back, a part of the day would be settled as the whole day.
+  assert.deepEqual(exportCell({ ...legacy, provisional: true, note: null }, "values"), {
+    kind: "blank",
+  });
   for (const kind of ["CLEANED", "MANUAL_UPLOAD"]) {
     assert.deepEqual(parseEnergyText(cellText(day("AVAILABLE", kind, "12.5000"))), {
       kind: "NUMBER",

@@ -23,7 +23,7 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("Exports/ExportRepo
       dbBoundary(sql.unsafe<StoredDay>(
         `SELECT e.scope_id::int AS "scopeId", (e.business_date - $2::date)::int AS "offset",
            ${fixed4("e.served_kwh")} AS served, e.status, e.source_kind AS "sourceKind",
-           e.quality_note AS note
+           e.provisional = 1 AS provisional, e.quality_note AS note
          FROM energy_days e
          WHERE e.scope_id = ANY($1::int[]) AND e.business_date BETWEEN $2::date AND $3::date`,
         [scopeIds, start, end],

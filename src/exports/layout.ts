@@ -18,6 +18,8 @@ export interface ExportDay {
   readonly served: string | null;
   readonly status: "AVAILABLE" | "NO_DATA" | "VOID";
   readonly sourceKind: string | null;
+  // An intraday rolling value (rules.md §2), not yet the day's.
+  readonly provisional: boolean;
   readonly note: string | null;
 }
 
@@ -46,7 +48,11 @@ export const exportCell = (
   if (day === undefined) return BLANK_CELL;
   if (day.status === "VOID") return VOID_CELL;
   if (day.status !== "AVAILABLE" || day.served === null) return BLANK_CELL;
-  if (day.sourceKind === "LEGACY_DIRECT" && legacy === "blank") return BLANK_CELL;
+  // A legacy value is confirmed only when asked for, and never while it is provisional: sent back,
+  // a part of a day's energy would be settled as the whole day's.
+  if (day.sourceKind === "LEGACY_DIRECT" && (legacy === "blank" || day.provisional)) {
+    return BLANK_CELL;
+  }
   return { kind: "number", kwh: day.served };
 };
 
