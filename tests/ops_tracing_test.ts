@@ -107,6 +107,13 @@ Deno.test("the spans of a request reach the collector with the route template an
     );
     assert.equal(answer.status, 200);
     await answer.arrayBuffer();
+    // A key pasted into a path is not traced either (a 404 is traced as any answer).
+    const pasted = await app.handler(
+      new Request(BASE + `/api/v1/stores/${key}/energy`, {
+        headers: { authorization: `Bearer ${key}` },
+      }),
+    );
+    await pasted.arrayBuffer();
     const requestId = answer.headers.get("x-request-id");
     await app.dispose();
 

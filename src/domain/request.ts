@@ -41,3 +41,14 @@ export const matchesAny = (header: string | null | undefined) => header?.trim() 
 // Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for If-None-Match).
 export const etagMatches = (header: string | null | undefined, etag: string) =>
   header !== null && header !== undefined && (matchesAny(header) || tagsOf(header).includes(etag));
+
+const MAX_LOGGED_PATH = 200;
+// A path segment or query name logged (or traced) as it was sent only up to this length: a longer
+// one is written as "…", since a client may put a key there (an access key is 47 characters), and
+// a key never leaves the process. The service's own segments (ids, dates, asset names) are shorter.
+const MAX_LOGGED_PART = 32;
+
+export const loggedPart = (part: string) => part.length > MAX_LOGGED_PART ? "…" : part;
+
+export const loggedPath = (pathname: string) =>
+  pathname.split("/").map(loggedPart).join("/").slice(0, MAX_LOGGED_PATH);

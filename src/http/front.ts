@@ -5,7 +5,13 @@
 import { Context, type Redacted } from "effect";
 import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
-import { etagMatches, RequestNote, type RequestNoteShape } from "../domain/request.ts";
+import {
+  etagMatches,
+  loggedPart,
+  loggedPath,
+  RequestNote,
+  type RequestNoteShape,
+} from "../domain/request.ts";
 import type { Message } from "../domain/errors.ts";
 import { statusOfCode } from "../domain/error_codes.ts";
 import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
@@ -82,17 +88,6 @@ const DOCS_PAGE_POLICY = "default-src 'none'; script-src 'unsafe-inline' 'wasm-u
 
 // Paths whose answers are the same for everyone until a restart: compressed once, with an ETag.
 const DOCUMENTS = new Set(["/openapi.json", "/api-docs"]);
-
-const MAX_LOGGED_PATH = 200;
-// A path segment or query name logged as it was sent only up to this length: a longer one is
-// logged as "…", since a client may put a key there (an access key is 47 characters), and a key is
-// never logged. The service's own segments (ids, dates, asset names) are shorter.
-const MAX_LOGGED_PART = 32;
-
-const loggedPart = (part: string) => part.length > MAX_LOGGED_PART ? "…" : part;
-
-const loggedPath = (pathname: string) =>
-  pathname.split("/").map(loggedPart).join("/").slice(0, MAX_LOGGED_PATH);
 
 const encoder = new TextEncoder();
 

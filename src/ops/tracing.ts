@@ -7,7 +7,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import { Effect, type Exit, Layer, Option, Redacted, Tracer } from "effect";
 import type { TracingSettings } from "../config.ts";
-import { RequestNote } from "../domain/request.ts";
+import { loggedPath, RequestNote } from "../domain/request.ts";
 import { API_VERSION } from "../domain/version.ts";
 
 // A span as the exporter's tracer made it, seen through two rules: the query string never leaves
@@ -48,10 +48,14 @@ class KeptSpan implements Tracer.Span {
     if (this.sampled) this.inner.end(endTime, exit);
   }
   attribute(key: string, value: unknown) {
+    // No query (it may hold anything), and the path as the access log writes it.
     if (key === "url.query") return;
+    if (key === "url.path" && typeof value === "string") {
+      return this.inner.attribute(key, loggedPath(value));
+    }
     if (key === "url.full" && typeof value === "string") {
-      const cut = value.indexOf("?");
-      return this.inner.attribute(key, cut < 0 ? value : value.slice(0, cut));
+      const url = URL.parse(value);
+      return this.inner.attribute(key, url === null ? "" : url.origin + loggedPath(url.pathname));
     }
     this.inner.attribute(key, value);
   }
