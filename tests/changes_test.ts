@@ -433,6 +433,14 @@ Deno.test("a batch's reason and actor go only to keys that may read all of it", 
     [null, null, ""],
   );
   assert.match(hidden.revision.change_reason, /^Withheld/);
+  // The snapshot's batches (every store's) say what the platform wrote, to any key.
+  const loaded = await app.call(
+    "GET",
+    `/api/v1/stores/${b.id}/energy/${addDays(end, -7)}/versions`,
+    { key: scoped.key },
+  );
+  assert.equal(loaded.body.versions[0].actor.label, "Platform snapshot load");
+  assert.notEqual(loaded.body.versions[0].change_reason, null);
   // The upload's record names the file and counts its rows.
   const lineage = (key: string) =>
     app.call("GET", `/api/v1/import-rows/${hidden.version.import_row_id}/lineage`, { key });

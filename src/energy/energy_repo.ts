@@ -18,10 +18,13 @@ const revisionColumns = (reason: string) => `
   ${utc("r.committed_at")} AS committed_at, ${reason} AS change_reason, r.import_row_id,
   r.source_kind, coalesce(r.quality_status, 'UNREVIEWED') AS quality_status, r.quality_note`;
 
-// A key limited to some stores reads a revision's reason, actor, file name and note only when it
-// may read every row of the revision's batch, as GET /imports/{id} and the change feed decide
-// (mayReadBatchSql): the reason may name other stores. The history's reason is a required text.
+// A key limited to some stores reads an upload's reason, actor, file name and note only when it may
+// read every row of the batch, as GET /imports/{id} and the change feed decide (mayReadBatchSql):
+// the reason may name other stores. A snapshot's batches say only what the platform wrote. The
+// history's reason is a required text.
 const WITHHELD_REASON = "Withheld: the batch also changed stores outside this key's scope";
+const wholeSql = (batch: string, storeIds: string) =>
+  `(${batch}.batch_kind IS DISTINCT FROM 'UPLOAD' OR ${mayReadBatchSql(`${batch}.id`, storeIds)})`;
 
 // The energy days of a range as energy_days_json returns them (day_sql.ts): the summary, the
 // version, and the days as JSON text in parts (one per calendar month, to be joined by ", ").
@@ -168,13 +171,14 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       dbBoundary(sql.unsafe<Revision>(
         `SELECT ${
           revisionColumns(
-            `CASE WHEN ${mayReadBatchSql("ir.batch_id", "$2::int[]")} THEN r.change_reason ELSE '${
+            `CASE WHEN ${wholeSql("b", "$2::int[]")} THEN r.change_reason ELSE '${
               WITHHELD_REASON.replaceAll("'", "''")
             }' END`,
           )
         }
          FROM energy_revisions r
          LEFT JOIN import_rows ir ON ir.id = r.import_row_id
+         LEFT JOIN import_batches b ON b.id = ir.batch_id
          WHERE r.energy_id = $1 ORDER BY r.revision_no`,
         [energyId, storeIds],
       )).pipe(span("EnergyRepo.history"));
@@ -188,7 +192,7 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
            SELECT e.* FROM energy_days e WHERE e.scope_id = $1 AND e.business_date = $2::date
          ), revs AS (
            SELECT ${revisionColumns("r.change_reason")}, r.source_label, r.member_id,
-             m.display_name, m.login_name, ${mayReadBatchSql("b.id", "$3::int[]")} AS whole,
+             m.display_name, m.login_name, ${wholeSql("b", "$3::int[]")} AS whole,
              b.id AS batch_id, b.batch_no, b.batch_kind, b.status AS batch_status,
              ${utc("b.committed_at")} AS batch_committed_at, b.change_reason AS batch_reason,
              b.filename, b.note,
