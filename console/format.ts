@@ -35,6 +35,12 @@ export const formatTick = (value: number, lang: string) =>
 // Whether a text is a decimal as the service writes them (an import row's raw cell may be not).
 export const isDecimal = (text: string) => /^-?\d+(\.\d+)?$/.test(text);
 
+// A summary whose savings are negative: the service gives them as null (NEGATIVE_SAVINGS, actual
+// above the baseline over the matched days), where null savings with no matched day mean no data.
+export const aboveBaseline = (
+  s: { readonly aes_kwh: string | null; readonly matched_days: number },
+) => s.aes_kwh === null && s.matched_days > 0;
+
 // A column heading with its unit or a note: "Actual (kWh)", "实际（kWh）".
 export const withNote = (label: string, note: string, lang: string) =>
   lang === "zh-CN" ? `${label}（${note}）` : `${label} (${note})`;

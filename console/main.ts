@@ -219,13 +219,25 @@ const App = () => {
     start();
   }, []);
 
+  // Signed out once the service has ended the session (or it had ended already: 401). Any other
+  // failure keeps the page signed in and says so: the session may still be open.
+  const [signOutError, setSignOutError] = useState<string | null>(null);
   const signOut = async () => {
+    setSignOutError(null);
     try {
       await call("POST", "/auth/logout", { body: {} });
-    } finally {
-      setSession(null);
-      setMessage(t("signedOut"));
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 401)) {
+        setSignOutError(
+          `${t("signOutFailed")} ${
+            error instanceof ApiError && error.status >= 500 ? errorText(error) : t("networkRetry")
+          }`,
+        );
+        return;
+      }
     }
+    setSession(null);
+    setMessage(t("signedOut"));
   };
 
   useTitle(session === null ? t("signInTitle") : null);
@@ -258,6 +270,8 @@ const App = () => {
       onSignOut=${signOut}
       onLanguage=${() => setLang(language())}
     />
+    ${signOutError !== null &&
+      html`<p class="alert" role="alert" data-testid="sign-out-failed">${signOutError}</p>`}
     <main id="main" key=${language()}>
       <${Page} session=${session} />
     </main>

@@ -19,7 +19,7 @@ const hasChromium = (() => {
   }
 })();
 // BROWSER_JOURNEYS picks the journey files to walk: unset, all of them; "0", none; else their names,
-// separated by commas (console, a11y, numbers, review, savings, zh). CI walks them once, on one of
+// separated by commas (console, a11y, managers, numbers, review, savings, zh). CI walks them once, on one of
 // the two databases: they drive the console through the HTTP API, which both runs test.
 const picked = (Deno.env.get("BROWSER_JOURNEYS") ?? "").split(",").map((n) => n.trim());
 export const runsJourneys = (name: string) =>

@@ -373,9 +373,9 @@ export const ImportsPage = (props: { session: Session }) => {
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
       const content = base64Of(bytes);
-      const signature = `${file.name}\u0000${reason}\u0000${content.length}\u0000${
-        content.slice(0, 64)
-      }`;
+      // The same request again (a retry) reuses its key; a file changed anywhere is a new one.
+      const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+      const signature = `${file.name}\u0000${reason}\u0000${base64Of(digest)}`;
       const key = previewKey?.signature === signature ? previewKey.key : crypto.randomUUID();
       setPreviewKey({ signature, key });
       const body: PreviewInput = { filename: file.name, content_base64: content, reason };

@@ -14,7 +14,7 @@ import {
 } from "../api.ts";
 import { type Key, language, t } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { DIGITS } from "../format.ts";
+import { aboveBaseline, DIGITS } from "../format.ts";
 import {
   addDays,
   daysBetween,
@@ -156,10 +156,11 @@ const sortValue = (s: PortfolioStore, key: SortKey): SortValue => {
       return s.summary.actual_kwh;
     case "eba":
       return s.summary.matched_eba_kwh;
+    // Above the baseline is worse than any savings: first when the worst come first.
     case "aes":
-      return s.summary.aes_kwh;
+      return aboveBaseline(s.summary) ? "-1" : s.summary.aes_kwh;
     case "aer":
-      return s.summary.aer_percent;
+      return aboveBaseline(s.summary) ? "-1" : s.summary.aer_percent;
     case "matched":
       return s.summary.matched_days;
     case "provisional":
@@ -222,8 +223,20 @@ const Figures = (
   return html`
     <${NumCell} value=${s.actual_kwh} digits=${DIGITS.total} unit="kWh" testid="actual" />
     <${NumCell} value=${s.matched_eba_kwh} digits=${DIGITS.total} unit="kWh" />
-    <${NumCell} value=${s.aes_kwh} digits=${DIGITS.total} unit="kWh" />
-    <${NumCell} value=${s.aer_percent} digits=${DIGITS.percent} unit="%" testid="aer" />
+    ${aboveBaseline(s)
+      ? html`
+        <td class="num" data-testid="aes" title=${t("NEGATIVE_SAVINGS")}>${t(
+          "overBaseline",
+        )}</td>
+        <td class="num" data-testid="aer" title=${t("NEGATIVE_SAVINGS")}>${t(
+          "overBaseline",
+        )}</td>
+      `
+      : html`
+        <${NumCell} value=${s.aes_kwh} digits=${DIGITS.total} unit="kWh" testid="aes" />
+        <${NumCell}
+          value=${s.aer_percent} digits=${DIGITS.percent} unit="%" testid="aer" />
+      `}
     ${FLAGS.map((f) => html`<${FlagCell} value=${s[f]} />`)}
     <td
       class="num"
@@ -250,17 +263,29 @@ const figureHeads = () => [
 
 // --- The controls: range, brand, city.
 
-// Brands and cities seen in the answers of this page load: a filtered answer names only the
-// brands and cities it covers, so the choices are what has been seen, the current ones included.
+// Brands and cities seen in the answers of this page load, for the member and stores signed in: a
+// filtered answer names only the brands and cities it covers, so the choices are what has been
+// seen, the current ones included. Whoever signs in next starts from none (what an earlier key saw
+// is not shown to another).
 const knownBrands = new Map<number, string>();
 const knownCities = new Set<string>();
-const remember = (answer: PortfolioResponse) => {
+let knownBy = "";
+const knownFor = (session: Session) => {
+  const by = `${session.info.member}|${session.info.store_ids?.join(",") ?? "*"}`;
+  if (by === knownBy) return;
+  knownBrands.clear();
+  knownCities.clear();
+  knownBy = by;
+};
+const remember = (session: Session, answer: PortfolioResponse) => {
+  knownFor(session);
   for (const b of answer.brands) knownBrands.set(b.brand_id, b.brand_name);
   for (const c of answer.cities) if (c.city !== null) knownCities.add(c.city);
 };
 
 const Controls = (props: { session: Session; view: View }) => {
   const { view } = props;
+  knownFor(props.session);
   const [error, setError] = useState<string | null>(null);
   const { start: first, end: last } = props.session.dataset;
   const go = (change: Partial<View>) => navigate(urlOf({ ...view, ...change }));
@@ -572,7 +597,7 @@ export const PortfolioPage = (props: { session: Session; query: URLSearchParams 
     [view.start, view.end, view.brand, view.city],
   );
   // Before the controls are drawn, so that they offer what this answer names.
-  if (load.state === "ready") remember(load.value);
+  if (load.state === "ready") remember(props.session, load.value);
   return html`
     <h1 tabindex="-1" data-testid="portfolio-title">${t("pfTitle")}</h1>
     <p class="muted">${t("pfIntro")}</p>

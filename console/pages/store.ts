@@ -21,7 +21,7 @@ import {
 import { EnergyChart } from "../chart.ts";
 import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
 import { MonthsSection, SavingsSection } from "./store_savings.ts";
-import { DIGITS, instantOfWall, wallInputOf, weekdays } from "../format.ts";
+import { aboveBaseline, DIGITS, instantOfWall, wallInputOf, weekdays } from "../format.ts";
 import { language, metricWords, noteWords, sourceWords, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import {
@@ -298,14 +298,23 @@ const EnergySection = (props: {
 
 const Cards = (props: { summary: MetricSummary }) => {
   const s = props.summary;
+  // Savings above the baseline are said in words, not as a missing value.
+  const over = aboveBaseline(s);
   const card = (label: string, field: string, value: string | null, unit = "kWh") =>
-    html`
-      <div class="card" data-field=${field}><span class="label">${label}</span><span class="value">
-        <${Num} value=${value} digits=${unit === "%" ? DIGITS.percent : DIGITS.total} unit=${unit}
-          testid="card-value" /></span>${value !== null
-            ? html`<span class="unit">${unit}</span>`
-            : ""}</div>
-    `;
+    over && (field === "aes_kwh" || field === "aer_percent")
+      ? html`
+        <div class="card" data-field=${field}><span class="label">${label}</span><span
+          class="value" data-testid="card-value" title=${t("NEGATIVE_SAVINGS")}>${t(
+            "overBaseline",
+          )}</span></div>
+      `
+      : html`
+        <div class="card" data-field=${field}><span class="label">${label}</span><span class="value">
+          <${Num} value=${value} digits=${unit === "%" ? DIGITS.percent : DIGITS.total} unit=${unit}
+            testid="card-value" /></span>${value !== null
+              ? html`<span class="unit">${unit}</span>`
+              : ""}</div>
+      `;
   return html`
     <div class="cards" data-testid="metric-cards">
         ${card(t("actual"), "actual_kwh", s.actual_kwh)}
@@ -568,9 +577,10 @@ const ReferenceSection = (
           html`
             <p
               class="muted">${t("candidate")}: TES-180 <${Num} value=${r.target_candidate
-                .tes_180_kwh} digits=${DIGITS.kwh} unit="kWh" /> · TES-210 <${Num} value=${r
-                .target_candidate.tes_210_kwh} digits=${DIGITS
-                .kwh} unit="kWh" /> kWh · <${Code} code=${r
+                .tes_180_kwh} digits=${DIGITS.kwh} unit=${r.target_candidate
+                .unit} /> · TES-210 <${Num} value=${r.target_candidate.tes_210_kwh} digits=${DIGITS
+                .kwh} unit=${r.target_candidate.unit} /> ${r.target_candidate
+                .unit} · <${Code} code=${r
                 .target_candidate.status} /></p>
           `
         }
@@ -633,7 +643,11 @@ const ReferenceSection = (
                   <td>
                     <${Code} code=${i.publish_status} />
                   </td>
-                  <td>${i.issue_status === 1 ? t("yes") : t("no")}</td>
+                  <td>${i.issue_status === null
+                    ? show(null)
+                    : i.issue_status === 1
+                    ? t("yes")
+                    : t("no")}</td>
                 </tr>
               `
             )
@@ -717,15 +731,15 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
   const store = stores.load.state === "ready"
     ? stores.load.value.stores.find((s) => s.id === props.storeId)
     : undefined;
-  useTitle(
-    store?.name ??
-      (reference.load.state === "ready" ? reference.load.value.profile.name : t("store")),
-  );
+  // The profile's name first: it is read again after an edit, the list is not.
+  const name = reference.load.state === "ready"
+    ? reference.load.value.profile.name
+    : store?.name ?? t("store");
+  useTitle(name);
   return html`
     <p>
       <${Link} href="/console/stores">← ${t("backToStores")}<//></p>
-        <h1 tabindex="-1" data-testid="store-title">${store?.name ??
-          (reference.load.state === "ready" ? reference.load.value.profile.name : t("store"))}</h1>
+        <h1 tabindex="-1" data-testid="store-title">${name}</h1>
         <${Loaded} load=${stores.load} retry=${stores.reload}>${() =>
           store === undefined
             ? html`<${StoreMissing} load=${reference.load} retry=${reference.reload} />`

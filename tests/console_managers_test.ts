@@ -1,0 +1,210 @@
+// What an energy manager and a cleaning analyst rely on in the console, in a real browser (Debian's
+// chromium, driven by puppeteer-core): a sign-out that did not reach the service says so and keeps
+// the page signed in; what one key's portfolio named is not offered to the next key signed in on
+// the same page; a store above its baseline says so and comes first when the worst come first; a
+// file changed after its preview is previewed again; a rename shows in the store's heading.
+// Skipped without chromium (CHROMIUM_PATH, else /usr/bin/chromium).
+import assert from "node:assert/strict";
+import type * as portfolioSchemas from "../src/domain/portfolio.ts";
+import type * as storeSchemas from "../src/domain/stores.ts";
+import { addDays } from "../src/domain/range.ts";
+import {
+  api,
+  type El,
+  journey,
+  openPage,
+  type Page,
+  runsJourneys,
+  shoot,
+  signIn,
+  start as startService,
+  texts,
+} from "./console_harness.ts";
+
+type PortfolioResponse = typeof portfolioSchemas.PortfolioResponse.Encoded;
+type StoresResponse = typeof storeSchemas.StoresResponse.Encoded;
+
+const signOut = async (page: Page) => {
+  await page.click("header .who button");
+  await page.waitForSelector("#access_key");
+};
+
+const brandChoices = (page: Page) =>
+  page.$$eval(
+    "select[name=brand_id] option",
+    (nodes) =>
+      nodes.map((n) => (n as unknown as { value: string }).value).filter((v) => v !== "").sort(),
+  );
+
+Deno.test({
+  name: "console: what managers and analysts rely on",
+  ignore: !runsJourneys("managers"),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    const run = await startService();
+    try {
+      await journey(t, "a sign-out that does not reach the service says so", async () => {
+        const { page } = await openPage(run);
+        await signIn(run, page, "demo-manager");
+        await page.setRequestInterception(true);
+        let refuse = true;
+        page.on("request", (request) => {
+          if (request.isInterceptResolutionHandled()) return;
+          if (refuse && new URL(request.url()).pathname === "/auth/logout") {
+            request.respond({
+              status: 503,
+              contentType: "application/json",
+              body: JSON.stringify({ error: { code: "BUSY", message: "The service is busy" } }),
+            });
+          } else request.continue();
+        });
+        await page.click("header .who button");
+        await page.waitForSelector("[data-testid=sign-out-failed]");
+        assert.match((await texts(page, "[data-testid=sign-out-failed]"))[0], /still be signed in/);
+        assert.ok(await page.$("[data-testid=member]"), "still signed in");
+        await shoot(page, "managers-sign-out-failed", false);
+        assert.equal((await api(page, "/auth/session")).status, 200);
+        refuse = false;
+        await signOut(page);
+        assert.equal((await api(page, "/auth/session")).status, 401);
+      });
+
+      await journey(
+        t,
+        "the next key signed in is offered only the brands its answers name",
+        async () => {
+          const { page } = await openPage(run);
+          await signIn(run, page, "demo-manager");
+          assert.ok((await brandChoices(page)).length > 1);
+          await signOut(page);
+          await page.type("#access_key", run.keys.find((k) => k.member === "demo-regional")!.key);
+          await page.click("form button[type=submit]");
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          const { end } = (await api<{ end: string }>(page, "/api/v1/dataset")).body;
+          const own = (await api<PortfolioResponse>(
+            page,
+            `/api/v1/portfolio?start=${end}&end=${end}`,
+          )).body.brands.map((b) => String(b.brand_id)).sort();
+          assert.deepEqual(await brandChoices(page), own);
+        },
+      );
+
+      await journey(
+        t,
+        "a store above its baseline says so, and comes first worst first",
+        async () => {
+          const { page } = await openPage(run);
+          await signIn(run, page, "demo-manager");
+          const dataset = (await api<{ end: string }>(page, "/api/v1/dataset")).body;
+          // A summer day on which some store used more than its baseline.
+          let found: { day: string; store: number } | undefined;
+          for (let day = `${dataset.end.slice(0, 4)}-07-01`; found === undefined;) {
+            const answer = await api<PortfolioResponse>(
+              page,
+              `/api/v1/portfolio?start=${day}&end=${day}`,
+            );
+            const over = answer.body.stores.find((s) =>
+              s.summary.aes_kwh === null && s.summary.matched_days > 0
+            );
+            if (over !== undefined) found = { day, store: over.store_id };
+            day = addDays(day, 1);
+            assert.ok(day < `${dataset.end.slice(0, 4)}-09-01`, "a store above its baseline");
+          }
+          await page.goto(
+            `${run.base}/console/portfolio?start=${found.day}&end=${found.day}&sort=aes&dir=asc`,
+            { waitUntil: "networkidle0" },
+          );
+          await page.waitForSelector("[data-testid=portfolio-row]");
+          const first = await page.$eval(
+            "[data-testid=portfolio-row] [data-testid=aes]",
+            (e) => [(e as El).textContent!.trim(), (e as El).getAttribute("title")],
+          );
+          assert.deepEqual(first, [
+            "above baseline",
+            "more energy than the baseline: no savings",
+          ]);
+          await shoot(page, "managers-portfolio-above-baseline", false);
+          await page.goto(
+            `${run.base}/console/stores/${found.store}?start=${found.day}&end=${found.day}`,
+            { waitUntil: "networkidle0" },
+          );
+          await page.waitForSelector("[data-testid=metric-cards]");
+          const card = await texts(page, "[data-field=aes_kwh] [data-testid=card-value]");
+          assert.deepEqual(card, ["above baseline"]);
+          await page.$eval(
+            "[data-testid=metric-cards]",
+            (e) => (e as unknown as { scrollIntoView(): void }).scrollIntoView(),
+          );
+          await shoot(page, "managers-cards-above-baseline", false);
+        },
+      );
+
+      await journey(t, "a file changed after its preview is previewed again", async () => {
+        const { page, errors } = await openPage(run);
+        await signIn(run, page, "demo-analyst");
+        const [store] = (await api<StoresResponse>(page, "/api/v1/stores")).body.stores;
+        const dataset = (await api<{ end: string }>(page, "/api/v1/dataset")).body;
+        const files = await Deno.makeTempDir({ prefix: "console-managers-" });
+        await page.click("nav a[href='/console/imports']");
+        await page.waitForSelector("[data-testid=template]");
+        for (const value of ["66.66", "77.77"]) {
+          const path = `${files}/fix.csv`;
+          await Deno.writeTextFile(
+            path,
+            `品牌,门店,日期,日能耗\r\n${store.brand_name},${store.name},${dataset.end},${value}\r\n`,
+          );
+          await (await page.$("input[type=file]"))!.uploadFile(path);
+          await page.$eval(
+            "input[name=reason]",
+            (el) => ((el as El & { value: string }).value = ""),
+          );
+          await page.type("input[name=reason]", "meter fix");
+          await page.click("form.upload button[type=submit]");
+          // The preview shows the row's proposed value.
+          await page.waitForFunction(
+            `document.body.textContent.includes(${JSON.stringify(value)})`,
+          );
+          assert.equal(await page.$("[data-testid=import-error]"), null, value);
+        }
+        assert.deepEqual(errors, []);
+      });
+
+      await journey(t, "a rename shows in the store's heading and the tab's title", async () => {
+        const { page } = await openPage(run);
+        await signIn(run, page, "demo-analyst");
+        const stores = (await api<StoresResponse>(page, "/api/v1/stores")).body.stores;
+        const editable = [];
+        for (const s of stores) {
+          const reference = await api<
+            { can_edit_profile: boolean; profile: { address: string | null } }
+          >(page, `/api/v1/stores/${s.id}/reference`);
+          if (reference.body.can_edit_profile && reference.body.profile.address !== null) {
+            editable.push(s);
+          }
+          if (editable.length > 0) break;
+        }
+        const [store] = editable;
+        assert.ok(store !== undefined, "an editable store");
+        await page.goto(`${run.base}/console/stores/${store.id}`, { waitUntil: "networkidle0" });
+        await page.waitForSelector("input[name=name]");
+        const renamed = `${store.name}（新）`;
+        await page.$eval("input[name=name]", (el) => ((el as El & { value: string }).value = ""));
+        await page.type("input[name=name]", renamed);
+        await page.click("[data-testid=profile-form] button[type=submit]");
+        await page.waitForSelector("[data-testid=profile-saved]");
+        await page.waitForFunction(
+          `document.querySelector("[data-testid=store-title]")?.textContent === ${
+            JSON.stringify(renamed)
+          }`,
+        );
+        assert.ok(
+          ((await page.evaluate("document.title")) as string).includes(renamed),
+          "the tab's title",
+        );
+      });
+    } finally {
+      await run.stop();
+    }
+  },
+});
