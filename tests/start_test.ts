@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { testDatabaseUrl } from "./db.ts";
+import { Effect } from "effect";
+import { holdDataDir } from "../src/db/database.ts";
 import { READY_LINE, spawnMain } from "./service_process.ts";
 
 const adminQuery = async (text: string) => {
@@ -101,4 +103,70 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test({
+  name: "an admin command holds the folder too: a service started meanwhile is refused",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    const dataDir = `${dir}/data`;
+    try {
+      // This test process stands in for the admin command, while it holds the folder.
+      await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+        yield* holdDataDir(dataDir, "admin command");
+        assert.equal(
+          Deno.readTextFileSync(`${dataDir}/service.pid`),
+          `${Deno.pid} admin command\n`,
+        );
+        const service = spawnMain({
+          DATA_DIR: dataDir,
+          DATABASE_URL: "",
+          BUILD_CONSOLE: "false",
+          LOG_FORMAT: "json",
+        });
+        try {
+          assert.equal(yield* Effect.promise(() => service.exited(90_000)), 1);
+          assert.ok(
+            service.lines.some((line) =>
+              line.includes(`the admin command (pid ${Deno.pid}) is using`)
+            ),
+            service.lines.join("\n"),
+          );
+        } finally {
+          yield* Effect.promise(() => service.kill());
+        }
+      })));
+      // Given back when it ends.
+      assert.deepEqual([...Deno.readDirSync(dataDir)], []);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("a folder left held by a process that is gone, or by another program with its number, is taken over", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const gone = new Deno.Command("true").spawn();
+    const { pid: gonePid } = gone;
+    await gone.status;
+    // A program that is not this one, given a number the holder once had (after a reboot).
+    const other = new Deno.Command("sleep", { args: ["30"] }).spawn();
+    try {
+      for (const pid of [gonePid, other.pid]) {
+        await Deno.writeTextFile(`${dir}/service.pid`, `${pid} service\n`);
+        await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+          yield* holdDataDir(dir);
+          assert.equal(Deno.readTextFileSync(`${dir}/service.pid`), `${Deno.pid} service\n`);
+        })));
+      }
+    } finally {
+      other.kill();
+      await other.status;
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

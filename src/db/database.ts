@@ -194,21 +194,38 @@ const AdminConnectionLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = 
   false,
 );
 
-const pidFile = (dataDir: string) => `${dataDir}/service.pid`;
+// The embedded database is one process's at a time: the service and each admin command hold its
+// folder through this file (its pid and what it is), created only when it does not exist, so that
+// of two processes that start at once one holds it and the other is refused before it opens
+// anything. A file left by a process that is gone (a crash) is taken over.
+const holderFile = (dataDir: string) => `${dataDir}/service.pid`;
 
-const isAlive = (pid: number) => {
+// Whether process `pid` is alive and runs this program: not a zombie, and not another program that
+// was given the number after a crash or a restart of the machine.
+const runsHere = (pid: number) => {
   try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+    return Deno.readLinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, "") === Deno.execPath();
   } catch {
     return false;
   }
 };
 
-const runningPid = (dataDir: string) => {
+interface Holder {
+  readonly pid: number;
+  readonly role: string;
+}
+
+// Who holds the folder, if a live process does (this one aside).
+const holderOf = (dataDir: string): Holder | undefined => {
   try {
-    const pid = Number(Deno.readTextFileSync(pidFile(dataDir)).trim());
-    return Number.isInteger(pid) && pid > 0 && pid !== Deno.pid && isAlive(pid) ? pid : undefined;
+    const text = Deno.readTextFileSync(holderFile(dataDir));
+    const [pidText, ...role] = text.trim().split(" ");
+    const pid = Number(pidText);
+    return Number.isInteger(pid) && pid > 0 && pid !== Deno.pid && runsHere(pid)
+      ? { pid, role: role.join(" ") || "service" }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -216,34 +233,62 @@ const runningPid = (dataDir: string) => {
 
 export class DataDirBusy extends Data.TaggedError("DataDirBusy")<{ message: string }> {}
 
-// The embedded database is one process's at a time: tools refuse while the service holds it.
-export const refuseWhileServing = (dataDir: string) => {
-  const pid = runningPid(dataDir);
-  return pid === undefined ? Effect.void : Effect.fail(
-    new DataDirBusy({
-      message: `the service (pid ${pid}) is using ${dataDir}; stop it first, or use DATABASE_URL`,
-    }),
-  );
-};
+const busy = (dataDir: string, holder: Holder | undefined) =>
+  new DataDirBusy({
+    message: `the ${holder?.role ?? "service"} (pid ${
+      holder?.pid ?? "unknown"
+    }) is using ${dataDir}; stop it first, or use DATABASE_URL`,
+  });
 
-// The database of an admin command: refused, before anything is opened, while the service holds
-// the embedded database.
+// Holds the folder for `role` until the scope ends, or fails while another live process holds it.
+const holdAs = (dataDir: string, role: string) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      Deno.mkdirSync(dataDir, { recursive: true });
+      const mine = `${Deno.pid} ${role}\n`;
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          Deno.writeTextFileSync(holderFile(dataDir), mine, { createNew: true });
+          return Effect.void;
+        } catch (error) {
+          if (!(error instanceof Deno.errors.AlreadyExists)) return Effect.die(error);
+        }
+        const holder = holderOf(dataDir);
+        if (holder !== undefined) return Effect.fail(busy(dataDir, holder));
+        // Left by a process that is gone: taken over (looked at once more just before, so that a
+        // file another process has just made is not removed).
+        try {
+          if (holderOf(dataDir) === undefined) Deno.removeSync(holderFile(dataDir));
+        } catch {
+          // gone meanwhile: try again
+        }
+      }
+      return Effect.fail(busy(dataDir, holderOf(dataDir)));
+    }),
+    () =>
+      Effect.sync(() => {
+        try {
+          if (
+            Number(Deno.readTextFileSync(holderFile(dataDir)).trim().split(" ")[0]) === Deno.pid
+          ) {
+            Deno.removeSync(holderFile(dataDir));
+          }
+        } catch {
+          // already gone
+        }
+      }),
+  );
+
+// The database of an admin command: refused, before anything is opened, while the service or
+// another command holds the embedded database, which it holds itself until it ends.
 export const AdminDatabaseLive: Layer.Layer<SqlClient.SqlClient, DataDirBusy, AppConfig> = Layer
-  .unwrapEffect(
+  .unwrapScoped(
     Effect.gen(function* () {
       const config = yield* AppConfig;
-      if (Option.isNone(config.databaseUrl)) yield* refuseWhileServing(config.dataDir);
+      if (Option.isNone(config.databaseUrl)) yield* holdAs(config.dataDir, "admin command");
       return AdminConnectionLive;
     }),
   );
 
-// Held by the running service: written at start, removed at shutdown.
-export const holdDataDir = (dataDir: string) =>
-  Effect.acquireRelease(
-    Effect.flatMap(refuseWhileServing(dataDir), () =>
-      Effect.sync(() => {
-        Deno.mkdirSync(dataDir, { recursive: true });
-        Deno.writeTextFileSync(pidFile(dataDir), String(Deno.pid));
-      })),
-    () => Effect.try(() => Deno.removeSync(pidFile(dataDir))).pipe(Effect.ignore),
-  );
+// Held by the running service from its start to its shutdown.
+export const holdDataDir = (dataDir: string, role = "service") => holdAs(dataDir, role);
