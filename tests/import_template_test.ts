@@ -242,6 +242,14 @@ Deno.test("template: awkward brand names survive a write and a read", async () =
   for (const { name, brand } of built.sheets) assert.equal(brandForSheet(name, brands), brand);
 });
 
+Deno.test("template: a store name holding the format's escape text reads back as written", async () => {
+  const stores = ["店_x0041_名", "_x005F_", "店_xABCD_"];
+  const built = await buildTemplate({ brands: [{ name: "品牌", stores }], days: ["2026-07-09"] });
+  const names = (await loadWorkbook(built.bytes)).worksheets[0].getColumn(1).values.slice(2);
+  // Column A holds the stores in code-unit order.
+  assert.deepEqual(names, [...stores].sort());
+});
+
 Deno.test("template: sheet names follow the whole catalog when given", async () => {
   const catalog = ["A:B", "A/B", "KFC"];
   // A caller who sees only "A:B": alone it would be "A_B", which the catalog gives to "A/B".

@@ -78,6 +78,11 @@ export const storeColumnWidth = (stores: ReadonlyArray<string>): number =>
     ) + 2,
   );
 
+// Text as a shared string holds it for a reader that decodes the format's escapes (_xHHHH_: Excel,
+// exceljs, the plain reader): a "_x0041_" in a store's name is kept by escaping its underscore
+// (_x005F_), else it would read back as "A" and match no store.
+const literalText = (text: string) => text.replace(/_x([0-9A-F]{4})_/g, "_x005F_x$1_");
+
 /**
  * Builds the template: brands in code-unit order of their names, one worksheet each (names from
  * `sheetNamesFor` over `namingBrands` and the brands); A1 = 门店名称, B1.. = the days as text
@@ -112,7 +117,7 @@ export const buildTemplate = async (input: TemplateInput): Promise<BuiltTemplate
       cell.numFmt = "@";
     });
     stores.forEach((store, r) => {
-      sheet.getCell(r + 2, 1).value = store;
+      sheet.getCell(r + 2, 1).value = literalText(store);
     });
     sheets.push({ name, brand: brand.name, stores: stores.length });
   }
