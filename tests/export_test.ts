@@ -58,6 +58,9 @@ await sql((s) =>
   s`UPDATE brands SET name = ${FORMULA_BRAND}
     WHERE id = (SELECT brand_id FROM stores WHERE id = ${initial[5].id})`
 );
+// A name holding the workbook format's escape text: the XLSX writer escapes it, the reader decodes.
+const ESCAPE_NAME = "店_x0041_名";
+await sql((s) => s`UPDATE stores SET name = ${ESCAPE_NAME} WHERE id = ${initial[5].id}`);
 const stores = await storesOf(app, writer.key);
 const storeIds = stores.map((s) => s.id);
 

@@ -7,8 +7,15 @@
 // (formulas, merged cells, hyperlinks, rich text, booleans, errors, 1904 dates, comments, CDATA or
 // character references in the XML, XML a parser would refuse, prefixed elements where cells are,
 // worksheet names exceljs refuses or changes) `readPlainWorkbook` answers undefined and the caller
-// asks exceljs. tests/xlsx_direct_test.ts compares both readings.
+// asks exceljs. tests/xlsx_direct_test.ts compares both readings. One difference is kept on purpose:
+// an inline string's _xHHHH_ escapes are decoded, as the format and Excel read them (exceljs leaves
+// them), since the service's own export writes them there.
 import { decodeAddress, unescapeXml } from "./xlsx_scan.ts";
+
+// A text's _xHHHH_ escapes (the format's way to write a character XML cannot hold, and _x005F_ for
+// an underscore that would start one), as exceljs decodes them in shared strings.
+const unescapeText = (text: string) =>
+  text.replace(/_x([0-9A-F]{4})_/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 
 // A cell's value as exceljs gives it for these cells: shared text, a number, or a date (a number
 // whose format is a date format).
@@ -253,12 +260,7 @@ const sharedStrings = (bytes: Uint8Array | undefined): Array<string> => {
       else if (depth === 1 && name === "si") {
         // exceljs gives an item without a text as an empty object, not a string.
         if (texts === 0) bail();
-        strings.push(
-          item!.replace(
-            /_x([0-9A-F]{4})_/g,
-            (_, hex: string) => String.fromCharCode(parseInt(hex, 16)),
-          ),
-        );
+        strings.push(unescapeText(item!));
         depth = 0;
       } else if (depth === 1 && (name === "t" || name === "phoneticPr" || name === "rPh")) {
         return;
@@ -310,7 +312,9 @@ const sheetRows = (
     let value: PlainValue;
     if (c.type === "inlineStr") {
       if (!c.inline) return bail();
-      value = c.value;
+      // Decoded as a shared string is (and as the format and Excel read it; exceljs does not):
+      // the export writes the escapes into its inline strings.
+      value = unescapeText(c.value);
     } else if (c.inline) {
       return bail();
     } else if (c.type === "s") {
