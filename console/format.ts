@@ -7,6 +7,10 @@ import { type Wall, wallAt } from "../src/domain/wall_clock.ts";
 // Decimals shown per kind of value: a day's kWh with 2, a sum over a range with 1, a percent with 2.
 export const DIGITS = { kwh: 2, total: 1, percent: 2 } as const;
 
+// The largest import file the service takes (the contract's cap, src/domain/imports.ts
+// MAX_FILE_BYTES, which the tests compare): a larger one is refused here, not sent.
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+
 const numberFormats = new Map<string, Intl.NumberFormat>();
 const numberFormat = (lang: string, digits: number) => {
   const key = `${lang} ${digits}`;

@@ -3,7 +3,9 @@
 // zone without daylight saving (Asia/Shanghai), across the date line, and in one with it
 // (Europe/Berlin: a skipped and a repeated hour).
 import assert from "node:assert/strict";
+import { MAX_FILE_BYTES } from "../src/domain/imports.ts";
 import {
+  aboveBaseline,
   DIGITS,
   formatCount,
   formatDecimal,
@@ -11,6 +13,7 @@ import {
   instantOf,
   instantOfWall,
   isDecimal,
+  MAX_FILE_BYTES as CONSOLE_MAX_FILE_BYTES,
   offsetAt,
   tickDate,
   wallInputOf,
@@ -127,4 +130,13 @@ Deno.test("weekdays and chart ticks in words", () => {
   assert.equal(tickDate(nov18, false, "en"), "Nov 18");
   assert.equal(tickDate(nov18, false, "zh-CN"), "11月18日");
   assert.equal(tickDate(Date.UTC(2026, 0, 1) / 1000, true, "zh-CN"), "2026年1月");
+});
+
+Deno.test("savings above the baseline are told apart from missing savings; the file cap is the service's", () => {
+  // Null savings over matched days: actual above the baseline (NEGATIVE_SAVINGS).
+  assert.equal(aboveBaseline({ aes_kwh: null, matched_days: 3 }), true);
+  // No matched day: no savings to speak of.
+  assert.equal(aboveBaseline({ aes_kwh: null, matched_days: 0 }), false);
+  assert.equal(aboveBaseline({ aes_kwh: "0.0000", matched_days: 3 }), false);
+  assert.equal(CONSOLE_MAX_FILE_BYTES, MAX_FILE_BYTES);
 });

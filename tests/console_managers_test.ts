@@ -2,7 +2,9 @@
 // chromium, driven by puppeteer-core): a sign-out that did not reach the service says so and keeps
 // the page signed in; what one key's portfolio named is not offered to the next key signed in on
 // the same page; a store above its baseline says so and comes first when the worst come first; a
-// file changed after its preview is previewed again; a rename shows in the store's heading.
+// file changed after its preview is previewed again, a file over the cap is not sent; a rename
+// shows in the store's heading; a day a key may not see and a page past the last row show no
+// empty table or range.
 // Skipped without chromium (CHROMIUM_PATH, else /usr/bin/chromium).
 import assert from "node:assert/strict";
 import type * as portfolioSchemas from "../src/domain/portfolio.ts";
@@ -203,6 +205,65 @@ Deno.test({
           "the tab's title",
         );
       });
+
+      await journey(t, "a day a key may not see shows no empty history", async () => {
+        const { page } = await openPage(run);
+        await signIn(run, page, "demo-manager");
+        const dataset = (await api<{ end: string }>(page, "/api/v1/dataset")).body;
+        const [store] = (await api<StoresResponse>(page, "/api/v1/stores")).body.stores;
+        await page.goto(`${run.base}/console/stores/${store.id}/days/${dataset.end}`, {
+          waitUntil: "networkidle0",
+        });
+        await page.waitForSelector("[data-testid=day-title]");
+        await page.waitForSelector("main .alert");
+        assert.deepEqual(await texts(page, "main h2"), [], "no history heading");
+        assert.equal(await page.$("[data-testid=history-row]"), null);
+      });
+
+      await journey(
+        t,
+        "imports: a page past the last row shows none; a file over 4 MiB is not sent",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          const [listed] = (await api<{ batches: Array<{ id: number }> }>(
+            page,
+            "/api/v1/imports?limit=1",
+          )).body.batches;
+          const batch = (await api<{ id: number; total_rows: number }>(
+            page,
+            `/api/v1/imports/${listed.id}?row_limit=1`,
+          )).body;
+          await page.goto(
+            `${run.base}/console/imports/${batch.id}?offset=${batch.total_rows + 1000}`,
+            {
+              waitUntil: "networkidle0",
+            },
+          );
+          await page.waitForFunction(
+            `document.body.textContent.includes("of ${batch.total_rows}")`,
+          );
+          assert.ok(
+            (await texts(page, "main p.muted")).includes(`Rows 0–0 of ${batch.total_rows}`),
+            (await texts(page, "main p.muted")).join(" | "),
+          );
+          await page.click("nav a[href='/console/imports']");
+          await page.waitForSelector("[data-testid=template]");
+          const files = await Deno.makeTempDir({ prefix: "console-managers-" });
+          const path = `${files}/large.csv`;
+          await Deno.writeFile(path, new Uint8Array(4 * 1024 * 1024 + 1).fill(0x31));
+          let sent = 0;
+          page.on("request", (request) => {
+            if (new URL(request.url()).pathname === "/api/v1/imports/preview") sent++;
+          });
+          await (await page.$("input[type=file]"))!.uploadFile(path);
+          await page.type("input[name=reason]", "too large");
+          await page.click("form.upload button[type=submit]");
+          await page.waitForFunction(`document.body.textContent.includes("at most 4 MiB")`);
+          assert.equal(sent, 0, "nothing was sent");
+          assert.deepEqual(errors, []);
+        },
+      );
     } finally {
       await run.stop();
     }

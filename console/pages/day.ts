@@ -115,6 +115,8 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
   const energyId = versions.load.state === "ready"
     ? versions.load.value.current?.energy_id
     : undefined;
+  // The history is shown only for a fact whose versions could be read (a refusal above is not
+  // "no revision").
   const history = useLoad(
     (signal) =>
       energyId === undefined
@@ -209,36 +211,38 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
           `}<//>
         ${traced !== null &&
           html`<${LineageView} key=${traced.row} importRowId=${traced.row} batchNo=${traced.batchNo} />`}
-        <h2>${t("history")}</h2>
-        <${Loaded} load=${history.load} retry=${history.reload}>${(h: HistoryResponse) =>
-          html`<${Table} caption=${t("history")} head=${[
-            t("revision"),
-            t("operation"),
-            withUnit(t("before"), "kWh"),
-            withUnit(t("after"), "kWh"),
-            t("source"),
-            withZone(t("committed")),
-            t("reason"),
-          ]}>
+        ${energyId !== undefined && html`
+          <h2>${t("history")}</h2>
+          <${Loaded} load=${history.load} retry=${history.reload}>${(h: HistoryResponse) =>
+            html`<${Table} caption=${t("history")} head=${[
+              t("revision"),
+              t("operation"),
+              withUnit(t("before"), "kWh"),
+              withUnit(t("after"), "kWh"),
+              t("source"),
+              withZone(t("committed")),
+              t("reason"),
+            ]}>
         ${
-            h.revisions.map((r) =>
-              html`
-                <tr data-testid="history-row">
-                  <th scope="row">${r.revision_no}</th>
-                  <td>
-                    <${Code} code=${r.operation} />
-                  </td>
-                  <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
-                  <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
-                  <td>${words(r.source_kind)}</td>
-                  <td>
-                    <${When} at=${r.committed_at} />
-                  </td>
-                  <td>${r.change_reason}</td>
-                </tr>
-              `
-            )
-          }
+              h.revisions.map((r) =>
+                html`
+                  <tr data-testid="history-row">
+                    <th scope="row">${r.revision_no}</th>
+                    <td>
+                      <${Code} code=${r.operation} />
+                    </td>
+                    <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
+                    <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
+                    <td>${words(r.source_kind)}</td>
+                    <td>
+                      <${When} at=${r.committed_at} />
+                    </td>
+                    <td>${r.change_reason}</td>
+                  </tr>
+                `
+              )
+            }
       <//>`}<//>
+        `}
   `;
 };

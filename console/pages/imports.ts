@@ -21,7 +21,7 @@ import {
 } from "../api.ts";
 import { type Key, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
-import { DIGITS } from "../format.ts";
+import { DIGITS, MAX_FILE_BYTES } from "../format.ts";
 import {
   Code,
   formatDecimal,
@@ -371,6 +371,10 @@ export const ImportsPage = (props: { session: Session }) => {
     setCommitted(null);
     setDiscarded(null);
     try {
+      if (file.size > MAX_FILE_BYTES) {
+        setError(t("fileTooLarge", { bytes: file.size, max: MAX_FILE_BYTES }));
+        return;
+      }
       const bytes = new Uint8Array(await file.arrayBuffer());
       const content = base64Of(bytes);
       // The same request again (a retry) reuses its key; a file changed anywhere is a new one.
@@ -569,8 +573,9 @@ export const BatchPage = (props: { session: Session; batchId: number; query: URL
             </dl>
             <${Counts} counts=${b.action_counts} />
             <p class="muted">${t("rowsShown", {
-              from: b.total_rows === 0 ? 0 : offset + 1,
-              to: Math.min(b.total_rows, offset + b.rows.length),
+              // Past the last row (an offset typed into the address): none shown.
+              from: b.rows.length === 0 ? 0 : offset + 1,
+              to: b.rows.length === 0 ? 0 : Math.min(b.total_rows, offset + b.rows.length),
               total: b.total_rows,
             })}</p>
             <div class="pager">
