@@ -456,6 +456,22 @@ Deno.test("CSV with BOM and 备注: every row as read", async () => {
   ]);
 });
 
+Deno.test("CSV: a quoted field keeps its CRLF as written, and the rows after it keep their numbers", async () => {
+  const text = "品牌,门店,日期,日能耗,备注\r\n" +
+    'KFC,Store 1,2026-07-09,1.5,"第一行\r\n第二行\r\n第三行"\r\n' +
+    "KFC,Store 1,2026-07-10,1.5x,\r\n" +
+    'KFC,Store 1,2026-07-11,"2\r\nx",\r\n';
+  const problems = await readRejected(utf8(text));
+  // Rows as a spreadsheet numbers them: the note's three lines are rows 2 to 4.
+  findProblem(problems, /not a number/, { row: 5 });
+  findProblem(problems, /not a number/, { row: 6 });
+  const file = await readOk(utf8(text.split("\r\n").slice(0, 4).join("\r\n") + "\r\n"));
+  assert.equal(file.rows[0].note, "第一行\r\n第二行\r\n第三行");
+  // A quote out of place is located at the record it breaks.
+  const broken = await readRejected(utf8(text.replace("1.5x", '1.5"x')));
+  findProblem(broken, /malformed CSV/, { row: 5 });
+});
+
 Deno.test("CSV: a 备注 note of more than 500 characters is a problem of its cell", async () => {
   const csv = (note: string) =>
     utf8(`品牌,门店,日期,日能耗,备注\nKFC,Store 1,2026-07-09,1.5,${note}\n`);

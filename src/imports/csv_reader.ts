@@ -188,6 +188,8 @@ const readRecord = (
  * times faster (a 10,000-row file: about 5 ms against 30-45 ms; tests/csv_records_test.ts compares
  * both). Any other text is csv-parse's.
  */
+const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
+
 export const forEachRecord = (
   text: string,
   onRecord: (record: Array<string>, lines: number) => void,
@@ -223,14 +225,15 @@ export const readCsv = (
   Effect.suspend(() => {
     const c = new Collector();
     let columns: Columns | undefined;
-    // csv-parse reports the line a record ends on; a record starts after the previous one ended
-    // (empty lines are records too, as skip_empty_lines is off). CRLF is folded to LF first
-    // because csv-parse counts a CRLF inside a quoted field as two lines.
+    // A record starts on the line after the previous one ended (empty lines are records too, as
+    // skip_empty_lines is off) and ends as many lines later as its fields hold line breaks (a CRLF
+    // is one, as a spreadsheet shows it; csv-parse would count it as two). The fields keep their
+    // line breaks as written.
     let lastLine = 0;
     try {
-      forEachRecord(text.replaceAll("\r\n", "\n"), (record, lines) => {
+      forEachRecord(text, (record) => {
         const line = lastLine + 1;
-        lastLine = lines;
+        lastLine = line + record.reduce((n, field) => n + lineBreaks(field), 0);
         if (isBlankRecord(record)) return;
         if (columns === undefined) {
           columns = readHeader(record, line, c);
@@ -241,7 +244,8 @@ export const readCsv = (
       });
     } catch (e) {
       if (e instanceof CsvError) {
-        c.add(problem(Problems.malformedCsv(e.message), { row: e.lines ?? null }));
+        // The record after the last one read.
+        c.add(problem(Problems.malformedCsv(e.message), { row: lastLine + 1 }));
       } else if (!(e instanceof Stop)) {
         throw e;
       }
