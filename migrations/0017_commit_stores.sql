@@ -11,7 +11,10 @@ CREATE TABLE commit_stores (
   PRIMARY KEY (store_id, seq)
 );
 
+-- The stores of a commit's rows that wrote a revision (the changing actions, planner.ts): a row that
+-- changed nothing does not make a commit its store's.
 INSERT INTO commit_stores (store_id, seq)
 SELECT DISTINCT r.resolved_store_id, c.seq
 FROM commits c
-JOIN import_rows r ON r.batch_id = c.batch_id;
+JOIN import_rows r ON r.batch_id = c.batch_id
+WHERE r.action IN ('INSERT', 'UPDATE', 'RELINK', 'RESTORE', 'VOID');

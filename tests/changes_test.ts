@@ -480,7 +480,8 @@ Deno.test("a scoped key's cursors move only with its own stores' changes", async
   while (page.changes.length > 0) page = await poll(page.next_cursor);
   const quiet = await poll(page.next_cursor);
   assert.deepEqual(quiet.changes, []);
-  await importCsv([[other, addDays(end, -9), "9.5"]]);
+  // Another store's change, beside a row of the key's store that changes nothing (a blank cell).
+  await importCsv([[other, addDays(end, -9), "9.5"], [mine, addDays(end, -9), ""]]);
   const still = await poll(page.next_cursor);
   assert.deepEqual(
     [still.changes, still.next_cursor, still.head_cursor],

@@ -59,7 +59,7 @@ const computedDays = async (from: string, to: string) => {
     const inputs = await app.db.run(
       Effect.flatMap(
         MetricsRepo,
-        (repo) => repo.inputs(store.id, store.scope.id, from, to, store.scope.timezone),
+        (repo) => repo.inputs(store.id, store.scope.id, from, to, store.scope.timezone, null),
       ).pipe(
         Effect.provide(MetricsRepo.Default),
       ),

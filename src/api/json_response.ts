@@ -48,7 +48,9 @@ export const SETTLED_MS = 60_000;
 
 // The headers that name the data an answer was made from (reads as of an earlier instant): the
 // token of its commit on every read, and for a read as of an earlier instant the instant it shows.
-// Such an answer never changes once its instant has settled: then it may be kept.
+// Such an answer never changes once its instant has settled: then it may be kept. A read by a token
+// for a key that is told no instant (a key limited to some stores) names a commit already made,
+// whose data never changes: kept at once, so that its caching tells nothing of the commit's age.
 export const dataHeaders = (
   token: string | undefined,
   asOf?: { readonly knownAt: string | undefined; readonly committedAt: string },
@@ -57,7 +59,7 @@ export const dataHeaders = (
   ...(token === undefined ? {} : { "data-token": token }),
   ...(asOf?.knownAt === undefined ? {} : { "data-known-at": asOf.knownAt }),
   ...(asOf === undefined ? {} : {
-    "cache-control": Date.parse(asOf.knownAt ?? asOf.committedAt) <= now - SETTLED_MS
+    "cache-control": asOf.knownAt === undefined || Date.parse(asOf.knownAt) <= now - SETTLED_MS
       ? "private, max-age=86400"
       : "private, no-cache",
   }),

@@ -23,6 +23,15 @@ export const ImportAction = Schema.Literal(
 );
 export type ImportAction = typeof ImportAction.Type;
 
+// The actions whose rows the commit applies (a new revision each); the others have no effect.
+export const CHANGING_ACTIONS: ReadonlySet<ImportAction> = new Set<ImportAction>([
+  "INSERT",
+  "UPDATE",
+  "RELINK",
+  "RESTORE",
+  "VOID",
+]);
+
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 10_000;
 

@@ -7,6 +7,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import type { Routine } from "../db/routines.ts";
+import { CHANGING_ACTIONS } from "../domain/imports.ts";
 import { derivedColumns, MONTH_CHUNK_COLUMNS, monthChunksSql } from "./day_sql.ts";
 import { span } from "../ops/span.ts";
 
@@ -177,9 +178,13 @@ export const applyRevisions = (
     } satisfies Applied;
   }).pipe(span("DayWriter.applyRevisions"));
 
+// The actions that write a revision, as an SQL list.
+export const CHANGING_ACTION_LIST = [...CHANGING_ACTIONS].map((a) => `'${a}'`).join(", ");
+
 /**
  * Numbers the committed batches `batchIds` (in that order) with the next numbers of the commit
- * clock, and notes the stores each one changed (commit_stores). Called last in the transaction that
+ * clock, and notes the stores each one changed (commit_stores: the stores of its rows that write a
+ * revision; a row that changes nothing does not make a commit its store's). Called last in the transaction that
  * commits them: the clock's row stays locked until the transaction ends, so numbers follow the
  * order in which commits become visible, and a statement that reads the clock sees exactly the
  * commits numbered up to it.
@@ -199,7 +204,8 @@ export const recordCommits = (batchIds: ReadonlyArray<number>) =>
        )
        INSERT INTO commit_stores (store_id, seq)
        SELECT DISTINCT r.resolved_store_id, n.seq
-       FROM numbered n JOIN import_rows r ON r.batch_id = n.batch_id`,
+       FROM numbered n JOIN import_rows r ON r.batch_id = n.batch_id
+       WHERE r.action IN (${CHANGING_ACTION_LIST})`,
       [batchIds, batchIds.length],
     )).pipe(Effect.asVoid, span("DayWriter.recordCommits"));
 

@@ -8,7 +8,7 @@ import { handOver } from "../db/pglite_worker.ts";
 import { utc } from "../db/sql_text.ts";
 import { addDays, dayIndex } from "../domain/range.ts";
 import { dayAfterColumns, dayIdSql, factsOf, sqlText } from "../energy/day_after.ts";
-import { dataTokenSql } from "../energy/day_sql.ts";
+import { scopedDataTokenSql } from "../energy/day_sql.ts";
 import { applyRevisions, createRevisionTable, recordCommits } from "../energy/day_writer.ts";
 import { countActions, SOURCE_KIND_UPLOAD } from "./planner.ts";
 import type { ImportAction } from "../domain/imports.ts";
@@ -490,10 +490,12 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
     // --- Commit.
 
     // The data token of the commits made so far (in a commit's transaction, after its clock tick:
-    // its own).
-    const dataToken = sql.unsafe<{ token: string | null }>(`SELECT ${dataTokenSql} AS token`).pipe(
-      Effect.map((rows) => rows[0]?.token ?? undefined),
-    );
+    // its own), for a caller of the stores `storeIds` (null: every store; scopedDataTokenSql).
+    const dataToken = (storeIds: ReadonlyArray<number> | null) =>
+      sql.unsafe<{ token: string | null }>(
+        `SELECT ${scopedDataTokenSql("$1::int[]")} AS token`,
+        [storeIds],
+      ).pipe(Effect.map((rows) => rows[0]?.token ?? undefined));
 
     const lockBatch = (batchId: number) =>
       sql<BatchHead>`

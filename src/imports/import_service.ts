@@ -342,7 +342,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           if (taken.request_hash !== requestHash || taken.batch_id === null) {
             return yield* keyReused;
           }
-          return { batchId: taken.batch_id, token: yield* repo.dataToken };
+          return { batchId: taken.batch_id, token: yield* repo.dataToken(caller.storeIds) };
         }
         const head = yield* repo.lockBatch(batchId);
         if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
@@ -378,7 +378,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
           return yield* conflict(Messages.daysCreated(appeared));
         }
         yield* repo.completeClaim(caller.memberId, key, batchId);
-        return { batchId, token: yield* repo.dataToken };
+        return { batchId, token: yield* repo.dataToken(caller.storeIds) };
       });
 
     const commit = (caller: CallerShape, key: string, batchId: number) =>

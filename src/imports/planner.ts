@@ -1,6 +1,6 @@
 // Pure import planner: (resolved file rows, current days) -> one action per row (rules.md §8).
 import { Decimal } from "decimal.js";
-import { ImportAction } from "../domain/imports.ts";
+import { CHANGING_ACTIONS, ImportAction } from "../domain/imports.ts";
 import type { CellValue, CurrentDay, NoteField, PlannedRow, ResolvedRow } from "./model.ts";
 
 export const SOURCE_KIND_UPLOAD = "MANUAL_UPLOAD";
@@ -9,14 +9,7 @@ export const UPLOAD_QUALITY_STATUS = "REVIEWED";
 // The quality status shown for a day that has no row yet.
 export const NO_ROW_QUALITY_STATUS = "UNREVIEWED";
 
-// The actions whose rows the commit applies (a new revision each); the others have no effect.
-export const CHANGING_ACTIONS: ReadonlySet<ImportAction> = new Set<ImportAction>([
-  "INSERT",
-  "UPDATE",
-  "RELINK",
-  "RESTORE",
-  "VOID",
-]);
+export { CHANGING_ACTIONS };
 
 // rules.md §2: only a non-empty value counts; "" from a driver or a legacy export is no value.
 const valueOf = (kwh: string | null): string | null =>

@@ -9,13 +9,15 @@ import type { RangeRequest } from "../domain/range.ts";
 import type { EnergyStatus, QualityDayInput } from "../quality/quality_rules.ts";
 import type { BaselineMonth, DayInput, Stage, TargetInput, TevInput } from "./engine.ts";
 import { span } from "../ops/span.ts";
+import { scopedDataTokenSql } from "../energy/day_sql.ts";
 
 // The facts come from metric_inputs (metrics_sql.ts): the day facts as compact arrays; stages,
 // target periods and TEV observations as the short lists that overlap the range, resolved per day in
 // resolveDays (a linear merge is cheaper than a lateral lookup per day).
+// The data token is the caller's ($6: its stores, null for every store; scopedDataTokenSql).
 const inputsSql = `
 SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
-  out_baseline AS baseline, out_version AS version, out_token AS token
+  out_baseline AS baseline, out_version AS version, ${scopedDataTokenSql("$6::int[]")} AS token
 FROM metric_inputs($1::int, $2::int, $3::date, $4::date, $5::text)`;
 
 // Their version alone (metric_version: the same relations and expression).
@@ -25,7 +27,8 @@ export const metricVersionFromSql = (store: string, scope: string, start: string
   `(SELECT out_version AS version, out_token AS token
     FROM metric_version(${store}::int, ${scope}::int, ${start}::date, ${end}::date))`;
 
-const versionSql = `SELECT * FROM ${metricVersionFromSql("$1", "$2", "$3", "$4")} v`;
+const versionSql = `SELECT v.version, ${scopedDataTokenSql("$5::int[]")} AS token
+  FROM ${metricVersionFromSql("$1", "$2", "$3", "$4")} v`;
 
 // The same inputs as they were once commit $6 was made.
 const inputsAtSql = `
@@ -130,18 +133,21 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
-    // `seq`: the commit to read the inputs at (a read as of an earlier instant); else now.
+    // `seq`: the commit to read the inputs at (a read as of an earlier instant: its token is the
+    // instant's); else now, with the data token of the caller's stores (`storeIds`, null: every
+    // store).
     const inputs = (
       storeId: number,
       scopeId: number,
       start: string,
       end: string,
       tz: string,
+      storeIds: ReadonlyArray<number> | null,
       seq?: string,
     ) =>
       dbBoundary(
         seq === undefined
-          ? sql.unsafe<InputRows>(inputsSql, [storeId, scopeId, start, end, tz])
+          ? sql.unsafe<InputRows>(inputsSql, [storeId, scopeId, start, end, tz, storeIds])
           : sql.unsafe<InputRows>(inputsAtSql, [storeId, scopeId, start, end, tz, seq]),
       ).pipe(Effect.map(([rows]) => inputsOf(rows)), span("MetricsRepo.inputs"));
 
@@ -164,13 +170,20 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
       ])).pipe(Effect.map(([row]) => readOf(row)), span("MetricsRepo.read"));
 
     // The version (and data token) `inputs` would give now, without the inputs.
-    const version = (storeId: number, scopeId: number, start: string, end: string) =>
+    const version = (
+      storeId: number,
+      scopeId: number,
+      start: string,
+      end: string,
+      storeIds: ReadonlyArray<number> | null,
+    ) =>
       dbBoundary(
         sql.unsafe<{ version: string; token: string | null }>(versionSql, [
           storeId,
           scopeId,
           start,
           end,
+          storeIds,
         ]),
       ).pipe(
         Effect.map(([row]) => ({ version: row.version, token: row.token ?? undefined })),

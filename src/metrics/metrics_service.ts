@@ -106,7 +106,15 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
           ? undefined
           : yield* asOfRepo.resolve(asOf, caller.storeIds);
         const { storeId, scopeId, start, end } = request;
-        const inputs = yield* repo.inputs(storeId, scopeId, start, end, scope.timezone, at?.seq);
+        const inputs = yield* repo.inputs(
+          storeId,
+          scopeId,
+          start,
+          end,
+          scope.timezone,
+          caller.storeIds,
+          at?.seq,
+        );
         return { scope, inputs, version: inputs.version, token: inputs.token, at };
       });
 
@@ -162,11 +170,14 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       Effect.gen(function* () {
         const { storeId, scopeId, start, end } = request;
         if (!isValidRange(start, end, METRICS_MAX_DAYS)) {
-          yield* access.range(yield* auth.verify(pending), request, METRICS_MAX_DAYS);
-          return yield* repo.version(storeId, scopeId, start, end);
+          const caller = yield* auth.verify(pending);
+          yield* access.range(caller, request, METRICS_MAX_DAYS);
+          return yield* repo.version(storeId, scopeId, start, end, caller.storeIds);
         }
-        const { read } = yield* readFor(pending, request, undefined, true);
-        if (read.version === undefined) return yield* repo.version(storeId, scopeId, start, end);
+        const { caller, read } = yield* readFor(pending, request, undefined, true);
+        if (read.version === undefined) {
+          return yield* repo.version(storeId, scopeId, start, end, caller.storeIds);
+        }
         return { version: read.version, token: read.token };
       });
 

@@ -44,6 +44,7 @@ export class MonthsService extends Effect.Service<MonthsService>()("Metrics/Mont
           plan.readStart,
           end,
           scope.timezone,
+          caller.storeIds,
           at?.seq,
         );
         const head = { version: inputs.version, token: at?.token ?? inputs.token, asOf: at };
@@ -73,7 +74,13 @@ export class MonthsService extends Effect.Service<MonthsService>()("Metrics/Mont
       Effect.gen(function* () {
         yield* access.range(caller, request, MONTHS_MAX_DAYS);
         const { storeId, scopeId, start, end } = request;
-        return yield* repo.version(storeId, scopeId, monthPlan(start, end).readStart, end);
+        return yield* repo.version(
+          storeId,
+          scopeId,
+          monthPlan(start, end).readStart,
+          end,
+          caller.storeIds,
+        );
       }).pipe(span("MonthsService.currentVersion"));
 
     return { months, currentVersion } as const;
