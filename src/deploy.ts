@@ -51,10 +51,46 @@ const peerOf = (info: Deno.ServeHandlerInfo | undefined) => {
     : undefined;
 };
 
-// Requests whose answer is being made: on a stop signal, deno serve stops accepting and finishes
-// them; the database's pool is closed once they have their answers (an instance stopped by
-// Deploy is killed 5 s after its SIGINT), and not at once, which would fail them.
+// Requests whose answer is being made or sent: on a stop signal, deno serve stops accepting and
+// finishes them; the database's pool is closed once they have their answers, to the last byte of a
+// streamed one (an export reads its pages while it is sent), and not at once, which would cut them
+// (an instance stopped by Deploy is killed 5 s after its SIGINT).
 let making = 0;
+
+// The answer, counted as being made until a streamed body (one without a length) has been sent,
+// has failed, or its client has gone.
+const countedUntilSent = (response: Response): Response => {
+  if (response.body === null || response.headers.has("content-length")) {
+    making--;
+    return response;
+  }
+  const reader = response.body.getReader();
+  let sent = false;
+  const done = () => {
+    if (sent) return;
+    sent = true;
+    making--;
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (next.done) {
+          done();
+          controller.close();
+        } else controller.enqueue(next.value);
+      } catch (error) {
+        done();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      done();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  return new Response(body, response);
+};
 let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
@@ -69,10 +105,13 @@ Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
 export default {
   fetch: async (request, info) => {
     making++;
+    let response: Response;
     try {
-      return await service.handler(request, undefined, peerOf(info));
-    } finally {
+      response = await service.handler(request, undefined, peerOf(info));
+    } catch (error) {
       making--;
+      throw error;
     }
+    return countedUntilSent(response);
   },
 } satisfies Deno.ServeDefaultExport;

@@ -212,7 +212,26 @@ Deno.test({
         assert.equal(contract.status, 200);
         assert.match((await contract.json()).openapi, /^3\./);
 
-        assert.equal(await service.stop("SIGTERM"), 0, service.lines.join("\n"));
+        // A stop while an export is being sent (it reads its pages as it goes) lets it finish.
+        const exportPath =
+          `${base}/api/v1/stores/export?start=2025-11-21&end=2026-11-20&format=csv`;
+        const whole = new Uint8Array(
+          await (await fetch(exportPath, { headers: auth })).arrayBuffer(),
+        );
+        const slow = await fetch(exportPath, { headers: auth });
+        assert.equal(slow.status, 200);
+        const reader = slow.body!.getReader();
+        const first = await reader.read();
+        let received = first.value!.byteLength;
+        const stopped = service.stop("SIGTERM");
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        while (true) {
+          const next = await reader.read();
+          if (next.done) break;
+          received += next.value.byteLength;
+        }
+        assert.equal(received, whole.byteLength, "the export was sent whole");
+        assert.equal(await stopped, 0, service.lines.join("\n"));
         assert.ok(
           service.lines.some((l) => l.includes("SIGTERM: finishing requests in flight")),
           service.lines.join("\n"),
