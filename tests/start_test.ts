@@ -72,6 +72,16 @@ Deno.test({
   },
 });
 
+// The service started on the embedded database in `dataDir`.
+const startOnEmbedded = (dataDir: string) =>
+  spawnMain({ DATA_DIR: dataDir, DATABASE_URL: "", BUILD_CONSOLE: "false", LOG_FORMAT: "json" });
+
+// It ends at once with 1, saying who holds the folder.
+const assertRefused = async (service: ReturnType<typeof spawnMain>, holder: string) => {
+  assert.equal(await service.exited(90_000), 1);
+  assert.ok(service.lines.some((line) => line.includes(holder)), service.lines.join("\n"));
+};
+
 Deno.test({
   name: "a start on a folder another service holds is refused before the database is opened",
   sanitizeResources: false,
@@ -82,18 +92,9 @@ Deno.test({
     await Deno.mkdir(dataDir);
     // This test process stands in for the service that holds the folder.
     await Deno.writeTextFile(`${dataDir}/service.pid`, String(Deno.pid));
-    const service = spawnMain({
-      DATA_DIR: dataDir,
-      DATABASE_URL: "",
-      BUILD_CONSOLE: "false",
-      LOG_FORMAT: "json",
-    });
+    const service = startOnEmbedded(dataDir);
     try {
-      assert.equal(await service.exited(90_000), 1);
-      assert.ok(
-        service.lines.some((line) => line.includes(`the service (pid ${Deno.pid}) is using`)),
-        service.lines.join("\n"),
-      );
+      await assertRefused(service, `the service (pid ${Deno.pid}) is using`);
       const entries = [];
       for await (const entry of Deno.readDir(dataDir)) entries.push(entry.name);
       assert.deepEqual(entries, ["service.pid"], "nothing was opened or created");
@@ -120,19 +121,10 @@ Deno.test({
           Deno.readTextFileSync(`${dataDir}/service.pid`),
           `${Deno.pid} admin command\n`,
         );
-        const service = spawnMain({
-          DATA_DIR: dataDir,
-          DATABASE_URL: "",
-          BUILD_CONSOLE: "false",
-          LOG_FORMAT: "json",
-        });
+        const service = startOnEmbedded(dataDir);
         try {
-          assert.equal(yield* Effect.promise(() => service.exited(90_000)), 1);
-          assert.ok(
-            service.lines.some((line) =>
-              line.includes(`the admin command (pid ${Deno.pid}) is using`)
-            ),
-            service.lines.join("\n"),
+          yield* Effect.promise(() =>
+            assertRefused(service, `the admin command (pid ${Deno.pid}) is using`)
           );
         } finally {
           yield* Effect.promise(() => service.kill());
