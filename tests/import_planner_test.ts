@@ -10,8 +10,8 @@ import type {
   PlannedRow,
   ResolvedRow,
 } from "../src/imports/model.ts";
+import { CHANGING_ACTIONS } from "../src/domain/imports.ts";
 import {
-  CHANGING_ACTIONS,
   countActions,
   decideAction,
   planImport,

@@ -42,6 +42,24 @@ const cellOf = (reference: Record<string, unknown> | null) => {
 const served = (kwh: string | null, isVoid: 0 | 1 | null) =>
   isVoid === 1 ? words("VOID") : html`<${Num} value=${kwh} digits=${DIGITS.kwh} unit="kWh" />`;
 
+// The first cells of a revision's row, in the versions and in the history alike.
+const revisionCells = (r: {
+  readonly revision_no: number;
+  readonly operation: string;
+  readonly before_kwh: string | null;
+  readonly before_is_void: 0 | 1 | null;
+  readonly after_kwh: string | null;
+  readonly after_is_void: 0 | 1 | null;
+}) =>
+  html`
+    <th scope="row">${r.revision_no}</th>
+    <td>
+      <${Code} code=${r.operation} />
+    </td>
+    <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
+    <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
+  `;
+
 const LineageView = (props: { importRowId: number; batchNo: string | null }) => {
   const lineage = useLoad(
     (signal) => get<Lineage>(`/api/v1/import-rows/${props.importRowId}/lineage`, signal),
@@ -178,33 +196,33 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                       ${v.versions.map((r) =>
                         html`
                           <tr data-testid="version-row">
-                            <th scope="row">${r.revision_no}</th>
-                            <td>
-                              <${Code} code=${r.operation} />
-                            </td>
-                            <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
-                            <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
-                            <td title=${r.source_label}>${words(r.source_kind)}</td>
-                            <td>${r.actor.label === null
-                              ? show(null)
-                              : r.actor.member_id === null
-                              ? t("platformLoad")
-                              : show(r.actor.label)}</td>
-                            <td>${r.batch === null
-                              ? t("none")
-                              : html`${r.batch.batch_no}${
-                                r.batch.filename ? ` (${r.batch.filename})` : ""
-                              }`}</td>
-                            <td>
-                              <${When} at=${r.committed_at} testid="version-at" />
-                            </td>
-                            <td>${show(r.change_reason)}</td>
-                            <td><button type="button" onClick=${() =>
-                              setTraced({
-                                row: r.import_row_id,
-                                batchNo: r.batch?.batch_no ?? null,
-                              })}>${t("showLineage")}</button></td>
-                          </tr>
+                          ${revisionCells(r)}
+                                                      <td title=${r.source_label}>${words(
+                                                        r.source_kind,
+                                                      )}</td>
+                                                      <td>${r.actor.label === null
+                                                        ? show(null)
+                                                        : r.actor.member_id === null
+                                                        ? t("platformLoad")
+                                                        : show(r.actor.label)}</td>
+                                                      <td>${r.batch === null
+                                                        ? t("none")
+                                                        : html`${r.batch.batch_no}${
+                                                          r.batch.filename
+                                                            ? ` (${r.batch.filename})`
+                                                            : ""
+                                                        }`}</td>
+                                                      <td>
+                                                        <${When} at=${r
+                                                          .committed_at} testid="version-at" />
+                                                      </td>
+                                                      <td>${show(r.change_reason)}</td>
+                                                      <td><button type="button" onClick=${() =>
+                                                        setTraced({
+                                                          row: r.import_row_id,
+                                                          batchNo: r.batch?.batch_no ?? null,
+                                                        })}>${t("showLineage")}</button></td>
+                                                    </tr>
                         `
                       )}
                     <//>
@@ -227,18 +245,13 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
               h.revisions.map((r) =>
                 html`
                   <tr data-testid="history-row">
-                    <th scope="row">${r.revision_no}</th>
-                    <td>
-                      <${Code} code=${r.operation} />
-                    </td>
-                    <td class="num">${served(r.before_kwh, r.before_is_void)}</td>
-                    <td class="num">${served(r.after_kwh, r.after_is_void)}</td>
-                    <td>${words(r.source_kind)}</td>
-                    <td>
-                      <${When} at=${r.committed_at} />
-                    </td>
-                    <td>${r.change_reason}</td>
-                  </tr>
+                  ${revisionCells(r)}
+                                      <td>${words(r.source_kind)}</td>
+                                      <td>
+                                        <${When} at=${r.committed_at} />
+                                      </td>
+                                      <td>${r.change_reason}</td>
+                                    </tr>
                 `
               )
             }

@@ -224,14 +224,13 @@ const Figures = (
     <${NumCell} value=${s.actual_kwh} digits=${DIGITS.total} unit="kWh" testid="actual" />
     <${NumCell} value=${s.matched_eba_kwh} digits=${DIGITS.total} unit="kWh" />
     ${aboveBaseline(s)
-      ? html`
-        <td class="num" data-testid="aes" title=${t("NEGATIVE_SAVINGS")}>${t(
-          "overBaseline",
-        )}</td>
-        <td class="num" data-testid="aer" title=${t("NEGATIVE_SAVINGS")}>${t(
-          "overBaseline",
-        )}</td>
-      `
+      ? ["aes", "aer"].map((testid) =>
+        html`<td class="num" data-testid=${testid} title=${t("NEGATIVE_SAVINGS")}>${
+          t(
+            "overBaseline",
+          )
+        }</td>`
+      )
       : html`
         <${NumCell} value=${s.aes_kwh} digits=${DIGITS.total} unit="kWh" testid="aes" />
         <${NumCell}

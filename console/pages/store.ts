@@ -301,20 +301,23 @@ const Cards = (props: { summary: MetricSummary }) => {
   // Savings above the baseline are said in words, not as a missing value.
   const over = aboveBaseline(s);
   const card = (label: string, field: string, value: string | null, unit = "kWh") =>
-    over && (field === "aes_kwh" || field === "aer_percent")
-      ? html`
-        <div class="card" data-field=${field}><span class="label">${label}</span><span
-          class="value" data-testid="card-value" title=${t("NEGATIVE_SAVINGS")}>${t(
+    html`
+      <div class="card" data-field=${field}><span class="label">${label}</span>${over &&
+          (field === "aes_kwh" || field === "aer_percent")
+        ? html`<span class="value" data-testid="card-value" title=${t("NEGATIVE_SAVINGS")}>${
+          t(
             "overBaseline",
-          )}</span></div>
-      `
-      : html`
-        <div class="card" data-field=${field}><span class="label">${label}</span><span class="value">
-          <${Num} value=${value} digits=${unit === "%" ? DIGITS.percent : DIGITS.total} unit=${unit}
-            testid="card-value" /></span>${value !== null
+          )
+        }</span>`
+        : html`
+          <span
+            class="value"><${Num} value=${value} digits=${unit === "%"
+              ? DIGITS.percent
+              : DIGITS.total} unit=${unit} testid="card-value" /></span>${value !== null
               ? html`<span class="unit">${unit}</span>`
-              : ""}</div>
-      `;
+              : ""}
+        `}</div>
+    `;
   return html`
     <div class="cards" data-testid="metric-cards">
         ${card(t("actual"), "actual_kwh", s.actual_kwh)}

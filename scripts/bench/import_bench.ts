@@ -18,7 +18,7 @@ const LIMIT_GROWTH_BYTES = 100 * 1000 * 1000;
 // Below this share of rows that write a new revision, a commit does not measure the real work.
 const MIN_WRITE_SHARE = 0.9;
 const REQUEST_TIMEOUT_MS = 120_000;
-// The actions whose rows a commit applies (src/imports/planner.ts CHANGING_ACTIONS).
+// The actions whose rows a commit applies (src/domain/imports.ts CHANGING_ACTIONS).
 const CHANGING = new Set(["INSERT", "UPDATE", "RELINK", "RESTORE", "VOID"]);
 const FORMATS = ["XLSX", "CSV"] as const;
 export type ImportFormat = typeof FORMATS[number];

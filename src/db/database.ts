@@ -240,8 +240,9 @@ const busy = (dataDir: string, holder: Holder | undefined) =>
     }) is using ${dataDir}; stop it first, or use DATABASE_URL`,
   });
 
-// Holds the folder for `role` until the scope ends, or fails while another live process holds it.
-const holdAs = (dataDir: string, role: string) =>
+// Holds the folder for `role` until the scope ends, or fails while another live process holds it:
+// the running service from its start to its shutdown, an admin command while it runs.
+export const holdDataDir = (dataDir: string, role = "service") =>
   Effect.acquireRelease(
     Effect.suspend(() => {
       Deno.mkdirSync(dataDir, { recursive: true });
@@ -285,10 +286,7 @@ export const AdminDatabaseLive: Layer.Layer<SqlClient.SqlClient, DataDirBusy, Ap
   .unwrapScoped(
     Effect.gen(function* () {
       const config = yield* AppConfig;
-      if (Option.isNone(config.databaseUrl)) yield* holdAs(config.dataDir, "admin command");
+      if (Option.isNone(config.databaseUrl)) yield* holdDataDir(config.dataDir, "admin command");
       return AdminConnectionLive;
     }),
   );
-
-// Held by the running service from its start to its shutdown.
-export const holdDataDir = (dataDir: string, role = "service") => holdAs(dataDir, role);

@@ -171,16 +171,14 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       dbBoundary(sql.unsafe<Revision>(
         `SELECT ${
           revisionColumns(
-            `CASE WHEN ${wholeSql("b", "$2::int[]")} THEN r.change_reason ELSE '${
-              WITHHELD_REASON.replaceAll("'", "''")
-            }' END`,
+            `CASE WHEN ${wholeSql("b", "$2::int[]")} THEN r.change_reason ELSE $3::text END`,
           )
         }
          FROM energy_revisions r
          LEFT JOIN import_rows ir ON ir.id = r.import_row_id
          LEFT JOIN import_batches b ON b.id = ir.batch_id
          WHERE r.energy_id = $1 ORDER BY r.revision_no`,
-        [energyId, storeIds],
+        [energyId, storeIds, WITHHELD_REASON],
       )).pipe(span("EnergyRepo.history"));
 
     const versions = (scopeId: number, date: string, storeIds: ReadonlyArray<number> | null) =>

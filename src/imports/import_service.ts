@@ -32,7 +32,8 @@ import {
   type SavedPreview,
 } from "./import_repo.ts";
 import type { CurrentDay, FileProblem, PlannedRow } from "./model.ts";
-import { CHANGING_ACTIONS, countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { countActions, planImport, SOURCE_KIND_UPLOAD } from "./planner.ts";
+import { CHANGING_ACTIONS } from "../domain/imports.ts";
 import { isChecked, plausibility, type PlausibilityFacts, warningText } from "./plausibility.ts";
 import { currentLanguage, pick } from "../domain/language.ts";
 import { formatProblems, readImportFile, sortProblems } from "./readers.ts";

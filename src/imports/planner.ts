@@ -9,8 +9,6 @@ export const UPLOAD_QUALITY_STATUS = "REVIEWED";
 // The quality status shown for a day that has no row yet.
 export const NO_ROW_QUALITY_STATUS = "UNREVIEWED";
 
-export { CHANGING_ACTIONS };
-
 // rules.md §2: only a non-empty value counts; "" from a driver or a legacy export is no value.
 const valueOf = (kwh: string | null): string | null =>
   kwh === null || kwh.trim() === "" ? null : kwh;
