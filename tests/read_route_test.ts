@@ -16,7 +16,12 @@ import { readRouteMiddleware } from "../src/system/read_route_http.ts";
 // Where each run of the endpoint went, and how it answered there.
 const routed = (
   onReplica: () => Effect.Effect<HttpServerResponse.HttpServerResponse>,
-  options: { readonly revoked?: boolean; readonly path?: string } = {},
+  options: {
+    readonly revoked?: boolean;
+    readonly path?: string;
+    // When the replica stops being read (never, by default).
+    readonly unusable?: Effect.Effect<void>;
+  } = {},
 ) =>
   Effect.gen(function* () {
     const targets: Array<string> = [];
@@ -28,7 +33,8 @@ const routed = (
         : HttpServerResponse.text("from the primary");
     });
     const middleware = yield* readRouteMiddleware;
-    const response = yield* middleware(app).pipe(
+    // Uninterruptible, as a request may run in the service.
+    const response = yield* Effect.uninterruptible(middleware(app)).pipe(
       Effect.provideService(
         HttpServerRequest.HttpServerRequest,
         HttpServerRequest.fromWeb(
@@ -45,6 +51,7 @@ const routed = (
         configured: true,
         route: () => Effect.succeed("replica" as const),
         status: Effect.die("not asked"),
+        unusable: options.unusable ?? Effect.never,
       }),
       Layer.succeed(
         Auth,
@@ -95,6 +102,35 @@ Deno.test("a read cancelled on the replica (a conflict with replay) is answered 
   const refused = await routed(() => Effect.succeed(HttpServerResponse.empty({ status: 403 })));
   assert.deepEqual(refused.targets, ["replica"]);
   assert.equal(refused.status, 403);
+});
+
+Deno.test("a read waiting on a replica found frozen is answered by the primary", async () => {
+  let interrupted = false;
+  const lostLater = Effect.asVoid(Effect.sleep("20 millis"));
+  // A read that waited for the replica for ever fails the test instead of hanging it.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const r = await Promise.race([
+    routed(
+      () => Effect.onInterrupt(Effect.never, () => Effect.sync(() => (interrupted = true))),
+      { unusable: lostLater },
+    ),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("the read waited for the replica")), 10_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  assert.deepEqual(r.targets, ["replica", "primary"]);
+  assert.equal(r.status, 200);
+  // The read left on the replica is interrupted there, without the answer waiting for it.
+  for (let i = 0; i < 500 && !interrupted; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(interrupted, true);
+  // A replica read that ends first is the answer, whatever the replica does afterwards.
+  const quick = await routed(
+    () => Effect.succeed(HttpServerResponse.text("from the replica")),
+    { unusable: lostLater },
+  );
+  assert.deepEqual(quick.targets, ["replica"]);
 });
 
 Deno.test("a credential the primary refuses is answered by the primary, whatever the replica says", async () => {

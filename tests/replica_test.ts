@@ -400,7 +400,50 @@ Deno.test({
       assert.equal(quick.text, newest.text);
       assert.ok(quick.ms < WAIT_MS, `a replayed token is not waited for (${quick.ms} ms)`);
 
-      // 4. The standby stopped: reads fall back to the primary, and the ready answer says so.
+      // 4. The standby frozen (its processes stopped by SIGSTOP, its connections left open): a
+      // read sent to it at once is answered by the primary once a probe finds it silent, not
+      // held until the request's time limit (REQUEST_TIMEOUT_MS, 30 s); thawed, it is read again.
+      const standbyPids = async () => {
+        const postmaster = Number(
+          (await Deno.readTextFile(`${dir}/standby/postmaster.pid`)).split("\n")[0],
+        );
+        const children = [...Deno.readDirSync("/proc")]
+          .filter((e) => /^\d+$/.test(e.name))
+          .filter((e) => {
+            try {
+              const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+              return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === postmaster;
+            } catch {
+              return false;
+            }
+          })
+          .map((e) => Number(e.name));
+        return [postmaster, ...children];
+      };
+      const frozen = await standbyPids();
+      for (const pid of frozen) Deno.kill(pid, "SIGSTOP");
+      let thawed = false;
+      const thaw = () => {
+        if (thawed) return;
+        thawed = true;
+        for (const pid of frozen) Deno.kill(pid, "SIGCONT");
+      };
+      let frozenRead: Reply;
+      try {
+        frozenRead = await call(withReplica, "GET", energyPath);
+        assert.equal(frozenRead.status, 200, frozenRead.text.slice(0, 500));
+        assert.equal(daysOf(frozenRead.text).get(day2), "222.2000");
+        assert.equal(await ready(), "primary; replica unreachable");
+      } finally {
+        thaw();
+      }
+      const thawedAt = performance.now();
+      while ((await ready()) !== "replica") {
+        assert.ok(performance.now() - thawedAt < 10_000, "the thawed replica is read again");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+
+      // 5. The standby stopped: reads fall back to the primary, and the ready answer says so.
       await pgCtl(`${dir}/standby`, "-m", "fast", "-w", "stop");
       running.splice(running.indexOf(`${dir}/standby`), 1);
       // A read that was handed a connection the standby had just closed may fail (503); the
@@ -426,7 +469,9 @@ Deno.test({
           `answered in ${
             asOfNew.ms.toFixed(0)
           } ms (${WAIT_MS} ms wait, then the primary); a replayed ` +
-          `token in ${quick.ms.toFixed(0)} ms; first read after the standby stopped in ` +
+          `token in ${quick.ms.toFixed(0)} ms; a read sent to the frozen standby answered in ${
+            frozenRead.ms.toFixed(0)
+          } ms; first read after the standby stopped in ` +
           `${fallbackMs.toFixed(0)} ms (${failedReads} failed before it); whole test ${
             ((performance.now() - started) / 1000).toFixed(1)
           } s`,

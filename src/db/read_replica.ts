@@ -9,7 +9,17 @@ import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import type { SqlError } from "@effect/sql/SqlError";
 import * as PgClient from "@effect/sql-pg/PgClient";
-import { Context, Effect, FiberRef, Layer, Schedule, type Scope } from "effect";
+import {
+  Context,
+  Deferred,
+  Effect,
+  Exit,
+  FiberId,
+  FiberRef,
+  Layer,
+  Schedule,
+  type Scope,
+} from "effect";
 import type pg from "pg";
 import type { ReplicaSettings } from "../config.ts";
 import { isConnectionError } from "./errors.ts";
@@ -53,6 +63,9 @@ export interface ReadReplicaShape {
   readonly route: (need: ReadNeed) => Effect.Effect<ReadTarget>;
   // Probed now (at most one probe per quarter second).
   readonly status: Effect.Effect<ReplicaStatus>;
+  // Completes once reads no longer go to the replica (at once if they do not now): a read in
+  // flight there when a probe finds it frozen or gone is made again on the primary.
+  readonly unusable: Effect.Effect<void>;
 }
 
 export class ReadReplica extends Context.Tag("Db/ReadReplica")<ReadReplica, ReadReplicaShape>() {}
@@ -62,6 +75,7 @@ export const noReplica: ReadReplicaShape = {
   configured: false,
   route: () => Effect.succeed("primary"),
   status: Effect.succeed({ used: false, reason: "no replica configured" }),
+  unusable: Effect.void,
 };
 
 const PROBE_EVERY = "1 second";
@@ -138,6 +152,8 @@ export const makeReadReplica = (
     let samples: Array<{ readonly at: number; readonly lsn: bigint }> = [];
     let behindMs = 0;
     let used: boolean | undefined;
+    // Completed when reads stop going to the replica; a new one each time they go there again.
+    let dropped = Deferred.unsafeMake<void>(FiberId.none);
     const probing = yield* Effect.makeSemaphore(1);
 
     const usable = () => seen.up && behindMs < settings.maxLagMs;
@@ -155,6 +171,8 @@ export const makeReadReplica = (
       const now = usable();
       if (now === used) return Effect.void;
       used = now;
+      if (now) dropped = Deferred.unsafeMake<void>(FiberId.none);
+      else Deferred.unsafeDone(dropped, Exit.void);
       if (now) return Effect.logInfo("reads of current data go to the replica");
       const detail = seen.up ? "" : `: ${seen.error ?? "no answer"}`;
       return Effect.logWarning(`reads go to the primary: ${reason()}${detail}`);
@@ -285,8 +303,10 @@ export const makeReadReplica = (
       (): ReplicaStatus => ({ used: usable(), reason: reason() }),
     );
 
+    const unusable = Effect.suspend(() => usable() ? Deferred.await(dropped) : Effect.void);
+
     return {
-      shape: { configured: true, route, status } satisfies ReadReplicaShape,
+      shape: { configured: true, route, status, unusable } satisfies ReadReplicaShape,
       usable,
       lost,
     };

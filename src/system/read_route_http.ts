@@ -76,12 +76,17 @@ export const readRouteMiddleware = Effect.gen(function* () {
       // does not know yet (a session or key made moments ago on the primary, a preview just
       // stored) is asked again of the primary: a client reading what it has just made is not
       // answered 401 or 404. So is a read the replica failed (a statement cancelled by a
-      // conflict with replay, a connection lost mid-read): a read can be made again.
-      const [exit, refused] = yield* Effect.all(
-        [Effect.exit(onTarget("replica")(app)), primaryRefuses],
-        { concurrency: 2 },
+      // conflict with replay, a connection lost mid-read): a read can be made again. So is one
+      // still waiting when a probe finds the replica frozen or gone: it is left to end there on
+      // its own, and the primary answers.
+      // Both sides interruptible, as the request's own fiber may not be; the read left on the
+      // replica is not waited for (its statement ends there on its own, dbBoundary).
+      const onReplica = Effect.race(
+        Effect.interruptible(Effect.disconnect(Effect.exit(onTarget("replica")(app)))),
+        Effect.interruptible(Effect.as(router.unusable, undefined)),
       );
-      if (refused) return yield* app;
+      const [exit, refused] = yield* Effect.all([onReplica, primaryRefuses], { concurrency: 2 });
+      if (refused || exit === undefined) return yield* app;
       if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return yield* exit;
       const status = Exit.isSuccess(exit)
         ? exit.value.status
