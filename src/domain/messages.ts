@@ -420,6 +420,12 @@ export const Messages = {
       `The request took longer than ${ms} ms; try again later`,
       `请求耗时超过 ${ms} 毫秒；请稍后重试`,
     ),
+  exportDataChanged: () =>
+    m(
+      "BUSY",
+      "the data changed while the export was read (an import was committed); export again",
+      "导出读取期间数据已变更（有导入已提交）；请重新导出",
+    ),
   exportTooLong: (ms: number) =>
     m(
       "TIMEOUT",

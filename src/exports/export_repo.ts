@@ -13,6 +13,11 @@ export interface StoredDay extends ExportDay {
   readonly offset: number;
 }
 
+export interface DataPosition {
+  readonly seq: string;
+  readonly generation: string | null;
+}
+
 export class ExportRepo extends Effect.Service<ExportRepo>()("Exports/ExportRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
@@ -29,6 +34,28 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("Exports/ExportRepo
         [scopeIds, start, end],
       )).pipe(span("ExportRepo.days"));
 
-    return { days } as const;
+    // Where the data stands: the commit clock and the loaded snapshot's generation.
+    const position = Effect.map(
+      dbBoundary(sql.unsafe<DataPosition>(
+        `SELECT k.seq::text AS seq, (SELECT d.generation FROM dataset d LIMIT 1) AS generation
+         FROM commit_clock k`,
+      )),
+      (rows): DataPosition => rows[0] ?? { seq: "0", generation: null },
+    );
+
+    // Whether the data of some stores changed after a position: a commit changed one of them
+    // (commit_stores), or another snapshot was loaded.
+    const changedSince = (storeIds: ReadonlyArray<number>, at: DataPosition) =>
+      Effect.map(
+        dbBoundary(sql.unsafe<{ changed: boolean }>(
+          `SELECT (SELECT d.generation FROM dataset d LIMIT 1) IS DISTINCT FROM $3::text
+             OR EXISTS (SELECT 1 FROM commit_stores cs
+                        WHERE cs.store_id = ANY ($1::int[]) AND cs.seq > $2::bigint) AS changed`,
+          [storeIds, at.seq, at.generation],
+        )),
+        (rows) => rows[0]?.changed === true,
+      );
+
+    return { days, position, changedSince } as const;
   }),
 }) {}

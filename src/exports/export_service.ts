@@ -18,7 +18,7 @@ import { RequestNote } from "../domain/request.ts";
 import { AppConfig } from "../config.ts";
 import { CatalogRepo, type CatalogStore } from "../files/catalog_repo.ts";
 import { compareNames, sheetNamesFor } from "../files/sheet_names.ts";
-import { ExportRepo, type StoredDay } from "./export_repo.ts";
+import { type DataPosition, ExportRepo, type StoredDay } from "./export_repo.ts";
 import {
   CSV_BOM,
   CSV_HEADER_FIELDS,
@@ -122,14 +122,21 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
         (brands) => new Map(sheetNamesFor(brands).map((m) => [m.brand, m.sheet])),
       );
 
-    // The days of a page of stores, one array per store (undefined: no stored day).
+    // The days of a page of stores, one array per store (undefined: no stored day), as they were
+    // at `at`: a page whose stores a commit changed since then (or a reload of the snapshot) fails
+    // with 503 BUSY, so that a file never mixes data before and after a commit.
     const readPage = (
       page: ReadonlyArray<CatalogStore>,
       start: string,
       end: string,
       length: number,
+      at: DataPosition,
     ): Effect.Effect<Page, ServiceUnavailable> =>
-      Effect.map(repo.days(page.map((s) => s.scopeId), start, end), (found) => {
+      Effect.gen(function* () {
+        const found = yield* repo.days(page.map((s) => s.scopeId), start, end);
+        if (yield* repo.changedSince(page.map((s) => s.storeId), at)) {
+          return yield* unavailable(Messages.exportDataChanged());
+        }
         const byScope = new Map<number, Array<ExportDay | undefined>>(
           page.map((s) => [s.scopeId, Array.from({ length })]),
         );
@@ -221,9 +228,11 @@ export class ExportService extends Effect.Service<ExportService>()("Exports/Expo
           legacy,
         );
         const pages = Arr.chunksOf(selected, storesPer(EXPORT_PAGE_VALUES, days.length));
-        // Every page from the database the first came from (the body is sent outside this fiber).
+        // Every page from the database the first came from (the body is sent outside this fiber),
+        // and as the data stood before the first was read.
         const sameDatabase = yield* keepTarget;
-        const read = (i: number) => sameDatabase(readPage(pages[i], start, end, days.length));
+        const at = yield* repo.position;
+        const read = (i: number) => sameDatabase(readPage(pages[i], start, end, days.length, at));
         const late = () => unavailable(Messages.exportTooLong(config.limits.exportMs));
         // The first page is read before the answer starts: a database that fails it, or a limit
         // already passed, is an error answer, not a 200 cut short.
