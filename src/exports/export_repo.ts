@@ -37,10 +37,10 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("Exports/ExportRepo
     // Where the data stands: the commit clock and the loaded snapshot's generation.
     const position = Effect.map(
       dbBoundary(sql.unsafe<DataPosition>(
-        `SELECT k.seq::text AS seq, (SELECT d.generation FROM dataset d LIMIT 1) AS generation
-         FROM commit_clock k`,
+        `SELECT coalesce((SELECT k.seq FROM commit_clock k), 0)::text AS seq,
+           (SELECT d.generation FROM dataset d LIMIT 1) AS generation`,
       )),
-      (rows): DataPosition => rows[0] ?? { seq: "0", generation: null },
+      (rows): DataPosition => rows[0],
     );
 
     // Whether the data of some stores changed after a position: a commit changed one of them
