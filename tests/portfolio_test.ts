@@ -420,6 +420,31 @@ Deno.test("portfolio: the ETag names no commit number, and a held one is still a
   assert.equal(again.status, 304);
 });
 
+Deno.test("portfolio and metrics: a voided provisional day is void, not provisional", async () => {
+  const writer = await app.key(["read", "write"]);
+  const store = snapshot.stores[1];
+  const listed = (await app.call("GET", "/api/v1/stores", { key })).body.stores
+    .find((s: { id: number }) => s.id === store.id);
+  const metricsPath = `/api/v1/stores/${store.id}/metrics?scope_id=${store.scope.id}` +
+    `&start=${end}&end=${end}`;
+  const rowOf = async () =>
+    (await portfolio(`start=${end}&end=${end}`)).stores.find((s) => s.store_id === store.id)!;
+  const before = assertSchema(MetricsResponse, await get(metricsPath));
+  assert.equal(before.days[0].provisional, 1, "the dataset's last day is provisional");
+  assert.equal((await rowOf()).provisional_days, 1);
+
+  await commitDay(app, writer.key, listed, end, "VOID");
+  const after = assertSchema(MetricsResponse, await get(metricsPath));
+  assert.equal(after.days[0].actual_kwh, null);
+  assert.equal(after.days[0].provisional, 0);
+  assert.equal(after.days[0].provisional_at, null);
+  assert.ok(
+    after.availability.every((a) => !a.reasons.includes("PROVISIONAL_EXCLUDED")),
+    JSON.stringify(after.availability),
+  );
+  assert.equal((await rowOf()).provisional_days, 0);
+});
+
 Deno.test({
   name: "portfolio: close",
   sanitizeOps: false,

@@ -124,11 +124,12 @@ WITH cal AS (
   GROUP BY 1, 2
 )
 SELECT
+  -- A void day has no value to be provisional (its fact keeps the mark for a later restore).
   (SELECT json_agg(json_build_array(
       c.day::text,
       f.served_kwh::text,
-      coalesce(f.provisional, 0),
-      CASE WHEN f.provisional = 1
+      CASE WHEN f.provisional = 1 AND f.status <> 'VOID' THEN 1 ELSE 0 END,
+      CASE WHEN f.provisional = 1 AND f.status <> 'VOID'
            THEN to_char(f.provisional_at AT TIME ZONE p_tz, 'YYYY-MM-DD HH24:MI') END,
       coalesce(f.status, 'NO_DATA')
     ) ORDER BY c.day)

@@ -204,7 +204,7 @@ LEFT JOIN (
  * status letter per day of the month, A, V or N>|<the served kWh of each day, joined by ",", empty
  * where none>". `days`: stored days as items joined by ";" in no set order, each "<days after
  * start>|<served kWh, V (void) or N (no data)>|<provisional_at in the scope's time zone, empty when
- * settled>" (a day without a stored fact has no item): every stored day of the range as of an
+ * settled or void>" (a day without a stored fact has no item): every stored day of the range as of an
  * earlier commit, only the provisional ones for a current read (the month chunks hold the rest).
  */
 const daysColumnsSql = (days: DaysOf, current: boolean) => `
@@ -220,7 +220,7 @@ const daysColumnsSql = (days: DaysOf, current: boolean) => `
   (SELECT string_agg(
       (e.business_date - $1::date) || '|' ||
       CASE e.status WHEN 'AVAILABLE' THEN e.served_kwh::text WHEN 'VOID' THEN 'V' ELSE 'N' END ||
-      '|' || CASE WHEN e.provisional = 1
+      '|' || CASE WHEN e.provisional = 1 AND e.status <> 'VOID'
         THEN to_char(e.provisional_at AT TIME ZONE st.timezone, 'YYYY-MM-DD HH24:MI')
         ELSE '' END,
       ';')
