@@ -124,7 +124,7 @@ WITH cal AS (
   GROUP BY 1, 2
 )
 SELECT
-  -- A void day has no value to be provisional (its fact keeps the mark for a later restore).
+  -- A void day has no value to be provisional (its stored fact keeps the mark it had).
   (SELECT json_agg(json_build_array(
       c.day::text,
       f.served_kwh::text,
