@@ -2,7 +2,7 @@
 // (SQL fragments, also composed into the one-round-trip energy read), the permissions an operation
 // needs, and the store scope of a key.
 import { createHash } from "node:crypto";
-import { Cache, Duration, Effect, Exit } from "effect";
+import { Effect } from "effect";
 import type { CallerShape, Credential, Permission } from "../domain/auth.ts";
 import { canWrite } from "../domain/auth.ts";
 import { badRequest, forbidden, notFound } from "../domain/errors.ts";
@@ -116,27 +116,18 @@ export const requirePermission = (caller: CallerShape, permission: Permission) =
 export const inScope = (caller: CallerShape, storeId: number) =>
   caller.storeIds === null || caller.storeIds.includes(storeId);
 
-// How long a store's scopes are kept: they are snapshot reference data (they change only when a
-// snapshot is reloaded), so every read request need not pay a round trip for them. Who may see a
-// store is not kept: that comes from the caller's key, read on every request.
-export const SCOPE_CACHE_TTL = Duration.seconds(30);
-
+// A store's scopes are read on every request that needs them: they change when a snapshot is
+// reloaded, and a store must never be read through a scope it had before (another store's, now).
 export class StoreAccess extends Effect.Service<StoreAccess>()("Auth/StoreAccess", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
-    const scopeCache = yield* Cache.makeWith({
-      capacity: 20_000,
-      lookup: (storeId: number) =>
-        dbBoundary(sql<ScopeFacts>`
-          SELECT s.id AS store_id, sc.id AS scope_id, sc.timezone, sc.unit
-          FROM stores s JOIN scopes sc ON sc.store_id = s.id
-          WHERE s.id = ${storeId}
-          ORDER BY sc.id`),
-      // A failed lookup (database unreachable) is not kept.
-      timeToLive: (exit) => Exit.isSuccess(exit) ? SCOPE_CACHE_TTL : Duration.zero,
-    });
     // The scopes of one store; empty when the store does not exist.
-    const scopes = (storeId: number) => scopeCache.get(storeId).pipe(span("StoreAccess.scopes"));
+    const scopes = (storeId: number) =>
+      dbBoundary(sql<ScopeFacts>`
+        SELECT s.id AS store_id, sc.id AS scope_id, sc.timezone, sc.unit
+        FROM stores s JOIN scopes sc ON sc.store_id = s.id
+        WHERE s.id = ${storeId}
+        ORDER BY sc.id`).pipe(span("StoreAccess.scopes"));
 
     // 403 without the permission, 404 for an unknown store, 403 outside the key's stores.
     const store = (caller: CallerShape, storeId: number, permission: Permission) =>
