@@ -536,6 +536,26 @@ Deno.test("audit: a profile edit is listed with its before and after, for raw ke
   );
 });
 
+Deno.test("a start past the head waits for the next commit: none made meanwhile is skipped", async () => {
+  const head = (await app.call("GET", "/api/v1/changes?limit=1", { key: raw.key })).body.head_seq;
+  const ahead = await app.call("GET", `/api/v1/changes?from_seq=${head + 3}`, { key: raw.key });
+  assert.deepEqual([ahead.status, ahead.body.changes.length], [200, 0]);
+  // As the store is named now (a test before renames it).
+  const [a] = (await app.call("GET", "/api/v1/stores", { key: raw.key })).body
+    .stores as Array<StoreInfo>;
+  // A day voided, then given a value again.
+  await importCsv([[a, addDays(end, -3), "VOID"]]);
+  await importCsv([[a, addDays(end, -3), "21.5"]]);
+  const next = await app.call("GET", `/api/v1/changes?after=${ahead.body.next_cursor}`, {
+    key: raw.key,
+  });
+  assert.equal(next.status, 200, JSON.stringify(next.body));
+  assert.deepEqual(
+    next.body.changes.map((c: { commit_seq: number }) => c.commit_seq),
+    [head + 1, head + 2],
+  );
+});
+
 Deno.test("a cursor of a replaced snapshot is 409 DATA_REPLACED", async () => {
   await load(true)(app.db);
   assertErrorBody(

@@ -69,9 +69,13 @@ export class ChangesService extends Effect.Service<ChangesService>()("Changes/Ch
         }
         const full = scan.changes.length === limit;
         const lastChange = scan.changes.at(-1);
-        const next = full && lastChange !== undefined
+        const reached = full && lastChange !== undefined
           ? { seq: lastChange.seq, row: lastChange.row }
           : scan.last ?? from;
+        // A start beyond the next commit to come (from_seq past the head) goes on from that commit:
+        // a cursor further on would skip the commits made until then.
+        const coming = BigInt(scan.headSeq) + 1n;
+        const next = BigInt(reached.seq) > coming ? { seq: String(coming), row: 0 } : reached;
         const cursor = (p: { readonly seq: string; readonly row: number }) =>
           seal.seal("change-cursor", cursorText({ ...p, generation: scan.generation! }));
         // The changes come as PostgreSQL made them (Change's fields in order): the page is
