@@ -264,6 +264,47 @@ Deno.test("validation names the path and the problem", () => {
   assertProblem(extra, "surprise");
 });
 
+Deno.test("validation refuses what the database would refuse or read otherwise", () => {
+  const base = generateSnapshot({ stores: 4 });
+  const refused = (change: (s: Mutable<Snapshot>) => void, ...fragments: Array<string>) => {
+    const s = clone(base);
+    change(s);
+    assertProblem(s, ...fragments);
+  };
+  // Time zones PostgreSQL does not know, or reads with the other sign than Intl.
+  refused((s) => (s.stores[0].scope.timezone = "Mars/Base"), "stores[0].scope.timezone");
+  refused((s) => (s.stores[0].scope.timezone = "+08:00"), "stores[0].scope.timezone");
+  refused((s) => (s.dataset.timezone = "Mars/Base"), "dataset.timezone");
+  // Instants PostgreSQL refuses, or that Date.parse rolls over to another day.
+  for (const at of ["2026-02-30T00:00:00Z", "2026-11-20T02:00:00+23:59", "0000-01-01T00:00:00Z"]) {
+    refused((s) => (s.strategies[0].synced_at = at), "strategies[0].synced_at");
+  }
+  // Integers past PostgreSQL's integer.
+  refused((s) => (s.strategy_items[0].position = 3_000_000_000), "strategy_items[0].position");
+  refused((s) => (s.strategies[0].configured_count = 3_000_000_000), "configured_count");
+  // A NUL character anywhere, a field of free form included.
+  refused((s) => (s.stores[1].city = "a\u0000b"), "stores[1].city", "NUL");
+  refused(
+    (s) => (s.stores[1].equipment_profile = { note: "x\u0000" }),
+    "stores[1].equipment_profile.note",
+    "NUL",
+  );
+  // A name the import could never match: whitespace at an end, or a line break.
+  refused((s) => (s.stores[2].name = `${s.stores[2].name} `), "stores[2].name");
+  refused((s) => (s.brands[0].name = `品牌\n二`), "brands[0].name");
+  refused((s) => (s.stores[2].address = "一行\n两行"), "stores[2].address");
+  // Two valid observations of one store's TEV on one day.
+  refused((s) => {
+    const first = s.tev_observations.find((o) => o.is_valid && o.value_kwh !== null)!;
+    s.tev_observations.push({ ...first, value_kwh: "1.0000" });
+  }, "a second valid observation");
+  // Still accepted: seconds left out, an offset, Etc zones.
+  const fine = clone(base);
+  fine.strategies[0].synced_at = "2026-11-20T10:00+08:00";
+  fine.stores[0].scope.timezone = "Etc/GMT-8";
+  assert.ok(Either.isRight(validateSnapshot(fine)), JSON.stringify(validateSnapshot(fine)));
+});
+
 const DATA_TABLES = [
   "dataset",
   "brands",

@@ -1,6 +1,7 @@
 // The sealed data snapshot file: its Schema, exported types and the validation with cross-checks.
 import { Data, Either, ParseResult, Schema } from "effect";
-import { Count, DateString, DecimalString, Id } from "../domain/common.ts";
+import { isInstant } from "../domain/as_of.ts";
+import { Count, DateString, DecimalString, Id, MAX_ID, TextOfLength } from "../domain/common.ts";
 import { dayIndex } from "../domain/range.ts";
 
 export const STAGE_CODES = [
@@ -14,11 +15,15 @@ export const STAGE_CODES = [
 
 export const SNAPSHOT_FORMAT = "energy-snapshot/1";
 
+// An instant with its offset, read exactly as PostgreSQL will read it (isInstant: a real day of
+// years 0001-9999, offsets within ±14:00); seconds may be left out.
 const Timestamp = Schema.String.pipe(
   Schema.filter(
     (s) =>
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/
-        .test(s) && !Number.isNaN(Date.parse(s)),
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/.test(s) &&
+      isInstant(
+        s[16] === ":" ? s : `${s.slice(0, 16)}:00${s.slice(16)}`,
+      ),
     { message: () => "expected an ISO 8601 timestamp with offset" },
   ),
 ).annotations({ identifier: "Timestamp" });
@@ -39,7 +44,34 @@ const SignedDecimal = Schema.NullOr(
   Schema.String.pipe(Schema.pattern(/^-?\d+(\.\d{1,4})?$/)),
 ).annotations(says("null or a signed decimal string (at most 4 decimals)"));
 
-const Text = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max));
+const Text = (max: number) => TextOfLength(1, max);
+
+// A name the import matches files against (stores, brands): one line, and no whitespace at either
+// end, which the import's reading of a name drops.
+const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+const NameText = (max: number) =>
+  Text(max).pipe(
+    Schema.filter((s) => s === s.trim() && !CONTROL.test(s), {
+      message: () => "expected one line without whitespace at either end",
+    }),
+  );
+
+// An IANA time zone name (or UTC) that Intl knows; PostgreSQL reads such names alike, where a
+// POSIX-style text ("+08:00") would be read with the opposite sign.
+const TimeZone = Schema.String.pipe(
+  Schema.filter((s) => {
+    if (!/^(UTC|[A-Za-z]+(\/[A-Za-z0-9_+-]+)+)$/.test(s)) return false;
+    try {
+      new Intl.DateTimeFormat("en", { timeZone: s });
+      return true;
+    } catch {
+      return false;
+    }
+  }, { message: () => "expected an IANA time zone name, such as Asia/Shanghai" }),
+);
+
+// A PostgreSQL integer.
+const Int32 = Schema.Int.pipe(Schema.between(-MAX_ID - 1, MAX_ID));
 
 const Hours = Schema.Array(
   Schema.Struct({
@@ -60,17 +92,17 @@ export const SnapshotDataset = Schema.Struct({
   start: DateString,
   end: DateString,
   source_policy: oneOf("CLEANED_SAMPLE", "CLEANED_THEN_LEGACY_THEN_NULL"),
-  timezone: Text(64),
+  timezone: TimeZone,
   unit: Text(16),
 });
 
-export const SnapshotBrand = Schema.Struct({ id: Id, name: Text(80) });
+export const SnapshotBrand = Schema.Struct({ id: Id, name: NameText(80) });
 
 export const SnapshotScope = Schema.Struct({
   id: Id,
   kind: Text(64),
   unit: Text(16),
-  timezone: Text(64),
+  timezone: TimeZone,
 });
 
 export const SnapshotStore = Schema.Struct({
@@ -78,8 +110,12 @@ export const SnapshotStore = Schema.Struct({
   brand_id: Id,
   store_code: Text(64),
   source_org_id: Schema.NullOr(Id),
-  name: Text(80),
-  address: Schema.NullOr(Text(200)),
+  name: NameText(80),
+  address: Schema.NullOr(
+    Text(200).pipe(
+      Schema.filter((s) => !CONTROL.test(s), { message: () => "expected one line of text" }),
+    ),
+  ),
   city: Schema.NullOr(Schema.String),
   business_hours: Schema.NullOr(Hours),
   peak_hours: Schema.NullOr(Hours),
@@ -138,8 +174,8 @@ export const SnapshotDeviceEvent = Schema.Struct({
 
 export const SnapshotStrategy = Schema.Struct({
   store_id: Id,
-  configured_count: Schema.NullOr(Count),
-  dispatched_count: Schema.NullOr(Count),
+  configured_count: Schema.NullOr(Count.pipe(Schema.lessThanOrEqualTo(MAX_ID))),
+  dispatched_count: Schema.NullOr(Count.pipe(Schema.lessThanOrEqualTo(MAX_ID))),
   distinguish_calendar: Schema.NullOr(Schema.Boolean),
   execution_status: Text(64),
   source_reference: Schema.NullOr(Schema.String),
@@ -149,12 +185,12 @@ export const SnapshotStrategy = Schema.Struct({
 
 export const SnapshotStrategyItem = Schema.Struct({
   store_id: Id,
-  position: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+  position: Int32.pipe(Schema.greaterThanOrEqualTo(1)),
   name: Text(200),
   date_category: Schema.NullOr(Schema.String),
   day_week: Schema.NullOr(Schema.String),
   publish_status: Schema.NullOr(Schema.String),
-  issue_status: Schema.NullOr(Schema.Int),
+  issue_status: Schema.NullOr(Int32),
   publish_time: Schema.NullOr(Timestamp),
   issue_time: Schema.NullOr(Timestamp),
 });
@@ -290,6 +326,21 @@ const crossCheck = (s: Snapshot): Array<string> => {
   const add = (path: string, message: string) => {
     if (problems.length < MAX_PROBLEMS) problems.push(`${path}: ${message}`);
   };
+  // PostgreSQL's text and jsonb hold no NUL character: one anywhere is refused here, with its
+  // path, instead of failing the load.
+  const noNul = (value: unknown, path: string): void => {
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) add(path, "text holds a NUL character");
+    } else if (Array.isArray(value)) value.forEach((v, i) => noNul(v, `${path}[${i}]`));
+    else if (value !== null && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) {
+        const at = path === "" ? k : `${path}.${k}`;
+        if (k.includes("\u0000")) add(at, "a key holds a NUL character");
+        noNul(v, at);
+      }
+    }
+  };
+  noNul(s, "");
   const start = dayIndex(s.dataset.start);
   const end = dayIndex(s.dataset.end);
   if (start > end) add("dataset.end", "end is before start");
@@ -476,6 +527,24 @@ const crossCheck = (s: Snapshot): Array<string> => {
     }
   }
 
+  // The latest valid positive observation is the TEV (rules.md): two on one day would leave it
+  // to chance.
+  const validTev = new Map<string, number>();
+  s.tev_observations.forEach((o, i) => {
+    if (
+      !o.is_valid || o.value_kwh === null || !/[1-9]/.test(o.value_kwh) ||
+      o.value_kwh.startsWith("-")
+    ) return;
+    const key = `${o.store_id}/${o.observed_date}`;
+    const first = validTev.get(key);
+    if (first === undefined) validTev.set(key, i);
+    else {
+      add(
+        `tev_observations[${i}]`,
+        `a second valid observation of store ${o.store_id} on ${o.observed_date} (first at tev_observations[${first}])`,
+      );
+    }
+  });
   s.tev_observations.forEach((o, i) => {
     const p = `tev_observations[${i}]`;
     if (knownStore(`${p}.store_id`, o.store_id)) {
