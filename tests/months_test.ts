@@ -199,6 +199,14 @@ Deno.test("months: the year 0001 has no year before it; days without data are co
   assert.equal(body.total.summary.requested_days, 41);
   assert.equal(body.total.summary.actual_days, 0);
   assert.equal(body.total.summary.actual_kwh, null);
+  // Across the end of the year 0001: the months of 0002 have their year earlier, read whole.
+  const across = await months(store, "0001-12-01", "0002-01-31");
+  assert.equal(across.total.year_earlier, null);
+  assert.equal(across.months[0].year_earlier, null);
+  const earlier = across.months[1].year_earlier!;
+  assert.deepEqual([earlier.start, earlier.end], ["0001-01-01", "0001-01-31"]);
+  assert.equal(earlier.summary.requested_days, 31);
+  assert.equal(earlier.summary.actual_days, 0);
 });
 
 Deno.test("months: refusals of the credential, the permission, the store, the scope and the range", async () => {

@@ -65,7 +65,13 @@ export const monthPlan = (start: string, end: string): MonthPlan => {
     from = month === 12 ? `${pad(year + 1, 4)}-01-01` : `${pad(year, 4)}-${pad(month + 1, 2)}-01`;
   }
   const total = withEarlier({ month: null, start, end });
-  return { readStart: total.earlier?.start ?? start, months, total };
+  // The earliest day any row reads: the range's year earlier, or a month's when the range's has
+  // none (a range starting in year 0001 has no year earlier, its months of year 0002 do).
+  const readStart = [total, ...months].reduce(
+    (first, r) => r.earlier !== null && r.earlier.start < first ? r.earlier.start : first,
+    start,
+  );
+  return { readStart, months, total };
 };
 
 // The rows of a plan from the computed days of readStart..end (one per day, ascending).

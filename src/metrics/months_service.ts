@@ -17,7 +17,8 @@ import { monthPlan, monthRows } from "./months.ts";
 const NOTES: ReadonlyArray<string> = [
   "Each month's summary is the summary the metrics read gives for that month's days within the " +
   "range: exact sums rounded once; savings (aes_kwh) count only matched days (actual and EBA " +
-  "present, stage TRIAL or OPERATING) and are null when negative, with eba_pass false.",
+  "present, stage TRIAL or OPERATING) and are null when negative; pass flags are decided on the " +
+  "settled days alone.",
   "year_earlier holds the same days one year earlier (29 February becomes 28 February), summed " +
   "by the same rules, with the stages, targets and baseline of that time.",
 ];

@@ -57,9 +57,10 @@ const MONTHS_NOTES = [
   t(
     "Each month's summary is the summary the metrics read gives for that month's days within the " +
       "range: exact sums rounded once; savings (aes_kwh) count only matched days (actual and EBA " +
-      "present, stage TRIAL or OPERATING) and are null when negative, with eba_pass false.",
+      "present, stage TRIAL or OPERATING) and are null when negative; pass flags are decided on the " +
+      "settled days alone.",
     "每月的汇总即指标接口对该月在范围内各日给出的汇总：精确求和后只舍入一次；节能量（aes_kwh）只计匹配日" +
-      "（有实际能耗和 EBA，阶段为 TRIAL 或 OPERATING），为负时为 null，且 eba_pass 为未达标。",
+      "（有实际能耗和 EBA，阶段为 TRIAL 或 OPERATING），为负时为 null；达标与否只按已结算的日期判定。",
   ),
   t(
     "year_earlier holds the same days one year earlier (29 February becomes 28 February), summed " +
