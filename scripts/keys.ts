@@ -24,18 +24,29 @@ const fail = (message: string): never => {
   Deno.exit(2);
 };
 
-const { positionals, values } = parseArgs({
-  args: Deno.args,
-  allowPositionals: true,
-  options: {
-    member: { type: "string" },
-    name: { type: "string" },
-    permissions: { type: "string" },
-    stores: { type: "string" },
-    "expires-in": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
-});
+// An unknown option, or a value that looks like one (--expires-in -5m), is a usage error.
+const parsed = (() => {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      allowPositionals: true,
+      options: {
+        member: { type: "string" },
+        name: { type: "string" },
+        permissions: { type: "string" },
+        stores: { type: "string" },
+        "expires-in": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+})();
+const { positionals, values } = parsed;
+
+// A store or key id as digits only (Number would take 1e0 or 0x1).
+const idOf = (text: string) => /^\d{1,10}$/.test(text.trim()) ? Number(text.trim()) : NaN;
 
 if (values.help) {
   console.log(usage);
@@ -52,8 +63,8 @@ const command = (): Effect.Effect<void, unknown, never> => {
       const lifetime = parseLifetime(lifetimeText) ??
         fail(`--expires-in ${lifetimeText}: use e.g. 45m, 8h, 30d`);
       const stores = values.stores === undefined ? null : values.stores.split(",").map((s) => {
-        const id = Number(s.trim());
-        return Number.isInteger(id) && id >= 1 ? id : fail(`--stores: ${s} is not a store id`);
+        const id = idOf(s);
+        return id >= 1 && id <= 2147483647 ? id : fail(`--stores: ${s} is not a store id`);
       });
       const member = values.member ?? fail("--member is required");
       return run(Effect.map(
@@ -88,8 +99,8 @@ const command = (): Effect.Effect<void, unknown, never> => {
         }
       }));
     case "revoke": {
-      const id = Number(rest[0]);
-      if (!Number.isInteger(id) || id < 1) return fail("revoke takes a KEY_ID");
+      const id = idOf(rest[0] ?? "");
+      if (!(id >= 1 && id <= 2147483647)) return fail("revoke takes a KEY_ID");
       return run(
         Effect.map(
           revokeKey(id),

@@ -1,0 +1,35 @@
+// The keys command refuses a malformed command line with its usage and exit code 2, before it opens
+// any database: no stack trace, no number read loosely.
+import assert from "node:assert/strict";
+
+const keys = async (...args: Array<string>) => {
+  const dataDir = await Deno.makeTempDir({ prefix: "keys_cli_" });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "scripts/keys.ts", ...args],
+      env: { DATA_DIR: dataDir, DATABASE_URL: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+};
+
+Deno.test("keys: a malformed command line is a usage error, not a crash", async () => {
+  for (
+    const [args, says] of [
+      [["issue", "--member", "x", "--permissions", "read", "--expires-in", "-5m"], "--expires-in"],
+      [["issue", "--member", "x", "--permissions", "read", "--stores", "1e0"], "--stores: 1e0"],
+      [["issue", "--member", "x", "--permissions", "read", "--stores", "0x2"], "--stores: 0x2"],
+      [["issue", "--member", "x", "--permissions", "read", "--colour"], "--colour"],
+      [["revoke", "1e0"], "revoke takes a KEY_ID"],
+    ] as const
+  ) {
+    const { code, stderr } = await keys(...args);
+    assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
+    assert.ok(stderr.startsWith("error: ") && stderr.includes(says), stderr);
+    assert.ok(!/\n\s+at /.test(stderr), `no stack trace: ${stderr}`);
+  }
+});
