@@ -11,6 +11,7 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { BASE, makeTestApp } from "./helpers.ts";
 import { commitDay, storesOf } from "./import_helpers.ts";
+import { concat } from "./import_zip_fixtures.ts";
 
 const snapshot = generateSnapshot({ stores: 6 });
 const app = await makeTestApp((db) =>
@@ -50,16 +51,6 @@ const drain = async (reader: ReadableStreamDefaultReader<Uint8Array>, head: Uint
   } catch (error) {
     return { text: undefined, cut: error };
   }
-};
-
-const concat = (parts: ReadonlyArray<Uint8Array>) => {
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  return all;
 };
 
 // The stores in the file's order (its first page first), and a value of a store-day in a file.
