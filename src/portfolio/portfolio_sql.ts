@@ -204,8 +204,8 @@ LEFT JOIN (
  * status letter per day of the month, A, V or N>|<the served kWh of each day, joined by ",", empty
  * where none>". `days`: stored days as items joined by ";" in no set order, each "<days after
  * start>|<served kWh, V (void) or N (no data)>|<provisional_at in the scope's time zone, empty when
- * settled or void>" (a day without a stored fact has no item): every stored day of the range as of an
- * earlier commit, only the provisional ones for a current read (the month chunks hold the rest).
+ * settled or void>" (a day without a stored fact has no item): every stored day of the range as of
+ * an earlier commit, only the provisional ones for a current read (the month chunks hold the rest).
  */
 const daysColumnsSql = (days: DaysOf, current: boolean) => `
   ${

@@ -541,7 +541,8 @@ const crossCheck = (s: Snapshot): Array<string> => {
     else {
       add(
         `tev_observations[${i}]`,
-        `a second valid observation of store ${o.store_id} on ${o.observed_date} (first at tev_observations[${first}])`,
+        `a second valid observation of store ${o.store_id} on ${o.observed_date} ` +
+          `(first at tev_observations[${first}])`,
       );
     }
   });
