@@ -313,6 +313,20 @@ Deno.test("the quality check refuses a read as of an earlier instant instead of 
     assert.match(answer.body.error.message, /reads the current data only/, param);
   }
   assert.equal((await get(`/api/v1/stores/${store.id}/quality?${range}`)).status, 200);
+  // Refused in the energy read's order: the credential and the store first.
+  const asOf = `${range}&known_at=2026-01-01T00:00:00Z`;
+  assertErrorBody(
+    await app.call("GET", `/api/v1/stores/${store.id}/quality?${asOf}`),
+    401,
+    "MISSING_CREDENTIAL",
+  );
+  const other = await app.key(["read"], { stores: [snapshot.stores[1].id] });
+  assertErrorBody(
+    await app.call("GET", `/api/v1/stores/${store.id}/quality?${asOf}`, { key: other.key }),
+    403,
+    "STORE_FORBIDDEN",
+  );
+  assertErrorBody(await get(`/api/v1/stores/999999/quality?${asOf}`), 404);
 });
 
 Deno.test({

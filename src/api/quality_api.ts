@@ -8,11 +8,12 @@ import { CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
 import { RangeParams, StorePath } from "./params.ts";
 import { Authentication } from "./security.ts";
 
-// The check reads the current data only: a read as of an earlier instant is refused, not answered
-// with today's data as if it were that instant's.
+// The check reads the current data only: a read as of an earlier instant is refused (400, after
+// the credential and store checks, in the energy read's order), not answered with today's data as
+// if it were that instant's.
 const CurrentOnly = Schema.optional(
-  Schema.Never.annotations({
-    message: () => "the quality check reads the current data only; this parameter is not taken",
+  Schema.String.annotations({
+    description: "Not taken: the quality check reads the current data only (400 when given).",
   }),
 );
 

@@ -420,6 +420,12 @@ export const Messages = {
       `The request took longer than ${ms} ms; try again later`,
       `请求耗时超过 ${ms} 毫秒；请稍后重试`,
     ),
+  qualityCurrentOnly: () =>
+    m(
+      "INVALID_REQUEST",
+      "The quality check reads the current data only: known_at and data_token are not taken",
+      "数据质量检查只读取当前数据：不接受 known_at 和 data_token",
+    ),
   exportDataChanged: () =>
     m(
       "BUSY",

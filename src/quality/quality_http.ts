@@ -14,6 +14,10 @@ export const QualityHttpLive = HttpApiBuilder.group(
       const quality = yield* QualityService;
       return handlers.handle("check", ({ path, urlParams }) =>
         Effect.flatMap(Caller, (caller) =>
-          quality.check(caller, rangeOf(path.store_id, urlParams))));
+          quality.check(
+            caller,
+            rangeOf(path.store_id, urlParams),
+            urlParams.known_at !== undefined || urlParams.data_token !== undefined,
+          )));
     }),
 ).pipe(Layer.provide(QualityService.Default));

@@ -2,6 +2,8 @@
 // range's days and their device evidence (two set-based reads), judged by the pure rules.
 import { Effect } from "effect";
 import { StoreAccess } from "../auth/access.ts";
+import { badRequest } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
 import type { CallerShape } from "../domain/auth.ts";
 import type { QualityResponse } from "../domain/quality.ts";
 import { ENERGY_MAX_DAYS, type RangeRequest } from "../domain/range.ts";
@@ -19,10 +21,11 @@ export class QualityService extends Effect.Service<QualityService>()("Quality/Qu
     const access = yield* StoreAccess;
 
     // Refusals in the energy read's order: 403 permission, 404 store, 403 outside the key's
-    // stores, 400 scope, 400 range.
-    const check = (caller: CallerShape, request: RangeRequest) =>
+    // stores, 400 scope, 400 range; then 400 for a read asked as of an earlier instant.
+    const check = (caller: CallerShape, request: RangeRequest, asOfAsked = false) =>
       Effect.gen(function* () {
         const scope = yield* access.range(caller, request, QUALITY_MAX_DAYS);
+        if (asOfAsked) return yield* badRequest(Messages.qualityCurrentOnly());
         const days = yield* repo.days(request.scopeId, request.start, request.end);
         const evidence = yield* repo.evidence(request.scopeId, days.map((d) => d.date));
         const result = checkQuality(days, evidence);
