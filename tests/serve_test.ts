@@ -177,6 +177,29 @@ Deno.test("a connection that sends nothing is closed", async () => {
   assert.ok(result.closedByServer, `still open after ${result.ms} ms`);
 });
 
+Deno.test("a request the service works on past the idle time is answered, not closed as idle", async () => {
+  // Answers after twice the connection's idle time, within the request's time limit.
+  const slow = await serve(
+    () =>
+      new Promise<Response>((resolve) => setTimeout(() => resolve(new Response("late")), 2_000)),
+    {
+      port: 0,
+      hostname: "127.0.0.1",
+      headersMs: 600,
+      requestMs: 5_000,
+      idleMs: 1_000,
+      keepAliveMs: 800,
+    },
+  );
+  try {
+    const response = await fetch(`http://127.0.0.1:${slow.port}/slow`);
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), "late");
+  } finally {
+    await slow.shutdown();
+  }
+});
+
 Deno.test("a kept-alive connection is closed once no request follows its answer in time", async () => {
   const conn = await connect();
   const answer = await askLive(conn);

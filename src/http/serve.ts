@@ -46,6 +46,9 @@ interface Watched {
   // Requests received whose answers are not yet written, and answers written.
   open: number;
   answered: number;
+  // The latest request's answer while it is open: until its head is written the request's own time
+  // limit applies, not the connection's idle time (the service may be working on it).
+  pending?: http.ServerResponse;
   // Fails the body of the latest request while it is still arriving (see clientError); does nothing
   // once that request's message is complete.
   failBody?: (error: Error) => void;
@@ -378,12 +381,16 @@ export const serve = (
   ) => {
     const controller = new AbortController();
     const watched = (req.socket as WatchedSocket)[WATCHED];
-    if (watched !== undefined) watched.open++;
+    if (watched !== undefined) {
+      watched.open++;
+      watched.pending = res;
+    }
     // A client that goes away before its answer is written interrupts the work.
     res.once("close", () => {
       if (watched !== undefined) {
         watched.open--;
         watched.answered++;
+        if (watched.pending === res) watched.pending = undefined;
         if (watched.broken && watched.open === 0) endSoon(req.socket);
       }
       if (!res.writableFinished) controller.abort();
@@ -442,8 +449,9 @@ export const serve = (
   server.requestTimeout = options.requestMs;
   server.keepAliveTimeout = 0;
 
-  // Socket inactivity: a connection with no traffic either way for idleMs is closed, and one with
-  // no request for keepAliveMs after its last answer.
+  // Socket inactivity: a connection with no traffic either way for idleMs is closed (not while the
+  // service works on a request whose answer has not started), and one with no request for
+  // keepAliveMs after its last answer.
   const watched = new Set<Watched>();
   server.on("connection", (socket: WatchedSocket) => {
     const entry: Watched = {
@@ -472,7 +480,10 @@ export const serve = (
     const now = performance.now();
     for (const entry of watched) {
       const { socket } = entry;
-      if (socket.bytesRead !== entry.read || socket.bytesWritten !== entry.written) {
+      const working = entry.pending !== undefined && !entry.pending.headersSent;
+      if (
+        working || socket.bytesRead !== entry.read || socket.bytesWritten !== entry.written
+      ) {
         entry.read = socket.bytesRead;
         entry.written = socket.bytesWritten;
         entry.quietSince = now;
