@@ -108,14 +108,49 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   exportMs: 120_000,
 };
 
+// The longest delay a timer takes (a longer one fires at once).
+const MAX_MILLIS = 2_147_483_647;
+
 const millis = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.validate({
-      message: `${name} must be a positive number of milliseconds`,
-      validation: (n) => n > 0,
+      message: `${name} must be a positive number of milliseconds, at most ${MAX_MILLIS}`,
+      validation: (n) => n > 0 && n <= MAX_MILLIS,
     }),
     Config.withDefault(fallback),
   );
+
+// A setting's text as a whole number from min to max, in digits only (Number would also take
+// "1e3", "0x1F" or "").
+const digits = (name: string, min: number, max: number, fallback: number) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `${name} must be a whole number from ${min} to ${max}`,
+      validation: (text) => /^\d{1,10}$/.test(text) && Number(text) >= min && Number(text) <= max,
+    }),
+    Config.map(Number),
+    Config.withDefault(fallback),
+  );
+
+// PUBLIC_ORIGIN: an http(s) origin (scheme, host, optional port; no path), kept in its normal
+// form, so that comparisons and the HTTPS check see it as browsers send it.
+const publicOriginConfig = Config.option(Config.string("PUBLIC_ORIGIN")).pipe(
+  Config.map(Option.filter((origin) => origin.trim() !== "")),
+  Config.mapOrFail((given) => {
+    if (Option.isNone(given)) return Either.right(given);
+    const url = URL.parse(given.value.trim());
+    return url !== null && (url.protocol === "https:" || url.protocol === "http:") &&
+        (url.pathname === "/" || url.pathname === "") && url.search === "" && url.hash === "" &&
+        url.username === "" && url.password === ""
+      ? Either.right(Option.some(url.origin))
+      : Either.left(
+        ConfigError.InvalidData(
+          ["PUBLIC_ORIGIN"],
+          "PUBLIC_ORIGIN must be an http(s) origin such as https://energy.example.com",
+        ),
+      );
+  }),
+);
 
 // Unset: none (the caller's default applies).
 const count = (name: string) =>
@@ -242,7 +277,7 @@ const admissionConfig = Config.all({
 
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {
   static readonly fromEnv = Config.all({
-    port: Config.integer("PORT").pipe(Config.withDefault(8000)),
+    port: digits("PORT", 0, 65_535, 8000),
     host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
     databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
       Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
@@ -268,13 +303,13 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       ),
     }),
     dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
-    dbPoolMax: Config.integer("DB_POOL_MAX").pipe(Config.withDefault(10)),
-    sessionSecret: Config.option(Config.redacted("SESSION_SECRET")),
+    dbPoolMax: digits("DB_POOL_MAX", 1, 1_000, 10),
+    sessionSecret: Config.option(Config.redacted("SESSION_SECRET")).pipe(
+      Config.map(Option.filter((secret) => Redacted.value(secret).trim() !== "")),
+    ),
     seedDemo: Config.boolean("SEED_DEMO").pipe(Config.withDefault(true)),
     buildConsole: Config.boolean("BUILD_CONSOLE").pipe(Config.withDefault(true)),
-    publicOrigin: Config.option(Config.string("PUBLIC_ORIGIN")).pipe(
-      Config.map(Option.filter((origin) => origin.trim() !== "")),
-    ),
+    publicOrigin: publicOriginConfig,
     limits: Config.all({
       requestMs: millis("REQUEST_TIMEOUT_MS", DEFAULT_LIMITS.requestMs),
       bodyMs: millis("BODY_TIMEOUT_MS", DEFAULT_LIMITS.bodyMs),
@@ -283,7 +318,13 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       statementMs: millis("STATEMENT_TIMEOUT_MS", DEFAULT_LIMITS.statementMs),
       lockMs: millis("LOCK_TIMEOUT_MS", DEFAULT_LIMITS.lockMs),
       exportMs: millis("EXPORT_TIMEOUT_MS", DEFAULT_LIMITS.exportMs),
-    }),
+    }).pipe(
+      // The headers are part of the request: node:http refuses a longer header time.
+      Config.validate({
+        message: "HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS",
+        validation: (limits) => limits.headersMs <= limits.requestMs,
+      }),
+    ),
     admission: admissionConfig,
     answerCacheMb: Config.integer("ANSWER_CACHE_MB").pipe(
       Config.validate({

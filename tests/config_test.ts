@@ -1,0 +1,71 @@
+// The settings the service reads: a value it cannot use as the docs say is refused at start-up,
+// naming the setting, before anything is opened; never a crash later, never a value read loosely.
+import assert from "node:assert/strict";
+import { ConfigProvider, Effect, Either, Option, Redacted } from "effect";
+import { AppConfig } from "../src/config.ts";
+
+const configOf = (env: Record<string, string>) =>
+  Effect.runPromise(
+    Effect.either(
+      Effect.withConfigProvider(
+        AppConfig.fromEnv,
+        ConfigProvider.fromMap(new Map(Object.entries(env))),
+      ),
+    ),
+  );
+
+const refused = async (env: Record<string, string>, names: string) => {
+  const result = await configOf(env);
+  assert.ok(Either.isLeft(result), `${JSON.stringify(env)} was accepted`);
+  assert.match(String(result.left), new RegExp(names), JSON.stringify(env));
+};
+
+Deno.test("time limits: positive, within a timer's range, the headers' within the request's", async () => {
+  await refused({ REQUEST_TIMEOUT_MS: "5000" }, "HEADERS_TIMEOUT_MS must be at most");
+  await refused({ HEADERS_TIMEOUT_MS: "40000" }, "HEADERS_TIMEOUT_MS must be at most");
+  await refused({ BODY_TIMEOUT_MS: "3000000000" }, "BODY_TIMEOUT_MS");
+  await refused({ EXPORT_TIMEOUT_MS: "3000000000" }, "EXPORT_TIMEOUT_MS");
+  await refused({ STATEMENT_TIMEOUT_MS: "0" }, "STATEMENT_TIMEOUT_MS");
+  const fine = await configOf({ REQUEST_TIMEOUT_MS: "5000", HEADERS_TIMEOUT_MS: "5000" });
+  assert.ok(Either.isRight(fine));
+  assert.deepEqual([fine.right.limits.requestMs, fine.right.limits.headersMs], [5000, 5000]);
+});
+
+Deno.test("PORT and DB_POOL_MAX are whole numbers in digits, within their range", async () => {
+  for (const port of ["1e3", "0x1F90", "8000.0", "", "-1", "70000"]) {
+    await refused({ PORT: port }, "PORT must be a whole number from 0 to 65535");
+  }
+  for (const max of ["0", "-1", "1e1", ""]) {
+    await refused({ DB_POOL_MAX: max }, "DB_POOL_MAX");
+  }
+  const fine = await configOf({ PORT: "0", DB_POOL_MAX: "4" });
+  assert.ok(Either.isRight(fine));
+  assert.deepEqual([fine.right.port, fine.right.dbPoolMax], [0, 4]);
+  const defaults = await configOf({});
+  assert.ok(Either.isRight(defaults));
+  assert.deepEqual([defaults.right.port, defaults.right.dbPoolMax], [8000, 10]);
+});
+
+Deno.test("PUBLIC_ORIGIN is an http(s) origin, kept as browsers send it", async () => {
+  for (
+    const origin of ["energy.example.com", "ftp://energy.example.com", "https://x.example/app"]
+  ) {
+    await refused({ PUBLIC_ORIGIN: origin }, "PUBLIC_ORIGIN must be an http");
+  }
+  const upper = await configOf({ PUBLIC_ORIGIN: "HTTPS://Energy.Example.com:443/" });
+  assert.ok(Either.isRight(upper));
+  assert.deepEqual(upper.right.publicOrigin, Option.some("https://energy.example.com"));
+  const blank = await configOf({ PUBLIC_ORIGIN: "  " });
+  assert.ok(Either.isRight(blank) && Option.isNone(blank.right.publicOrigin));
+});
+
+Deno.test("an empty SESSION_SECRET is no secret (one is made and kept in the database), not an empty key", async () => {
+  const empty = await configOf({ SESSION_SECRET: " " });
+  assert.ok(Either.isRight(empty) && Option.isNone(empty.right.sessionSecret));
+  const set = await configOf({ SESSION_SECRET: "a-secret-of-enough-length-0123456789" });
+  assert.ok(Either.isRight(set));
+  assert.equal(
+    Redacted.value(Option.getOrThrow(set.right.sessionSecret)),
+    "a-secret-of-enough-length-0123456789",
+  );
+});
