@@ -131,6 +131,20 @@ export const parseLogLevel = (text: string | undefined): LogLevel => {
 export const parseLogFormat = (text: string | undefined): LogFormat =>
   (text ?? "").trim().toLowerCase() === "json" ? "json" : "text";
 
+// What is wrong with LOG_LEVEL or LOG_FORMAT, if anything: the start refuses a value it would
+// otherwise read as the default without a word.
+export const logSettingsProblem = (): string | undefined => {
+  const level = (Deno.env.get("LOG_LEVEL") ?? "").trim().toLowerCase();
+  if (level !== "" && !(LOG_LEVELS as ReadonlyArray<string>).includes(level)) {
+    return `LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`;
+  }
+  const format = (Deno.env.get("LOG_FORMAT") ?? "").trim().toLowerCase();
+  if (format !== "" && format !== "text" && format !== "json") {
+    return "LOG_FORMAT must be text or json";
+  }
+  return undefined;
+};
+
 // The logger of the process, configured from LOG_LEVEL and LOG_FORMAT.
 export const processLog = (): Log =>
   makeLog({

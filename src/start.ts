@@ -9,12 +9,17 @@ import { buildConsole, readStamp } from "./console/build.ts";
 import { AppConfig, type AppConfigShape } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
 import { serve } from "./http/serve.ts";
-import { effectLoggerLayer, type Log, processLog } from "./log.ts";
+import { effectLoggerLayer, type Log, logSettingsProblem, processLog } from "./log.ts";
 
 // A start that failed and was logged: the entry ends the process, or its module's evaluation.
 export class StartupFailed extends Error {}
 
 export const readConfig = async (log: Log): Promise<AppConfigShape> => {
+  const logProblem = logSettingsProblem();
+  if (logProblem !== undefined) {
+    log.error("start-up failed: bad configuration", { cause: logProblem });
+    throw new StartupFailed("bad configuration");
+  }
   try {
     return await Effect.runPromise(Effect.provide(AppConfig, AppConfig.layer));
   } catch (error) {
@@ -206,12 +211,19 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
     }`,
   );
 
+  // Requests in flight get the request's time limit to finish; an answer still being sent after it
+  // (a slow client's export) is cut. A second signal stops at once.
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn(`${signal} again: stopping now`);
+      Deno.exit(1);
+    }
     stopping = true;
     log.info(`${signal}: finishing requests in flight and stopping`);
-    await server.shutdown();
+    if (!await server.shutdown(config.limits.requestMs)) {
+      log.warn(`answers still being sent after ${config.limits.requestMs} ms were cut`);
+    }
     await service.dispose();
     Deno.exit(0);
   };

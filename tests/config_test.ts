@@ -69,3 +69,32 @@ Deno.test("an empty SESSION_SECRET is no secret (one is made and kept in the dat
     "a-secret-of-enough-length-0123456789",
   );
 });
+
+Deno.test("a start with a bad LOG_LEVEL, LOG_FORMAT or time limit stops at once, naming it", async () => {
+  for (
+    const [name, value] of [["LOG_LEVEL", "verbose"], ["LOG_FORMAT", "xml"], [
+      "REQUEST_TIMEOUT_MS",
+      "5000",
+    ]]
+  ) {
+    const dataDir = await Deno.makeTempDir({ prefix: "config_start_" });
+    try {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "src/main.ts"],
+        env: { DATA_DIR: dataDir, DATABASE_URL: "", PORT: "0", [name]: value },
+        // A start that does not stop fails the test instead of hanging it.
+        signal: AbortSignal.timeout(60_000),
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 1, text);
+      assert.match(text, /start-up failed: bad configuration/);
+      assert.match(text, new RegExp(name));
+      // Nothing was opened: no database made in the data folder.
+      assert.deepEqual([...Deno.readDirSync(dataDir)], [], text);
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  }
+});

@@ -200,6 +200,37 @@ Deno.test("a request the service works on past the idle time is answered, not cl
   }
 });
 
+Deno.test("a stop waits for answers in flight up to its grace, then cuts what is still being sent", async () => {
+  // One answer that ends at once, and one whose body never ends (a client taking an export forever).
+  const served = await serve(
+    (request) =>
+      Promise.resolve(
+        request.url.endsWith("/endless")
+          ? new Response(new ReadableStream({ start: (c) => c.enqueue(encoder.encode("part")) }))
+          : new Response("whole"),
+      ),
+    { port: 0, hostname: "127.0.0.1", headersMs: 600, requestMs: 5_000, idleMs: 60_000 },
+  );
+  const endless = await fetch(`http://127.0.0.1:${served.port}/endless`);
+  const reader = endless.body!.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "part");
+  const finished = await served.shutdown(300);
+  assert.equal(finished, false, "the endless answer did not finish");
+  await assert.rejects(async () => {
+    while (!(await reader.read()).done) { /* until cut */ }
+  });
+  // Nothing in flight: the stop finishes within its grace.
+  const quiet = await serve(() => Promise.resolve(new Response("whole")), {
+    port: 0,
+    hostname: "127.0.0.1",
+    headersMs: 600,
+    requestMs: 5_000,
+    idleMs: 60_000,
+  });
+  assert.equal(await (await fetch(`http://127.0.0.1:${quiet.port}/`)).text(), "whole");
+  assert.equal(await quiet.shutdown(5_000), true);
+});
+
 Deno.test("a kept-alive connection is closed once no request follows its answer in time", async () => {
   const conn = await connect();
   const answer = await askLive(conn);

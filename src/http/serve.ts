@@ -25,8 +25,10 @@ export interface ServeOptions {
 
 export interface Served {
   readonly port: number;
-  // Stops accepting, lets requests in flight finish, then closes idle connections.
-  readonly shutdown: () => Promise<void>;
+  // Stops accepting, lets requests in flight finish, then closes idle connections. With graceMs,
+  // connections still open after it (an answer a slow client is still taking) are closed: their
+  // answers are cut. Resolves with whether everything finished in time.
+  readonly shutdown: (graceMs?: number) => Promise<boolean>;
 }
 
 const KEEP_ALIVE_MS = 5_000;
@@ -508,11 +510,17 @@ export const serve = (
       options.onListen?.({ hostname: options.hostname, port });
       resolve({
         port,
-        shutdown: () =>
-          new Promise<void>((done) => {
+        shutdown: (graceMs?: number) =>
+          new Promise<boolean>((done) => {
+            let cut = false;
+            const grace = graceMs === undefined ? undefined : setTimeout(() => {
+              cut = true;
+              for (const entry of watched) entry.socket.destroy();
+            }, graceMs);
             server.close(() => {
               clearInterval(sweeper);
-              done();
+              clearTimeout(grace);
+              done(!cut);
             });
             server.closeIdleConnections();
           }),
