@@ -515,7 +515,11 @@ export const serve = (
             let cut = false;
             const grace = graceMs === undefined ? undefined : setTimeout(() => {
               cut = true;
-              for (const entry of watched) entry.socket.destroy();
+              // A cut answer is reset, so that it never looks whole (as in writeResponse).
+              for (const entry of watched) {
+                if (entry.open > 0) entry.socket.resetAndDestroy();
+                else entry.socket.destroy();
+              }
             }, graceMs);
             server.close(() => {
               clearInterval(sweeper);
