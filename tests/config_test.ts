@@ -2,7 +2,7 @@
 // naming the setting, before anything is opened; never a crash later, never a value read loosely.
 import assert from "node:assert/strict";
 import { ConfigProvider, Effect, Either, Option, Redacted } from "effect";
-import { AppConfig } from "../src/config.ts";
+import { AppConfig, DEFAULT_REPLICA } from "../src/config.ts";
 
 const configOf = (env: Record<string, string>) =>
   Effect.runPromise(
@@ -96,5 +96,33 @@ Deno.test("a start with a bad LOG_LEVEL, LOG_FORMAT or time limit stops at once,
     } finally {
       await Deno.remove(dataDir, { recursive: true });
     }
+  }
+});
+
+Deno.test("replica settings: optional URL, wait and lag limits checked", async () => {
+  const none = await configOf({});
+  assert.ok(none._tag === "Right");
+  assert.ok(Option.isNone(none.right.databaseReadUrl));
+  assert.deepEqual(none.right.replica, DEFAULT_REPLICA);
+  const blank = await configOf({ DATABASE_READ_URL: "  " });
+  assert.ok(blank._tag === "Right" && Option.isNone(blank.right.databaseReadUrl));
+  const set = await configOf({
+    DATABASE_READ_URL: "postgres://reader@standby/energy",
+    DATABASE_READ_WAIT_MS: "0",
+    DATABASE_READ_MAX_LAG_MS: "5000",
+  });
+  assert.ok(set._tag === "Right");
+  assert.equal(
+    Redacted.value(Option.getOrThrow(set.right.databaseReadUrl)),
+    "postgres://reader@standby/energy",
+  );
+  assert.deepEqual(set.right.replica, { waitMs: 0, maxLagMs: 5000 });
+  const refused: Array<Record<string, string>> = [
+    { DATABASE_READ_WAIT_MS: "-1" },
+    { DATABASE_READ_WAIT_MS: "10001" },
+    { DATABASE_READ_MAX_LAG_MS: "999" },
+  ];
+  for (const bad of refused) {
+    assert.equal((await configOf(bad))._tag, "Left", JSON.stringify(bad));
   }
 });

@@ -7,9 +7,9 @@
 // where PostgreSQL's server binaries are not installed.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { ConfigProvider, Context, Effect, Layer, Logger, Option, Redacted } from "effect";
+import { Context, Effect, Layer, Logger, Option, Redacted } from "effect";
 import pg from "pg";
-import { AppConfig, DEFAULT_REPLICA } from "../src/config.ts";
+import { AppConfig } from "../src/config.ts";
 import { DatabaseLive } from "../src/db/database.ts";
 import { ReadReplica } from "../src/db/read_replica.ts";
 import { embeddedRunOnly } from "./db.ts";
@@ -484,44 +484,6 @@ Deno.test({
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
-});
-
-const configOf = (env: Record<string, string>) =>
-  Effect.runPromise(
-    Effect.either(
-      Effect.withConfigProvider(
-        AppConfig.fromEnv,
-        ConfigProvider.fromMap(new Map(Object.entries(env))),
-      ),
-    ),
-  );
-
-Deno.test("replica settings: optional URL, wait and lag limits checked", async () => {
-  const none = await configOf({});
-  assert.ok(none._tag === "Right");
-  assert.ok(Option.isNone(none.right.databaseReadUrl));
-  assert.deepEqual(none.right.replica, DEFAULT_REPLICA);
-  const blank = await configOf({ DATABASE_READ_URL: "  " });
-  assert.ok(blank._tag === "Right" && Option.isNone(blank.right.databaseReadUrl));
-  const set = await configOf({
-    DATABASE_READ_URL: "postgres://reader@standby/energy",
-    DATABASE_READ_WAIT_MS: "0",
-    DATABASE_READ_MAX_LAG_MS: "5000",
-  });
-  assert.ok(set._tag === "Right");
-  assert.equal(
-    Redacted.value(Option.getOrThrow(set.right.databaseReadUrl)),
-    "postgres://reader@standby/energy",
-  );
-  assert.deepEqual(set.right.replica, { waitMs: 0, maxLagMs: 5000 });
-  const refused: Array<Record<string, string>> = [
-    { DATABASE_READ_WAIT_MS: "-1" },
-    { DATABASE_READ_WAIT_MS: "10001" },
-    { DATABASE_READ_MAX_LAG_MS: "999" },
-  ];
-  for (const bad of refused) {
-    assert.equal((await configOf(bad))._tag, "Left", JSON.stringify(bad));
-  }
 });
 
 Deno.test({
