@@ -169,6 +169,7 @@ Deno.test({
           );
           assert.equal(await page.$("[data-testid=import-error]"), null, value);
         }
+        await Deno.remove(files, { recursive: true });
         assert.deepEqual(errors, []);
       });
 
@@ -260,6 +261,7 @@ Deno.test({
           await page.type("input[name=reason]", "too large");
           await page.click("form.upload button[type=submit]");
           await page.waitForFunction(`document.body.textContent.includes("at most 4 MiB")`);
+          await Deno.remove(files, { recursive: true });
           assert.equal(sent, 0, "nothing was sent");
           assert.deepEqual(errors, []);
         },

@@ -54,7 +54,9 @@ Deno.test("a connection that keeps asking stays open past the keep-alive and idl
 
 Deno.test({
   name: "stop the server",
-  fn: () => server.shutdown(),
+  fn: async () => {
+    await server.shutdown();
+  },
   sanitizeOps: false,
   sanitizeResources: false,
 });
