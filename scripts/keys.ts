@@ -10,6 +10,7 @@ import {
   revokeKey,
 } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
+import { MAX_ID } from "../src/domain/common.ts";
 import type { SqlClient } from "@effect/sql";
 import { AdminDatabaseLive } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrator.ts";
@@ -64,7 +65,7 @@ const command = (): Effect.Effect<void, unknown, never> => {
         fail(`--expires-in ${lifetimeText}: use e.g. 45m, 8h, 30d`);
       const stores = values.stores === undefined ? null : values.stores.split(",").map((s) => {
         const id = idOf(s);
-        return id >= 1 && id <= 2147483647 ? id : fail(`--stores: ${s} is not a store id`);
+        return id >= 1 && id <= MAX_ID ? id : fail(`--stores: ${s} is not a store id`);
       });
       const member = values.member ?? fail("--member is required");
       return run(Effect.map(
@@ -100,7 +101,7 @@ const command = (): Effect.Effect<void, unknown, never> => {
       }));
     case "revoke": {
       const id = idOf(rest[0] ?? "");
-      if (!(id >= 1 && id <= 2147483647)) return fail("revoke takes a KEY_ID");
+      if (!(id >= 1 && id <= MAX_ID)) return fail("revoke takes a KEY_ID");
       return run(
         Effect.map(
           revokeKey(id),

@@ -111,25 +111,29 @@ export const DEFAULT_LIMITS: ServiceLimits = {
 // The longest delay a timer takes (a longer one fires at once).
 const MAX_MILLIS = 2_147_483_647;
 
-const millis = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({
-      message: `${name} must be a positive number of milliseconds, at most ${MAX_MILLIS}`,
-      validation: (n) => n > 0 && n <= MAX_MILLIS,
+// Every whole-number setting: its text in digits only (Config.integer also takes "1e3", "0x10",
+// "12.0", and an empty text as 0), within what `valid` accepts, else `message`.
+const wholeNumber = (name: string, message: string, valid: (n: number) => boolean) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((text) => {
+      const n = /^\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+      return valid(n) ? Either.right(n) : Either.left(ConfigError.InvalidData([name], message));
     }),
-    Config.withDefault(fallback),
   );
 
-// A setting's text as a whole number from min to max, in digits only (Number would also take
-// "1e3", "0x1F" or "").
-const digits = (name: string, min: number, max: number, fallback: number) =>
-  Config.string(name).pipe(
-    Config.validate({
-      message: `${name} must be a whole number from ${min} to ${max}`,
-      validation: (text) => /^\d{1,10}$/.test(text) && Number(text) >= min && Number(text) <= max,
-    }),
-    Config.map(Number),
-    Config.withDefault(fallback),
+const millis = (name: string, fallback: number) =>
+  wholeNumber(
+    name,
+    `${name} must be a positive number of milliseconds, at most ${MAX_MILLIS}`,
+    (n) => n > 0 && n <= MAX_MILLIS,
+  ).pipe(Config.withDefault(fallback));
+
+// A whole number from min to max.
+const inRange = (name: string, min: number, max: number, unit = "") =>
+  wholeNumber(
+    name,
+    `${name} must be a whole number${unit} from ${min} to ${max}`,
+    (n) => n >= min && n <= max,
   );
 
 // PUBLIC_ORIGIN: an http(s) origin (scheme, host, optional port; no path), kept in its normal
@@ -153,27 +157,11 @@ const publicOriginConfig = Config.option(Config.string("PUBLIC_ORIGIN")).pipe(
 );
 
 // Unset: none (the caller's default applies).
-const count = (name: string) =>
-  Config.option(
-    Config.integer(name).pipe(
-      Config.validate({
-        message: `${name} must be a whole number from 1 to 10000`,
-        validation: (n) => n >= 1 && n <= 10_000,
-      }),
-    ),
-  );
+const count = (name: string) => Config.option(inRange(name, 1, 10_000));
 
 // A size given in MiB, kept in bytes; unset: none.
 const mebibytes = (name: string) =>
-  Config.option(
-    Config.integer(name).pipe(
-      Config.validate({
-        message: `${name} must be a whole number of MiB from 1 to 4096`,
-        validation: (n) => n >= 1 && n <= 4096,
-      }),
-      Config.map((n) => n * 1024 * 1024),
-    ),
-  );
+  Config.option(inRange(name, 1, 4096, " of MiB").pipe(Config.map((n) => n * 1024 * 1024)));
 
 export const DEFAULT_ANSWER_CACHE_MB = 32;
 const MAX_ANSWER_CACHE_MB = 4096;
@@ -277,7 +265,7 @@ const admissionConfig = Config.all({
 
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {
   static readonly fromEnv = Config.all({
-    port: digits("PORT", 0, 65_535, 8000),
+    port: inRange("PORT", 0, 65_535).pipe(Config.withDefault(8000)),
     host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
     databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
       Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
@@ -286,24 +274,15 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
     ),
     replica: Config.all({
-      waitMs: Config.integer("DATABASE_READ_WAIT_MS").pipe(
-        Config.validate({
-          message: "DATABASE_READ_WAIT_MS must be a whole number of milliseconds from 0 to 10000",
-          validation: (n) => n >= 0 && n <= 10_000,
-        }),
+      waitMs: inRange("DATABASE_READ_WAIT_MS", 0, 10_000, " of milliseconds").pipe(
         Config.withDefault(DEFAULT_REPLICA.waitMs),
       ),
-      maxLagMs: Config.integer("DATABASE_READ_MAX_LAG_MS").pipe(
-        Config.validate({
-          message: "DATABASE_READ_MAX_LAG_MS must be a whole number of milliseconds from 1000 to " +
-            "3600000",
-          validation: (n) => n >= 1_000 && n <= 3_600_000,
-        }),
+      maxLagMs: inRange("DATABASE_READ_MAX_LAG_MS", 1_000, 3_600_000, " of milliseconds").pipe(
         Config.withDefault(DEFAULT_REPLICA.maxLagMs),
       ),
     }),
     dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
-    dbPoolMax: digits("DB_POOL_MAX", 1, 1_000, 10),
+    dbPoolMax: inRange("DB_POOL_MAX", 1, 1_000).pipe(Config.withDefault(10)),
     sessionSecret: Config.option(Config.redacted("SESSION_SECRET")).pipe(
       Config.map(Option.filter((secret) => Redacted.value(secret).trim() !== "")),
     ),
@@ -326,11 +305,7 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
       }),
     ),
     admission: admissionConfig,
-    answerCacheMb: Config.integer("ANSWER_CACHE_MB").pipe(
-      Config.validate({
-        message: `ANSWER_CACHE_MB must be a whole number of MiB from 0 to ${MAX_ANSWER_CACHE_MB}`,
-        validation: (n) => n >= 0 && n <= MAX_ANSWER_CACHE_MB,
-      }),
+    answerCacheMb: inRange("ANSWER_CACHE_MB", 0, MAX_ANSWER_CACHE_MB, " of MiB").pipe(
       Config.withDefault(DEFAULT_ANSWER_CACHE_MB),
     ),
     metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(

@@ -38,6 +38,12 @@ Deno.test("PORT and DB_POOL_MAX are whole numbers in digits, within their range"
   for (const max of ["0", "-1", "1e1", ""]) {
     await refused({ DB_POOL_MAX: max }, "DB_POOL_MAX");
   }
+  // Every whole-number setting reads digits only.
+  for (
+    const name of ["HEAVY_MAX", "BODY_BUDGET_MB", "ANSWER_CACHE_MB", "REQUEST_TIMEOUT_MS"]
+  ) {
+    for (const loose of ["1e1", "0x10", "12.0", ""]) await refused({ [name]: loose }, name);
+  }
   const fine = await configOf({ PORT: "0", DB_POOL_MAX: "4" });
   assert.ok(Either.isRight(fine));
   assert.deepEqual([fine.right.port, fine.right.dbPoolMax], [0, 4]);

@@ -97,7 +97,7 @@ export const TextOfLength = (min: number, max: number) =>
 // One line of such text (a store's name, an address): no control character, no line or paragraph
 // separator. A name goes into files and comes back from them (exports, templates): a line break
 // or a control character in it would not read back as written.
-const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+export const CONTROL = /[\p{Cc}\u2028\u2029]/u;
 export const OneLineText = (max: number) =>
   TrimmedText(max).pipe(
     Schema.filter((s) => !CONTROL.test(s), {

@@ -1,7 +1,15 @@
 // The sealed data snapshot file: its Schema, exported types and the validation with cross-checks.
 import { Data, Either, ParseResult, Schema } from "effect";
 import { isInstant } from "../domain/as_of.ts";
-import { Count, DateString, DecimalString, Id, MAX_ID, TextOfLength } from "../domain/common.ts";
+import {
+  CONTROL,
+  Count,
+  DateString,
+  DecimalString,
+  Id,
+  MAX_ID,
+  TextOfLength,
+} from "../domain/common.ts";
 import { dayIndex } from "../domain/range.ts";
 
 export const STAGE_CODES = [
@@ -48,7 +56,6 @@ const Text = (max: number) => TextOfLength(1, max);
 
 // A name the import matches files against (stores, brands): one line, and no whitespace at either
 // end, which the import's reading of a name drops.
-const CONTROL = /[\p{Cc}\u2028\u2029]/u;
 const NameText = (max: number) =>
   Text(max).pipe(
     Schema.filter((s) => s === s.trim() && !CONTROL.test(s), {
