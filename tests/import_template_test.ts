@@ -122,6 +122,9 @@ Deno.test("brandForSheet: exact brand name, else the mapped name, else undefined
   }
   assert.equal(brandForSheet("A:B", brands), "A:B"); // a file written by another tool
   assert.equal(brandForSheet("kfc", brands), undefined); // case-sensitive
+  // Names are matched trimmed (rules.md §8): Excel keeps a worksheet name's end spaces.
+  assert.equal(brandForSheet("KFC ", brands), "KFC");
+  assert.equal(brandForSheet("\u3000A:B ", brands), "A:B");
   assert.equal(brandForSheet("A_B~3", brands), undefined);
   assert.equal(brandForSheet("Sheet1", brands), undefined);
   assert.equal(brandForSheet("x", []), undefined);

@@ -318,3 +318,72 @@ Deno.test("a workbook the library fails on in its own code is refused in words a
   );
   assert.ok(!texts.some((t) => /Cannot read|undefined/.test(t)), texts.join("\n"));
 });
+
+// Styles of a workbook saved by Excel in a Chinese locale: built-in East Asian date formats named
+// by id alone (31: 2026年11月10日, 58: 11月10日), with no <numFmts> at all.
+const CHINESE_STYLES = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">
+<fonts count="1"><font><sz val="11"/><name val="等线"/></font></fonts>
+<cellXfs count="3"><xf numFmtId="0" fontId="0" xfId="0"/><xf numFmtId="31" fontId="0" xfId="0" applyNumberFormat="1"/><xf numFmtId="58" fontId="0" xfId="0" applyNumberFormat="1"/></cellXfs>
+</styleSheet>`;
+
+Deno.test("XLSX: dates in a Chinese locale's built-in formats are dates to both readers", async () => {
+  // B1 and C1: day headers typed as 2026年7月11日 and 7月12日; B2 a date typed where a value goes.
+  const rows = `<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" s="1"><v>46214</v></c>` +
+    `<c r="C1" s="2"><v>46215</v></c></row>` +
+    `<row r="2"><c r="A2" t="s"><v>1</v></c><c r="B2" s="1"><v>46336</v></c>` +
+    `<c r="C2"><v>7.25</v></c></row>`;
+  // Without <numFmts>, and with one that defines other formats.
+  const withNumFmts = CHINESE_STYLES.replace(
+    "<fonts",
+    '<numFmts count="1"><numFmt numFmtId="176" formatCode="0.0000"/></numFmts><fonts',
+  );
+  for (const styles of [CHINESE_STYLES, withNumFmts]) {
+    const read = await agree(excelLike(rows, { styles }), true);
+    assert.equal(read._tag, "Left");
+    const problems = read._tag === "Left" ? read.left.problems : [];
+    assert.deepStrictEqual(
+      problems.map((p) => [p.row, p.column, p.message.en]),
+      [[2, "B", "a date is not an energy value"]],
+    );
+  }
+  // With a formula, which only exceljs reads, the same.
+  const formula = rows.replace(
+    '<c r="C2"><v>7.25</v></c>',
+    '<c r="C2"><f>7+0.25</f><v>7.25</v></c>',
+  );
+  const read = await agree(excelLike(formula, { styles: CHINESE_STYLES }), false);
+  const problems = read._tag === "Left" ? read.left.problems : [];
+  assert.deepStrictEqual(problems.map((p) => [p.row, p.column, p.message.en]), [
+    [2, "B", "a date is not an energy value"],
+  ]);
+  // The headers are the days 2026-07-11 and 2026-07-12: C2's value is read for the second.
+  const good = await agree(
+    excelLike(rows.replace('s="1"><v>46336', "><v>3"), {
+      styles: CHINESE_STYLES,
+    }),
+    true,
+  );
+  assert.equal(good._tag, "Right");
+  if (good._tag === "Right") {
+    assert.deepStrictEqual(
+      good.right.rows.map((r) => [r.date, r.rawEnergy]),
+      [["2026-07-11", "3"], ["2026-07-12", "7.25"]],
+    );
+  }
+});
+
+Deno.test("XLSX: cells of shared text in a workbook without shared strings are refused", async () => {
+  const rows = `<row r="1">${'<c r="A1" t="inlineStr"><is><t>门店名称</t></is></c>'}` +
+    `<c r="B1" t="inlineStr"><is><t>2026-07-09</t></is></c></row>` +
+    `<row r="2"><c r="A2" t="inlineStr"><is><t>店1</t></is></c><c r="B2" t="s"><v>3</v></c></row>`;
+  const bytes = buildZip(workbookEntries([{ name: "品牌A", xml: sheetXml(rows) }]));
+  for (const read of await both(bytes)) {
+    assert.equal(read._tag, "Left");
+    const texts = read._tag === "Left" ? read.left.problems.map((p) => p.message.en) : [];
+    assert.ok(
+      texts.some((t) => /part of the workbook is missing or malformed/.test(t)),
+      texts.join("\n"),
+    );
+  }
+});

@@ -11,7 +11,7 @@ import {
   TEMPLATE_DAY_COLUMN_WIDTH,
 } from "../files/template.ts";
 import { cellText, type ExportCell, xlsxNumber } from "./layout.ts";
-import { concat, ZipStream } from "./zip_stream.ts";
+import { concat, ZipStream } from "../files/zip_stream.ts";
 import { columnLetter } from "../files/layout.ts";
 
 export interface XlsxSheet {

@@ -108,7 +108,8 @@ export const sheetNamesFor = (
 /**
  * A lookup from worksheet name to brand, built once for many sheets: the brand whose name equals
  * the sheet name exactly, else the brand whose `sheetNamesFor` name equals it (exact, case
- * sensitive), else undefined.
+ * sensitive), else the same for the name trimmed (names are matched trimmed, rules.md §8, and a
+ * spreadsheet program keeps spaces at the ends of a worksheet's name), else undefined.
  */
 export const sheetLookup = (
   brandNames: ReadonlyArray<string>,
@@ -116,12 +117,12 @@ export const sheetLookup = (
   const exact = new Set(brandNames);
   const mapped = new Map<string, string>();
   for (const { brand, sheet } of sheetNamesFor(brandNames)) mapped.set(sheet, brand);
-  return (sheet) => exact.has(sheet) ? sheet : mapped.get(sheet);
+  const find = (name: string) => exact.has(name) ? name : mapped.get(name);
+  return (sheet) => find(sheet) ?? (sheet.trim() === sheet ? undefined : find(sheet.trim()));
 };
 
 /**
- * The brand a worksheet belongs to: the brand whose name equals `sheet` exactly, else the brand
- * whose `sheetNamesFor(brandNames)` name equals `sheet` (exact, case sensitive), else undefined.
+ * The brand a worksheet belongs to, as `sheetLookup` finds it.
  */
 export const brandForSheet = (
   sheet: string,

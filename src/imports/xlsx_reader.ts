@@ -10,6 +10,8 @@ import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
 import { type PlainSheet, readPlainWorkbook } from "./xlsx_direct.ts";
 import { WorkbookScan } from "./xlsx_scan.ts";
 import { readZip, type ZipLimits } from "./zip.ts";
+import { defineEastAsianFormats, sharedStringsMissing, STYLES_PART } from "./xlsx_parts.ts";
+import { concat, ZipStream } from "../files/zip_stream.ts";
 import {
   BLANK,
   Collector,
@@ -40,7 +42,7 @@ const message = (e: unknown): Text | string =>
 // its entries, inflated, when it is.
 const readArchive = (
   bytes: Uint8Array,
-): { readonly problem: Text } | { readonly entries: ReadonlyMap<string, Uint8Array> } => {
+): { readonly problem: Text } | { readonly entries: Map<string, Uint8Array> } => {
   const scan = new WorkbookScan();
   const entries = new Map<string, Uint8Array>();
   const problem = readZip(bytes, ZIP_LIMITS, (file) => {
@@ -48,6 +50,12 @@ const readArchive = (
     return scan.check(file.name, file.data);
   });
   return problem === undefined ? { entries } : { problem: Problems.notReadable(problem) };
+};
+
+// The entries as one archive again (with styles that define the formats exceljs lacks).
+const rezip = (entries: ReadonlyMap<string, Uint8Array>) => {
+  const zip = new ZipStream();
+  return concat([...Array.from(entries, ([name, data]) => zip.file(name, data)), zip.finish()]);
 };
 
 // One cell as the readers see it. `text` is trimmed and non-empty.
@@ -344,7 +352,14 @@ const readWorkbook = (
   Effect.gen(function* () {
     const archive = readArchive(bytes);
     if ("problem" in archive) return yield* reject(archive.problem);
-    const plain = direct ? readPlainWorkbook(archive.entries) : undefined;
+    if (sharedStringsMissing(archive.entries)) {
+      return yield* reject(Problems.notReadable(Problems.partMissing()));
+    }
+    const styles = archive.entries.get(STYLES_PART);
+    const defined = styles === undefined ? undefined : defineEastAsianFormats(styles);
+    const entries = archive.entries;
+    if (defined !== undefined) entries.set(STYLES_PART, defined);
+    const plain = direct ? readPlainWorkbook(entries) : undefined;
     if (plain !== undefined) {
       return yield* readSheets(
         plain.map((sheet) => ({ name: () => sheet.name, rows: () => plainRows(sheet) })),
@@ -355,7 +370,9 @@ const readWorkbook = (
     const workbook = yield* Effect.tryPromise({
       // JSZip accepts a Uint8Array; exceljs's typing names its own Buffer.
       try: async () =>
-        new (await loadExcel()).Workbook().xlsx.load(bytes as unknown as ExcelJS.Buffer),
+        new (await loadExcel()).Workbook().xlsx.load(
+          (defined === undefined ? bytes : rezip(entries)) as unknown as ExcelJS.Buffer,
+        ),
       catch: (e) => new FileRejected({ problems: [problem(Problems.notReadable(message(e)))] }),
     }).pipe(
       Effect.timeoutFail({
