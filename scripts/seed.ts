@@ -1,4 +1,5 @@
-// CLI: deno task seed [--reset] [--snapshot FILE] [--stores N] [--out FILE] — validate and load a snapshot.
+// CLI: deno task seed [--reset [--discard-uploads]] [--snapshot FILE] [--stores N] [--out FILE] —
+// validate and load a snapshot.
 import { parseArgs } from "node:util";
 import { Cause, Effect, Either, Exit, Layer, Option } from "effect";
 import { AppConfig } from "../src/config.ts";
@@ -8,11 +9,14 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot, type LoadSummary } from "../src/seed/load.ts";
 import { SnapshotInvalid, validateSnapshot } from "../src/seed/snapshot.ts";
 
-const USAGE = `Usage: deno task seed [--reset] [--snapshot FILE | --stores N] [--out FILE]
+const USAGE =
+  `Usage: deno task seed [--reset [--discard-uploads]] [--snapshot FILE | --stores N] [--out FILE]
 
   --snapshot FILE  load this snapshot file (JSON, see docs/snapshot.md)
   --stores N       generate the demo snapshot with N stores (default 60)
-  --reset          empty every data table first (members, keys and sessions are kept)
+  --reset          empty every data table first (members, keys and sessions are kept); refused
+                   while the database holds committed uploads
+  --discard-uploads  with --reset: reset even so (their corrections and history are deleted)
   --out FILE       write the validated snapshot to FILE and stop; the database is not touched
 
 Uses DATABASE_URL when set, else embedded PGlite in DATA_DIR (default .data).
@@ -40,6 +44,7 @@ const parse = () => {
       args: Deno.args,
       options: {
         reset: { type: "boolean", default: false },
+        "discard-uploads": { type: "boolean", default: false },
         snapshot: { type: "string" },
         stores: { type: "string" },
         out: { type: "string" },
@@ -88,6 +93,7 @@ const main = async () => {
     console.log(USAGE);
     return;
   }
+  if (args["discard-uploads"] && !args.reset) fail(2, "--discard-uploads goes with --reset", USAGE);
   const started = performance.now();
   const input = await readInput(args);
   const prepared = performance.now();
@@ -113,7 +119,10 @@ const main = async () => {
     const openStart = performance.now();
     yield* prepareDatabase;
     const loadStart = performance.now();
-    const summary = yield* loadSnapshot(input, { reset: args.reset });
+    const summary = yield* loadSnapshot(input, {
+      reset: args.reset,
+      discardUploads: args["discard-uploads"],
+    });
     return { summary, openMs: loadStart - openStart, loadMs: performance.now() - loadStart };
   }).pipe(
     Effect.provide(Layer.provideMerge(AdminDatabaseLive, AppConfig.layer)),
@@ -125,7 +134,9 @@ const main = async () => {
     if (Option.isSome(failure)) {
       const error = failure.value;
       if (error instanceof SnapshotInvalid) return printInvalid(error);
-      if (error._tag === "SnapshotAlreadyLoaded") return fail(1, `Not loaded: ${error.message}`);
+      if (error._tag === "SnapshotAlreadyLoaded" || error._tag === "SnapshotHoldsUploads") {
+        return fail(1, `Not loaded: ${error.message}`);
+      }
       if (error._tag === "DataDirBusy") return fail(1, `Not loaded: ${error.message}`);
       const cause = "cause" in error && error.cause !== undefined ? `: ${String(error.cause)}` : "";
       return fail(1, `Load failed, nothing was loaded: ${error.message}${cause}`);

@@ -623,6 +623,19 @@ Deno.test({
         assert.deepEqual(await fingerprint(), loaded);
       });
 
+      await t.step("reset is refused while committed uploads exist, unless told", async () => {
+        await query(
+          `INSERT INTO import_batches (batch_no, batch_kind, status, change_reason, action_counts)
+           VALUES ('UP-SEED-TEST', 'UPLOAD', 'COMMITTED', 'a clerk''s correction', '{}')`,
+        );
+        const held = await fingerprint();
+        const refused = await attempt(generateSnapshot({ stores: 4, seed: 11 }), true);
+        assert.ok(Either.isLeft(refused));
+        assert.equal(refused.left._tag, "SnapshotHoldsUploads");
+        assert.match(refused.left.message, /1 committed upload, .* use --discard-uploads/);
+        assert.deepEqual(await fingerprint(), held);
+      });
+
       await t.step("reset replaces the snapshot and keeps members and keys", async () => {
         await query(
           `INSERT INTO members (login_name, db_role) VALUES ('seed-test', 'WRITER')`,
@@ -631,8 +644,15 @@ Deno.test({
           `INSERT INTO access_keys (member_id, key_hash, key_prefix, permissions)
            SELECT id, 'hash-seed-test', 'pfx', ARRAY['read'] FROM members WHERE login_name = 'seed-test'`,
         );
+        const before = await one<{ energy: number; rows: number; batches: number }>(
+          `SELECT (SELECT max(id) FROM energy_days)::int AS energy,
+                  (SELECT max(id) FROM import_rows)::int AS rows,
+                  (SELECT max(id) FROM import_batches)::int AS batches`,
+        );
         const other = generateSnapshot({ stores: 4, seed: 11 });
-        const result = await attempt(other, true);
+        const result = await db.run(
+          Effect.either(loadSnapshot(other, { reset: true, discardUploads: true })),
+        );
         assert.ok(Either.isRight(result), String(Either.isLeft(result) && result.left.message));
         const { counts: after, digests: afterDigests } = await fingerprint();
         assert.equal(after.stores, 4);
@@ -646,7 +666,10 @@ Deno.test({
                   (SELECT min(id) FROM import_rows)::int AS rows,
                   (SELECT min(id) FROM import_batches)::int AS batches`,
         );
-        assert.deepEqual(ids, { energy: 1, rows: 1, batches: 1 }, "identities restart");
+        // Identities go on: no id or batch number handed out before names another row after.
+        assert.ok(ids.energy > before.energy, "energy_days ids continue");
+        assert.ok(ids.rows > before.rows, "import_rows ids continue");
+        assert.ok(ids.batches > before.batches, "import_batches ids continue");
       });
     } finally {
       await db.close();
@@ -674,6 +697,18 @@ Deno.test("seed CLI: --out writes the generated snapshot without a database", as
     assert.equal(result.code, 0, result.stderr);
     const written = JSON.parse(await Deno.readTextFile(file));
     assert.equal(JSON.stringify(written), JSON.stringify(generateSnapshot({ stores: 3 })));
+    await assert.rejects(() => Deno.stat(`${dir}/data`), "no database was created");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("seed CLI: --discard-uploads without --reset is a usage error", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const result = await runSeed(["--discard-uploads"], { DATA_DIR: `${dir}/data` });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--discard-uploads goes with --reset/);
     await assert.rejects(() => Deno.stat(`${dir}/data`), "no database was created");
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -196,8 +196,9 @@ export const prepareDatabase = async (settings: DatabaseSettings, storeCount: nu
   let seededSeconds: number | undefined;
   if (settings.reseed || before.stores === 0) {
     const args = ["run", "-A", "scripts/seed.ts", "--stores", String(storeCount)];
-    // An emptied but migrated database may still hold a dataset row; --reset clears it.
-    if (before.migrated) args.push("--reset");
+    // An emptied but migrated database may still hold a dataset row; --reset clears it, and the
+    // uploads earlier runs committed (the benchmark's own data) with it.
+    if (before.migrated) args.push("--reset", "--discard-uploads");
     log(
       `seeding ${settings.database} with ${storeCount} stores (deno task seed ${
         args.slice(3).join(" ")

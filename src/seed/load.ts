@@ -18,6 +18,9 @@ import { span } from "../ops/span.ts";
 
 export interface LoadOptions {
   readonly reset: boolean;
+  // With reset: empty the tables even when they hold committed uploads (their corrections and
+  // history go with them).
+  readonly discardUploads?: boolean;
 }
 
 export type LoadSummary = Readonly<Record<(typeof COUNTED)[number], number>>;
@@ -30,7 +33,21 @@ export class SnapshotAlreadyLoaded extends Data.TaggedError("SnapshotAlreadyLoad
   }
 }
 
-export type LoadError = SnapshotInvalid | SnapshotAlreadyLoaded | SqlError.SqlError;
+// A reset would delete corrections that clerks committed, which no snapshot holds.
+export class SnapshotHoldsUploads extends Data.TaggedError("SnapshotHoldsUploads")<{
+  readonly batches: number;
+}> {
+  override get message() {
+    return `database holds ${this.batches} committed upload${this.batches === 1 ? "" : "s"}, ` +
+      "whose corrections and history a reset deletes; use --discard-uploads to reset anyway";
+  }
+}
+
+export type LoadError =
+  | SnapshotInvalid
+  | SnapshotAlreadyLoaded
+  | SnapshotHoldsUploads
+  | SqlError.SqlError;
 
 // Everything a snapshot owns; members, access keys, sessions, settings and migrations survive a reset.
 const DATA_TABLES = [
@@ -222,16 +239,25 @@ const loadValid = (s: Snapshot, options: LoadOptions) =>
         [JSON.stringify(rows)],
       );
 
-    // Restarting identities and replacing foreign keys need ownership of the tables.
+    // Replacing foreign keys needs ownership of the tables.
     const [{ owner }] = yield* run<{ owner: boolean }>(
       `SELECT coalesce(bool_and(pg_has_role(relowner, 'USAGE')), false) AS owner FROM pg_class
        WHERE oid::regclass::text = ANY($1::text[]) AND relkind = 'r'`,
       [DATA_TABLES],
     );
     if (options.reset) {
-      yield* run(
-        `TRUNCATE ${DATA_TABLES.join(", ")} ${owner ? "RESTART IDENTITY" : ""} CASCADE`,
+      // Blocks commits until this load commits, so that none lands after the count.
+      yield* run(`LOCK TABLE import_batches IN EXCLUSIVE MODE`);
+      const [{ uploads }] = yield* run<{ uploads: number }>(
+        `SELECT count(*)::int AS uploads FROM import_batches
+         WHERE batch_kind = 'UPLOAD' AND status = 'COMMITTED'`,
       );
+      if (uploads > 0 && options.discardUploads !== true) {
+        return yield* new SnapshotHoldsUploads({ batches: uploads });
+      }
+      // Identities go on from where they were: an id or batch number handed out before the reload
+      // (a preview's, a commit's) never names another batch after it.
+      yield* run(`TRUNCATE ${DATA_TABLES.join(", ")} CASCADE`);
       // A new snapshot starts a new history (its generation tells old tokens apart).
       yield* run(`UPDATE commit_clock SET seq = 0, committed_at = NULL, history_from = 0`);
     } else {
