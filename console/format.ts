@@ -4,8 +4,9 @@
 // to a heading, and a wall time picked in a zone turned back into the instant it names.
 import { type Wall, wallAt } from "../src/domain/wall_clock.ts";
 
-// Decimals shown per kind of value: a day's kWh with 2, a sum over a range with 1, a percent with 2.
-export const DIGITS = { kwh: 2, total: 1, percent: 2 } as const;
+// Decimals shown per kind of value: a day's kWh with the service's 4 (a correction that changes the
+// third or fourth decimal must be seen), a sum over a range with 1, a percent with 2.
+export const DIGITS = { kwh: 4, total: 1, percent: 2 } as const;
 
 // The largest import file the service takes (the contract's cap, src/domain/imports.ts
 // MAX_FILE_BYTES, which the tests compare): a larger one is refused here, not sent.

@@ -322,7 +322,8 @@ const en = {
   committing: "Committing…",
   committedOk: "Committed: {n} days changed.",
   STALE_PREVIEW: "Days changed since this preview. Preview the file again.",
-  BATCH_EXPIRED: "This preview is older than 24 hours. Preview the file again.",
+  BATCH_EXPIRED:
+    "This preview can no longer be committed: it was discarded, or made more than 24 hours ago. Preview the file again.",
   ALREADY_COMMITTED: "This batch is already committed.",
   NOT_COMMITTABLE: "This is a sealed platform batch; it cannot be committed.",
   IDEMPOTENCY_KEY_REUSED: "This request was already used for another operation; start again.",
@@ -768,7 +769,7 @@ const zh: Record<Key, string> = {
   committing: "正在提交…",
   committedOk: "已提交：{n} 天发生变化。",
   STALE_PREVIEW: "预览之后相关日期已有变化，请重新预览文件。",
-  BATCH_EXPIRED: "该预览已超过 24 小时，请重新预览文件。",
+  BATCH_EXPIRED: "该预览已无法提交：已被放弃，或生成已超过 24 小时。请重新预览文件。",
   ALREADY_COMMITTED: "该批次已经提交。",
   NOT_COMMITTABLE: "这是封存的平台批次，不能提交。",
   IDEMPOTENCY_KEY_REUSED: "该请求已用于其他操作，请重新开始。",

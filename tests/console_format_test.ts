@@ -24,7 +24,8 @@ import {
 const iso = (ms: number | null) => ms === null ? null : new Date(ms).toISOString();
 
 Deno.test("decimals: grouped and rounded by language, as decimals", () => {
-  assert.equal(formatDecimal("15061.8378", DIGITS.kwh, "en"), "15,061.84");
+  assert.equal(formatDecimal("15061.8378", DIGITS.kwh, "en"), "15,061.8378");
+  assert.equal(formatDecimal("32.6295", DIGITS.kwh, "en"), "32.6295");
   assert.equal(formatDecimal("15061.8378", DIGITS.total, "zh-CN"), "15,061.8");
   assert.equal(formatDecimal("4321.1250", 2, "en"), "4,321.13");
   assert.equal(formatDecimal("0.0000", 2, "en"), "0.00");

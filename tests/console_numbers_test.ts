@@ -111,13 +111,13 @@ const storePageChecks = async (run: Running, page: Page, lang: Lang) => {
   assert.equal(total.exact, energy.summary.available_energy_kwh);
   assert.match(total.text, /,\d{3}\.\d$/);
 
-  // Each day: two decimals, the exact value on hover.
+  // Each day: the service's four decimals, grouped; the exact value on hover too.
   const day = energy.days.find((d) => d.energy_kwh !== null)!;
   const cell = await shown(
     page,
     `[data-testid=day-row][data-date="${day.business_date}"] [data-testid=kwh]`,
   );
-  assert.equal(cell.text, rounded(day.energy_kwh!, 2, lang));
+  assert.equal(cell.text, rounded(day.energy_kwh!, 4, lang));
   assert.equal(cell.title, `${day.energy_kwh} kWh`);
 
   // Units in the headings, no empty heading, codes in words with the code on hover.
@@ -222,7 +222,7 @@ const dayChecks = async (
   );
   const current = await shown(page, "[data-testid=current-kwh]");
   assert.equal(current.exact, versions.current!.energy_kwh);
-  assert.equal(current.text, rounded(versions.current!.energy_kwh!, 2, lang));
+  assert.equal(current.text, rounded(versions.current!.energy_kwh!, 4, lang));
   // The version's time in the zone; the lineage names its batch by its number.
   const last = versions.versions.at(-1)!;
   const at = (await texts(page, "[data-testid=version-at]")).at(-1)!;

@@ -212,6 +212,15 @@ Deno.test({
           new RegExp(after.body.batch_no),
         );
         await shoot("discarded-en");
+        // The same file and reason again make a new preview that can be committed (not the
+        // discarded one handed back for the same request key).
+        await upload("july.csv", good, "meter check");
+        await page.waitForSelector("[data-testid=review-row]");
+        const again = (await attribute(page, "[data-testid=review-download]", "href")) ?? "";
+        assert.notEqual(/imports\/(\d+)\/review/.exec(again)![1], id);
+        assert.equal(await disabled(page, "[data-testid=commit]"), false);
+        await page.click("[data-testid=discard]");
+        await page.waitForSelector("[data-testid=discarded]");
       });
 
       await t.step("commit is disabled when nothing changes", async () => {

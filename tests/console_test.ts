@@ -404,7 +404,7 @@ Deno.test({
             energy.body.days.map((d) => [d.business_date, d.energy_kwh ?? "—"]),
           );
           assert.ok(shown.some(([, exact]) => /^\d+\.\d{4}$/.test(exact!)), "4-decimal strings");
-          assert.ok(shown.some(([, , text]) => /^[\d,]+\.\d{2}$/.test(text!)), "2 decimals shown");
+          assert.ok(shown.some(([, , text]) => /^[\d,]+\.\d{4}$/.test(text!)), "4 decimals shown");
           await shoot(page, "03-store");
           await page.setViewport({ width: 390, height: 844 });
           await shoot(page, "04-store-390px");
@@ -541,7 +541,7 @@ Deno.test({
           await page.waitForSelector("[data-testid=committed]", { timeout: 20_000 });
           await shoot(page, "07-committed");
 
-          // The day now reads 4,321.13 (exactly 4321.1250) and its history holds the upload, traced
+          // The day now reads 4,321.1250 and its history holds the upload, traced
           // to the file.
           const stores = await api<{ stores: Array<{ id: number; name: string }> }>(
             page,
@@ -554,7 +554,7 @@ Deno.test({
             waitUntil: "networkidle0",
           });
           await page.waitForSelector("[data-testid=current-kwh]");
-          assert.equal((await texts(page, "[data-testid=current-kwh]"))[0], "4,321.13");
+          assert.equal((await texts(page, "[data-testid=current-kwh]"))[0], "4,321.1250");
           assert.equal(
             await page.$eval(
               "[data-testid=current-kwh]",
@@ -689,7 +689,7 @@ Deno.test({
           await page.waitForSelector("[data-testid=change-row]");
           const rows = await texts(page, "[data-testid=change-row]");
           assert.ok(
-            rows.some((r) => r.includes(day.business_date) && r.includes("1,234.57")),
+            rows.some((r) => r.includes(day.business_date) && r.includes("1,234.5678")),
             rows.slice(-3).join(" | "),
           );
           await page.waitForSelector("[data-testid=batch-row]");

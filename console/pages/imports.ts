@@ -335,7 +335,8 @@ export const ImportsPage = (props: { session: Session }) => {
   const [error, setError] = useState<string | null>(null);
   const [preview, setPreview] = useState<ImportBatch | null>(null);
   const [committed, setCommitted] = useState<ImportBatch | null>(null);
-  // One key per request: kept while the same file and reason are sent again after a failure.
+  // One key per request: kept while the same file and reason are sent again after a failure, until
+  // the request is answered.
   const [previewKey, setPreviewKey] = useState<{ signature: string; key: string } | null>(null);
   const [commitKey, setCommitKey] = useState<{ batch: number; key: string } | null>(null);
 
@@ -389,6 +390,8 @@ export const ImportsPage = (props: { session: Session }) => {
       });
       setPreview(batch);
       setCommitKey({ batch: batch.id, key: crypto.randomUUID() });
+      // Answered: the same file sent again (after a discard, say) is a new preview, not this one.
+      setPreviewKey(null);
     } catch (failure) {
       if (failure instanceof ApiError && failure.code === "INVALID_FILE") {
         setProblems(failure.message.split("\n").slice(1).map((line) => line.replace(/^- /, "")));
