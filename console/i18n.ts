@@ -259,7 +259,7 @@ const en = {
   saved: "Saved (version {v}).",
   unchanged: "Nothing changed.",
   staleVersion:
-    "Someone changed this profile meanwhile (now version {v}). Their values are shown; check them and save again.",
+    "Someone changed this profile meanwhile (now version {v}). What you typed is kept; fields you left alone show their values. Check and save again.",
   nameTaken: "Another store of this brand already has this name.",
   theyChanged: "{field}: “{from}” → “{to}”",
   deviceName: "Device",
@@ -709,7 +709,8 @@ const zh: Record<Key, string> = {
   cancel: "取消",
   saved: "已保存（版本 {v}）。",
   unchanged: "没有变化。",
-  staleVersion: "档案已被他人修改（现为版本 {v}）。已显示最新值，请核对后重新保存。",
+  staleVersion:
+    "档案已被他人修改（现为版本 {v}）。您填写的内容已保留，未改动的字段显示最新值。请核对后重新保存。",
   nameTaken: "该品牌已有同名门店。",
   theyChanged: "{field}：“{from}” → “{to}”",
   deviceName: "设备",

@@ -746,20 +746,22 @@ Deno.test({
             }),
           });
           assert.equal(other.status, 200);
-          await setField("address", "广州市天河区体育西路 5 号");
+          // This edit changes the name only: what was typed is kept, and the address, left alone
+          // here, takes the other person's value.
+          const typed = `${now.profile.name}（新）`;
+          await setField("name", typed);
           await page.click("[data-testid=profile-form] button[type=submit]");
           await page.waitForSelector("[data-testid=profile-message].alert");
           const message = (await texts(page, "[data-testid=profile-message]"))[0];
           assert.match(message, /changed this profile/);
           assert.match(message, /建国路/);
-          assert.equal(
-            await page.$eval(
-              "[data-testid=profile-form] input[name=address]",
+          const field = (name: string) =>
+            page.$eval(
+              `[data-testid=profile-form] input[name=${name}]`,
               (el) => (el as unknown as { value: string }).value,
-            ),
-            "北京市朝阳区建国路 1 号",
-            "the form shows the other person's values",
-          );
+            );
+          assert.equal(await field("name"), typed, "what was typed is kept");
+          assert.equal(await field("address"), "北京市朝阳区建国路 1 号", "their value");
           await shoot(page, "09-profile-conflict");
           await page.close();
         },

@@ -445,10 +445,11 @@ const ProfileEdit = (
     onSaved: (confirmation: string) => void;
   },
 ) => {
-  const profile = props.reference.profile;
-  const [name, setName] = useState(profile.name);
-  const [address, setAddress] = useState(profile.address ?? "");
-  const [version, setVersion] = useState(profile.version);
+  // The profile the edit started from (after a conflict, the one read then).
+  const [base, setBase] = useState(props.reference.profile);
+  const [name, setName] = useState(base.name);
+  const [address, setAddress] = useState(base.address ?? "");
+  const version = base.version;
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<
     { kind: "ok" | "alert"; text: string; changes?: string[] } | null
@@ -465,7 +466,6 @@ const ProfileEdit = (
         `/api/v1/stores/${props.storeId}/profile`,
         { body },
       );
-      setVersion(result.profile.version);
       // The section reads the profile again and draws this form anew on the new version: the
       // confirmation is kept and shown by the section, which stays.
       props.onSaved(
@@ -473,27 +473,22 @@ const ProfileEdit = (
       );
     } catch (error) {
       if (error instanceof ApiError && error.code === "STALE_VERSION") {
-        // Read the profile again and show what the other change did.
-        const now = await get<StoreReference>(`/api/v1/stores/${props.storeId}/reference`);
+        // Read the profile again and show what the other change did. A field this edit changed
+        // keeps what was typed; one it left alone takes the other change's value.
+        const now = (await get<StoreReference>(`/api/v1/stores/${props.storeId}/reference`))
+          .profile;
         const changes: string[] = [];
-        if (now.profile.name !== profile.name) {
-          changes.push(
-            t("theyChanged", { field: t("name"), from: profile.name, to: now.profile.name }),
-          );
+        if (now.name !== base.name) {
+          changes.push(t("theyChanged", { field: t("name"), from: base.name, to: now.name }));
+          if (name === base.name) setName(now.name);
         }
-        if ((now.profile.address ?? "") !== (profile.address ?? "")) {
-          changes.push(
-            t("theyChanged", {
-              field: t("address"),
-              from: profile.address ?? "",
-              to: now.profile.address ?? "",
-            }),
-          );
+        const [was, is] = [base.address ?? "", now.address ?? ""];
+        if (is !== was) {
+          changes.push(t("theyChanged", { field: t("address"), from: was, to: is }));
+          if (address === was) setAddress(is);
         }
-        setName(now.profile.name);
-        setAddress(now.profile.address ?? "");
-        setVersion(now.profile.version);
-        setMessage({ kind: "alert", text: t("staleVersion", { v: now.profile.version }), changes });
+        setBase(now);
+        setMessage({ kind: "alert", text: t("staleVersion", { v: now.version }), changes });
       } else if (error instanceof ApiError && error.code === "NAME_TAKEN") {
         setMessage({ kind: "alert", text: t("nameTaken") });
       } else {
