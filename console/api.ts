@@ -13,7 +13,7 @@ import type * as months from "../src/domain/months.ts";
 import type * as portfolio from "../src/domain/portfolio.ts";
 import type * as quality from "../src/domain/quality.ts";
 import type * as stores from "../src/domain/stores.ts";
-import { language } from "./i18n.ts";
+import { language, t } from "./i18n.ts";
 
 // A code of the service's list, or the console's own for a call that got no answer (NETWORK) or an
 // answer without a code (UNKNOWN).
@@ -125,7 +125,7 @@ const sendOnce = async <T>(
     });
   } catch (cause) {
     if ((cause as Error).name === "AbortError") throw cause;
-    throw new ApiError(0, "NETWORK", "The connection failed");
+    throw new ApiError(0, "NETWORK", t("connectionFailed"));
   }
   const text = await response.text();
   let body: unknown = null;
@@ -142,7 +142,7 @@ const sendOnce = async <T>(
       response.status,
       // The body's code is read as the service's list says its codes are; it is not checked.
       (error?.code ?? "UNKNOWN") as FailureCode,
-      error?.message ?? response.statusText,
+      error?.message ?? t("answeredWithout", { status: response.status }),
       response.status === 503 && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined,
     );
     if (response.status === 401 && !(method === "POST" && path === "/auth/session")) {

@@ -14,6 +14,7 @@ import {
   shoot,
   signIn,
   start,
+  texts,
 } from "./console_harness.ts";
 
 // Terms kept as they are in Chinese text: file formats, the metric and target abbreviations of
@@ -273,6 +274,39 @@ Deno.test({
         );
         assert.deepEqual(errors, []);
       });
+      await journey(
+        t,
+        "a read that gets no answer, or one without the contract's body",
+        async () => {
+          const { page, errors } = await openPage(run);
+          await signIn(run, page, "demo-analyst");
+          await toChinese(page);
+          // The store list's read fails: first the connection, then a proxy's page of its own.
+          let answer: "abort" | "proxy" = "abort";
+          await page.setRequestInterception(true);
+          page.on("request", (request) => {
+            if (request.isInterceptResolutionHandled()) return;
+            if (new URL(request.url()).pathname !== "/api/v1/catalog") return request.continue();
+            if (answer === "abort") return request.abort("failed");
+            request.respond({
+              status: 502,
+              contentType: "text/html",
+              body: "<h1>Bad Gateway</h1>",
+            });
+          });
+          await page.click("nav a[href='/console/stores']");
+          await page.waitForSelector("[role=alert]");
+          assert.match((await texts(page, "[role=alert]")).join(" "), /无法连接到服务/);
+          answer = "proxy";
+          await page.reload({ waitUntil: "networkidle0" });
+          await page.waitForSelector("[role=alert]");
+          const shown = (await texts(page, "[role=alert]")).join(" ");
+          assert.match(shown, /服务返回 502，未附说明/);
+          assert.doesNotMatch(shown, /Bad Gateway|connection failed/i);
+          assert.ok(errors.every((e) => !/Bad Gateway/.test(e)), errors.join("\n"));
+          await page.close();
+        },
+      );
     } finally {
       await run.stop();
       await Deno.remove(files, { recursive: true }).catch(() => {});

@@ -27,6 +27,7 @@ export interface Request {
     body?: string;
   }): Promise<void>;
   continue(): Promise<void>;
+  abort(errorCode?: string): Promise<void>;
 }
 
 export interface Page {
