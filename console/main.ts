@@ -241,7 +241,8 @@ const App = () => {
   };
 
   useTitle(session === null ? t("signInTitle") : null);
-  if (session === undefined && unanswered !== null) {
+  // Also right after a sign-in, whose session the start could not read.
+  if ((session === undefined || session === null) && unanswered !== null) {
     return html`
       <div class="alert" role="alert" data-testid="start-failed">
         <p>${unanswered}</p>

@@ -111,6 +111,40 @@ Deno.test({
 
       await journey(
         t,
+        "a sign-in whose session cannot be read (no snapshot loaded yet) says so and offers to retry",
+        async () => {
+          const { page, errors } = await openPage(run);
+          let ready = true;
+          await page.setRequestInterception(true);
+          page.on("request", (request) => {
+            if (request.isInterceptResolutionHandled()) return;
+            if (!ready && new URL(request.url()).pathname === "/api/v1/dataset") {
+              request.respond({
+                status: 503,
+                contentType: "application/json",
+                body: JSON.stringify({
+                  error: { code: "NOT_READY", message: "No snapshot is loaded" },
+                }),
+              });
+            } else request.continue();
+          });
+          await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("#access_key");
+          ready = false;
+          await page.type("#access_key", keyOf(run, "demo-analyst").key);
+          await page.click("form button[type=submit]");
+          await page.waitForSelector("[data-testid=start-failed]");
+          assert.match((await texts(page, "[data-testid=start-failed]"))[0], /No snapshot/);
+          ready = true;
+          await page.click("[data-testid=start-failed] button");
+          await page.waitForSelector("[data-testid=portfolio-row]", { timeout: 20_000 });
+          assert.deepEqual(errors, []);
+          await page.close();
+        },
+      );
+
+      await journey(
+        t,
         "a read answered busy is tried again after the wait it names; still busy, the page says so and offers to retry; the session is kept",
         async () => {
           const { page, errors } = await openPage(run);
