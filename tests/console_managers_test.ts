@@ -17,6 +17,7 @@ import {
   openPage,
   type Page,
   runsJourneys,
+  settle,
   shoot,
   signIn,
   start as startService,
@@ -46,6 +47,29 @@ Deno.test({
   fn: async (t) => {
     const run = await startService();
     try {
+      await journey(t, "the portfolio's filters keep the keyboard's focus", async () => {
+        const { page, errors } = await openPage(run);
+        await signIn(run, page, "demo-manager");
+        const focused = () =>
+          page.evaluate<string | null>(
+            "document.activeElement?.getAttribute('data-control') ?? null",
+          );
+        await page.focus("select[name=brand_id]");
+        for (const step of [1, 2]) {
+          const before = page.url();
+          await page.keyboard.press("ArrowDown");
+          await page.waitForFunction(`location.href !== ${JSON.stringify(before)}`);
+          await settle(page, "[data-testid=portfolio-row]");
+          assert.match(page.url(), /brand_id=\d+/, `step ${step}`);
+          assert.equal(await focused(), "brand", `step ${step}: the brand list keeps the focus`);
+        }
+        await page.click("[data-control=summer]");
+        await settle(page, "[data-testid=portfolio-row]");
+        assert.equal(await focused(), "summer");
+        assert.deepEqual(errors, []);
+        await page.close();
+      });
+
       await journey(t, "a sign-out that does not reach the service says so", async () => {
         const { page } = await openPage(run);
         await signIn(run, page, "demo-manager");
@@ -201,10 +225,8 @@ Deno.test({
             JSON.stringify(renamed)
           }`,
         );
-        assert.ok(
-          ((await page.evaluate("document.title")) as string).includes(renamed),
-          "the tab's title",
-        );
+        // The tab's title follows (set once the page is drawn).
+        await page.waitForFunction(`document.title.includes(${JSON.stringify(renamed)})`);
       });
 
       await journey(t, "a day a key may not see shows no empty history", async () => {

@@ -40,6 +40,8 @@ export interface Page {
   waitForNetworkIdle(options?: { idleTime?: number; timeout?: number }): Promise<void>;
   type(selector: string, text: string): Promise<void>;
   click(selector: string): Promise<void>;
+  focus(selector: string): Promise<void>;
+  readonly keyboard: { press(key: string): Promise<void> };
   select(selector: string, ...values: string[]): Promise<string[]>;
   $(selector: string): Promise<ElementHandle | null>;
   $$(selector: string): Promise<ElementHandle[]>;

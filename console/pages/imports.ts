@@ -468,8 +468,9 @@ export const ImportsPage = (props: { session: Session }) => {
     error &&
     html`<div class="alert" role="alert" data-testid="import-error"><p>${error}</p>${
       problems && html`
-        <p>${t("fileRejected")}</p>
-        <ul class="problems">${problems.map((p) => html`<li>${p}</li>`)}</ul>
+        <ul class="problems" tabindex="0" aria-label=${t("fileRejected")}>${problems.map((p) =>
+          html`<li>${p}</li>`
+        )}</ul>
       `
     }</div>`
   }

@@ -3,7 +3,7 @@
 // quick filters for the failing and the incomplete stores, and the roll-ups per brand, per city
 // and in total (GET /api/v1/portfolio). What the page shows (range, brand, city, quick filter,
 // sort) lives in the URL only, so Back, Forward, a reload and a shared link show the same view.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   ApiError,
   get,
@@ -282,12 +282,26 @@ const remember = (session: Session, answer: PortfolioResponse) => {
   for (const c of answer.cities) if (c.city !== null) knownCities.add(c.city);
 };
 
+// The control that changed the view: the form is drawn anew for each view (keyed by it, so that
+// Back and Forward reset its fields), and the same control of the new form takes the focus back.
+let refocus: string | null = null;
+
 const Controls = (props: { session: Session; view: View }) => {
   const { view } = props;
   knownFor(props.session);
   const [error, setError] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (refocus !== null) {
+      form.current?.querySelector<HTMLElement>(`[data-control="${refocus}"]`)?.focus();
+    }
+    refocus = null;
+  }, []);
   const { start: first, end: last } = props.session.dataset;
-  const go = (change: Partial<View>) => navigate(urlOf({ ...view, ...change }));
+  const go = (change: Partial<View>, control: string | null = null) => {
+    refocus = control;
+    navigate(urlOf({ ...view, ...change }));
+  };
   const submit = (event: Event) => {
     const range = rangeOfForm(event, PORTFOLIO_MAX_DAYS);
     if ("error" in range) return setError(range.error);
@@ -301,7 +315,7 @@ const Controls = (props: { session: Session; view: View }) => {
   }
   const cities = [...new Set([...knownCities, ...(view.city === null ? [] : [view.city])])]
     .sort((a, b) => a.localeCompare(b, language()));
-  return html`<form class="range" onSubmit=${submit} data-testid="portfolio-controls">
+  return html`<form class="range" onSubmit=${submit} data-testid="portfolio-controls" ref=${form}>
     <label><span>${t("start")}</span>
       <input name="start" type="date" value=${view.start} min=${first} max=${last} required />
     </label>
@@ -310,20 +324,21 @@ const Controls = (props: { session: Session; view: View }) => {
     </label>
     <button type="submit">${t("apply")}</button>
     <span class="presets" role="group" aria-label=${t("presets")}>
-      <button type="button" onClick=${() => go(defaultRange(props.session))}>${
-    t("last365")
-  }</button>
-      <button type="button" onClick=${() => go({ start: `${year}-06-01`, end: `${year}-09-30` })}>${
+      <button type="button" data-control="last365" onClick=${() =>
+    go(defaultRange(props.session), "last365")}>${t("last365")}</button>
+      <button type="button" data-control="summer" onClick=${() =>
+    go({ start: `${year}-06-01`, end: `${year}-09-30` }, "summer")}>${
     t("summer", { year })
   }</button>
     </span>
     <label><span>${t("brand")}</span>
       <select
         name="brand_id"
+        data-control="brand"
         value=${view.brand === null ? "" : String(view.brand)}
         onChange=${(event: Event) => {
     const value = (event.target as HTMLSelectElement).value;
-    go({ brand: value === "" ? null : Number(value) });
+    go({ brand: value === "" ? null : Number(value) }, "brand");
   }}
       >
         <option value="">${t("allBrands")}</option>
@@ -333,10 +348,11 @@ const Controls = (props: { session: Session; view: View }) => {
     <label><span>${t("city")}</span>
       <select
         name="city"
+        data-control="city"
         value=${view.city ?? ""}
         onChange=${(event: Event) => {
     const value = (event.target as HTMLSelectElement).value;
-    go({ city: value === "" ? null : value });
+    go({ city: value === "" ? null : value }, "city");
   }}
       >
         <option value="">${t("allCities")}</option>
