@@ -164,7 +164,7 @@ const Page = (props: { session: Session }) => {
     return html`<${ChangesPage} session=${props.session} />`;
   }
   if (parts[1] === "imports" && parts.length === 2) {
-    return html`<${ImportsPage} session=${props.session} />`;
+    return html`<${ImportsPage} session=${props.session} query=${query} />`;
   }
   if (parts[1] === "imports" && id(parts[2]) && parts.length === 3) {
     return html`<${BatchPage} session=${props.session} batchId=${

@@ -196,6 +196,24 @@ Deno.test({
         },
       );
 
+      await t.step("the preview outlasts a switch of language and a reload", async () => {
+        const href = (await attribute(page, "[data-testid=review-download]", "href")) ?? "";
+        const id = /imports\/(\d+)\/review/.exec(href)![1];
+        const sameShown = async () => {
+          await page.waitForSelector("[data-testid=review-row]");
+          const now = (await attribute(page, "[data-testid=review-download]", "href")) ?? "";
+          assert.equal(/imports\/(\d+)\/review/.exec(now)![1], id);
+          assert.equal(await disabled(page, "[data-testid=commit]"), false);
+        };
+        await page.select("header .language select", "zh-CN");
+        await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
+        await sameShown();
+        await page.select("header .language select", "en");
+        await page.waitForFunction("document.documentElement.lang === 'en'");
+        await page.reload({ waitUntil: "networkidle0" });
+        await sameShown();
+      });
+
       await t.step("discard clears the preview; it can no longer be committed", async () => {
         const href = (await attribute(page, "[data-testid=review-download]", "href")) ?? "";
         const id = /imports\/(\d+)\/review/.exec(href)![1];

@@ -3,7 +3,7 @@
 // time (rows named by their cell, filtered by action or warning, downloadable; or every located
 // problem of a refused file), discarded or committed with an Idempotency-Key made once per preview
 // (a retry after a lost connection sends the same request), and batch details.
-import { useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   ApiError,
   call,
@@ -169,8 +169,20 @@ const reviewQuery = (filter: ReviewFilter) =>
 
 // The review of a preview: its warnings, its rows a page at a time named by their cell, a filter by
 // action or warning, and a download of the rows the filter keeps.
+// What the page shows of a preview: the preview's answer, or a review's head when the page is
+// drawn again (another language, a reload, Back) for a preview not yet committed or discarded.
+type PreviewHead = Pick<
+  ImportBatch,
+  "id" | "batch_no" | "total_rows" | "filename" | "action_counts"
+>;
+
+// The address of the page with its preview: drawn again, the page shows that preview again.
+const IMPORTS_PATH = "/console/imports";
+const showPreviewIn = (id: number | null) =>
+  history.replaceState(null, "", id === null ? IMPORTS_PATH : `${IMPORTS_PATH}?preview=${id}`);
+
 const Review = (props: {
-  batch: ImportBatch;
+  batch: PreviewHead;
   storeNames: ReadonlyMap<number, string>;
   round: number;
 }) => {
@@ -324,7 +336,7 @@ const useStoreNames = () => {
   );
 };
 
-export const ImportsPage = (props: { session: Session }) => {
+export const ImportsPage = (props: { session: Session; query: URLSearchParams }) => {
   useTitle(t("importsTitle"));
   const storeNames = useStoreNames();
   const [templateBusy, setTemplateBusy] = useState(false);
@@ -333,12 +345,30 @@ export const ImportsPage = (props: { session: Session }) => {
   const [discarded, setDiscarded] = useState<DiscardResult | null>(null);
   const [problems, setProblems] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [preview, setPreview] = useState<ImportBatch | null>(null);
+  const [preview, setPreview] = useState<PreviewHead | null>(null);
   const [committed, setCommitted] = useState<ImportBatch | null>(null);
   // One key per request: kept while the same file and reason are sent again after a failure, until
   // the request is answered.
   const [previewKey, setPreviewKey] = useState<{ signature: string; key: string } | null>(null);
   const [commitKey, setCommitKey] = useState<{ batch: number; key: string } | null>(null);
+
+  // The preview named in the address, while it can still be committed.
+  const named = props.query.get("preview");
+  useEffect(() => {
+    if (named === null || !/^\d{1,9}$/.test(named)) return;
+    const controller = new AbortController();
+    get<ImportReview>(`/api/v1/imports/${named}/review?row_limit=1`, controller.signal).then(
+      (review) => {
+        if (review.status !== "PREVIEWED") return showPreviewIn(null);
+        setPreview(review);
+        setCommitKey({ batch: review.id, key: crypto.randomUUID() });
+      },
+      (failure) => {
+        if ((failure as Error).name !== "AbortError") showPreviewIn(null);
+      },
+    );
+    return () => controller.abort();
+  }, []);
 
   if (!props.session.may("write")) {
     return html`
@@ -389,6 +419,7 @@ export const ImportsPage = (props: { session: Session }) => {
         body,
       });
       setPreview(batch);
+      showPreviewIn(batch.id);
       setCommitKey({ batch: batch.id, key: crypto.randomUUID() });
       // Answered: the same file sent again (after a discard, say) is a new preview, not this one.
       setPreviewKey(null);
@@ -414,6 +445,7 @@ export const ImportsPage = (props: { session: Session }) => {
         body: {},
       });
       setCommitted(batch);
+      showPreviewIn(null);
     } catch (failure) {
       setError(failure instanceof ApiError ? conflictText(failure) : (failure as Error).message);
     } finally {
@@ -432,6 +464,7 @@ export const ImportsPage = (props: { session: Session }) => {
       });
       setDiscarded(result);
       setPreview(null);
+      showPreviewIn(null);
       setCommitKey(null);
     } catch (failure) {
       setError(failure instanceof ApiError ? conflictText(failure) : (failure as Error).message);
@@ -440,7 +473,7 @@ export const ImportsPage = (props: { session: Session }) => {
     }
   };
 
-  const changing = (b: ImportBatch) => CHANGING.reduce((n, a) => n + (b.action_counts[a] ?? 0), 0);
+  const changing = (b: PreviewHead) => CHANGING.reduce((n, a) => n + (b.action_counts[a] ?? 0), 0);
 
   return html`<h1 tabindex="-1">${t("importsTitle")}</h1>
     <p>${t("importsIntro")}</p>
