@@ -50,6 +50,13 @@ export const aboveBaseline = (
 export const withNote = (label: string, note: string, lang: string) =>
   lang === "zh-CN" ? `${label}（${note}）` : `${label} (${note})`;
 
+// A label before its value ("Dataset: ", "数据集："), and items of a list ("a, b", "a、b"; "a; b",
+// "a；b" for items that may hold commas), with the language's own punctuation.
+export const colonAfter = (label: string, lang: string) =>
+  lang === "zh-CN" ? `${label}：` : `${label}: `;
+export const listOf = (items: ReadonlyArray<string>, lang: string, long = false) =>
+  items.join(lang === "zh-CN" ? (long ? "；" : "、") : (long ? "; " : ", "));
+
 // --- Instants.
 
 // An instant as the service writes it: an ISO 8601 date and time with Z or an offset. A time

@@ -347,7 +347,7 @@ const en = {
   discarding: "Discarding…",
   discardedOk: "Preview {batch} discarded: it can no longer be committed.",
   warningsTitle:
-    "{n} values look unusual for their store. Check them; they do not block the commit.",
+    "Values that look unusual for their store: {n}. Check them; they do not block the commit.",
   warningsCol: "Warnings",
   noRowsMatch: "No row matches this filter.",
   FAR_ABOVE_RECENT: "more than 3 times the store's mean of {mean} kWh over {days} recent days",

@@ -13,7 +13,18 @@ import {
   whenUnauthorized,
 } from "./api.ts";
 import { type Lang, language, setLanguage, t } from "./i18n.ts";
-import { Code, errorText, html, isDate, Link, setTimeZone, useLocation, useTitle } from "./ui.ts";
+import {
+  Code,
+  errorText,
+  html,
+  isDate,
+  labelOf,
+  Link,
+  listed,
+  setTimeZone,
+  useLocation,
+  useTitle,
+} from "./ui.ts";
 import { SignIn } from "./pages/signin.ts";
 import { PortfolioPage } from "./pages/portfolio.ts";
 import { StoresPage } from "./pages/stores.ts";
@@ -77,8 +88,8 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
         <div class="who">
           <span data-testid="member"><span class="label">${t("you")}</span> <strong>${info.name ??
             info.member}</strong></span>
-          <span data-testid="permissions">${t("may")}: ${perms.join(
-            ", ",
+          <span data-testid="permissions">${labelOf(t("may"))}${listed(
+            perms,
           )} · ${info.store_ids === null
             ? t("allStores")
             : t("someStores", { n: info.store_ids.length })}${info.permissions.includes("write") &&
@@ -89,7 +100,7 @@ const Header = (props: { session: Session; onSignOut: () => void; onLanguage: ()
           <button type="button" onClick=${props.onSignOut}>${t("signOut")}</button>
         </div>
         <p class="dataset" data-testid="dataset">
-          ${t("datasetBanner")}: <strong>${dataset.label}</strong>
+          ${labelOf(t("datasetBanner"))}<strong>${dataset.label}</strong>
           <span class="detail"> · ${t("range")} ${dataset.start} – ${dataset.end} · ${t(
             "policy",
           )} <${Code} code=${dataset.source_policy} /></span> · ${t("timezone")} ${dataset.timezone}

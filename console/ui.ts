@@ -8,11 +8,13 @@ import { useEffect, useState } from "preact/hooks";
 import htmModule from "htm";
 import { ApiError } from "./api.ts";
 import {
+  colonAfter,
   formatCount as countIn,
   formatDecimal as decimalIn,
   formatInstant,
   instantOf,
   isDecimal,
+  listOf,
   withNote,
 } from "./format.ts";
 import { language, t, words } from "./i18n.ts";
@@ -115,6 +117,9 @@ export const formatDecimal = (value: string, digits: number) =>
 export const formatCount = (value: number) => countIn(value, language());
 // A heading with its unit ("Before (kWh)"), or with the zone its times are in.
 export const withUnit = (label: string, unit: string) => withNote(label, unit, language());
+export const labelOf = (label: string) => colonAfter(label, language());
+export const listed = (items: ReadonlyArray<string>, long = false) =>
+  listOf(items, language(), long);
 export const withZone = (label: string) => withNote(label, zone, language());
 // An instant in the dataset's zone, as text: "2026-11-18 14:03", or with " (Asia/Shanghai)".
 export const instant = (text: string, named = false, seconds = false) =>
@@ -208,9 +213,9 @@ export const useLoad = <T>(fetcher: (signal: AbortSignal) => Promise<T>, deps: u
 
 export const errorText = (error: ApiError) =>
   error.status === 403
-    ? `${t("forbidden")} (${error.message})`
+    ? withUnit(t("forbidden"), error.message)
     : error.status === 404
-    ? `${t("notFound")} (${error.message})`
+    ? withUnit(t("notFound"), error.message)
     : error.status === 409
     ? `${words(error.code)}: ${error.message}`
     : error.message;

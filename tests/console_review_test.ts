@@ -157,7 +157,7 @@ Deno.test({
           );
           assert.equal(summary.role, "status");
           assert.equal(summary.cls, "warning");
-          assert.match(summary.text ?? "", /2 values look unusual/);
+          assert.match(summary.text ?? "", /Values that look unusual for their store: 2\./);
           assert.equal(await page.$("[data-testid=import-error]"), null);
           const codes = await page.$$eval(
             "[data-testid=row-warning]",

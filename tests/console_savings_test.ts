@@ -175,7 +175,7 @@ Deno.test({
         assert.equal((await texts(page, "#savings-title"))[0], "相对基线的节能量");
         assert.equal((await texts(page, "#months-title"))[0], "按月");
         const heads = await texts(page, "[data-testid=month-row] th");
-        assert.match(heads[0], /^\d{4}年1月 \(15–31\)$/);
+        assert.match(heads[0], /^\d{4}年1月（15–31）$/);
         const header = await texts(page, "[data-testid=months] thead th");
         assert.equal(header[0], "月份");
         assert.equal(header[6], "上年同期实际（kWh）");

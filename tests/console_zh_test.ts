@@ -168,6 +168,11 @@ Deno.test({
           const lines = await visibleText(page);
           const english = englishWords(lines, words);
           for (const word of english) found.push(`${name}: ${word}`);
+          // Chinese punctuation after and around Chinese words: "数据集：", "明细（366）".
+          const joined = lines.join("");
+          for (const m of joined.matchAll(/[\u4e00-\u9fff][:;] |[\u4e00-\u9fff] ?\(/g)) {
+            found.push(`${name}: western punctuation in "${joined.slice(m.index, m.index + 12)}"`);
+          }
         };
 
         // A store with savings in the dataset's last summer, for the savings panel and months.

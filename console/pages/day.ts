@@ -209,7 +209,7 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
                                                         ? t("none")
                                                         : html`${r.batch.batch_no}${
                                                           r.batch.filename
-                                                            ? ` (${r.batch.filename})`
+                                                            ? withUnit("", r.batch.filename)
                                                             : ""
                                                         }`}</td>
                                                       <td>

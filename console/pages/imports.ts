@@ -26,6 +26,7 @@ import {
   Code,
   formatDecimal,
   html,
+  labelOf,
   Link,
   Loaded,
   navigate,
@@ -233,7 +234,7 @@ const Review = (props: {
       )}
       ${ACTIONS.filter((a) => (counts[a] ?? 0) > 0).map((a) =>
         chip(
-          `${words(a)} (${counts[a]})`,
+          withUnit(words(a), String(counts[a])),
           filter.action === a,
           { action: a, warned: false },
           { "data-testid": "action-group", "data-action": a, title: a },
@@ -319,9 +320,11 @@ const Counts = (props: { counts: Readonly<Record<string, number>> }) =>
   html`<ul class="counts" data-testid="action-counts">
     ${
     ACTIONS.map((a) =>
-      html`<li data-action=${a}><${Code} code=${a} />: <strong>${
-        props.counts[a] ?? 0
-      }</strong></li>`
+      html`
+        <li
+          data-action=${a}><${Code} code=${a} />${labelOf("")}<strong>${props.counts[a] ??
+            0}</strong></li>
+      `
     )
   }
   </ul>`;

@@ -32,7 +32,9 @@ import {
   html,
   instant,
   isDate,
+  labelOf,
   Link,
+  listed,
   type Load,
   Loaded,
   navigate,
@@ -246,7 +248,7 @@ const EnergySection = (props: {
             </div>
           </dl>
           <details class="days">
-            <summary>${t("daysTable")} (${e.days.length})</summary>
+            <summary>${withUnit(t("daysTable"), String(e.days.length))}</summary>
             <${Table}
               caption=${t("daysTable")}
               head=${[
@@ -362,7 +364,7 @@ const MetricsSection = (props: {
                         )}</td>
                         <td>${a.reasons.length === 0
                           ? t("none")
-                          : a.reasons.map(words).join("; ")}</td>
+                          : listed(a.reasons.map(words), true)}</td>
                       </tr>
                     `
                   )}
@@ -574,7 +576,7 @@ const ReferenceSection = (
           r.target_candidate &&
           html`
             <p
-              class="muted">${t("candidate")}: TES-180 <${Num} value=${r.target_candidate
+              class="muted">${labelOf(t("candidate"))}TES-180 <${Num} value=${r.target_candidate
                 .tes_180_kwh} digits=${DIGITS.kwh} unit=${r.target_candidate
                 .unit} /> · TES-210 <${Num} value=${r.target_candidate.tes_210_kwh} digits=${DIGITS
                 .kwh} unit=${r.target_candidate.unit} /> ${r.target_candidate
@@ -673,9 +675,12 @@ const ReferenceSection = (
           )
         }
       <//>
-      <${Table} caption=${`${
-          t("deviceEvents")
-        } (${r.device_events.start} – ${r.device_events.end})`} head=${[
+      <${Table} caption=${
+          withUnit(
+            t("deviceEvents"),
+            `${r.device_events.start} – ${r.device_events.end}`,
+          )
+        } head=${[
           withZone(t("occurred")),
           t("event"),
           t("deviceName"),

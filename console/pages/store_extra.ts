@@ -11,21 +11,29 @@ import {
   formatCount,
   html,
   instant,
+  labelOf,
+  listed,
   Loaded,
   NumCell,
   Table,
   useLoad,
   When,
+  withUnit,
   withZone,
 } from "../ui.ts";
 
 // Each device's state that day in words, with the time of its first report in the dataset's zone
 // (the column's heading names the zone).
 const evidence = (f: QualityFlag) =>
-  f.devices.map((d) =>
-    `${d.device_name ?? d.device_code}: ${words(d.state)}` +
-    (d.reports[0] === undefined ? "" : ` (${instant(d.reports[0].occurred_at)})`)
-  ).join("; ") + (f.device_count > f.devices.length ? " …" : "");
+  listed(
+    f.devices.map((d) => {
+      const state = `${labelOf(d.device_name ?? d.device_code)}${words(d.state)}`;
+      return d.reports[0] === undefined
+        ? state
+        : withUnit(state, instant(d.reports[0].occurred_at));
+    }),
+    true,
+  ) + (f.device_count > f.devices.length ? " …" : "");
 
 export const QualitySection = (
   props: { storeId: number; scopeId: number; start: string; end: string },
@@ -101,11 +109,12 @@ const FIELD_WORDS: Readonly<Record<string, Key>> = {
   version: "version",
 };
 const fields = (o: Readonly<Record<string, unknown>> | null) =>
-  o === null
-    ? t("none")
-    : Object.entries(o).map(([k, v]) =>
-      `${FIELD_WORDS[k] === undefined ? k : t(FIELD_WORDS[k])}: ${v ?? t("none")}`
-    ).join("; ");
+  o === null ? t("none") : listed(
+    Object.entries(o).map(([k, v]) =>
+      `${labelOf(FIELD_WORDS[k] === undefined ? k : t(FIELD_WORDS[k]))}${v ?? t("none")}`
+    ),
+    true,
+  );
 
 export const AuditSection = (props: { session: Session; storeId: number }) => {
   if (!props.session.may("raw")) return null;

@@ -9,7 +9,7 @@ import { get } from "../api.ts";
 import { SavingsChart, savingsCount } from "../chart.ts";
 import { type Key, language, t } from "../i18n.ts";
 import { DIGITS } from "../format.ts";
-import { formatCount, html, Loaded, NumCell, Table, useLoad } from "../ui.ts";
+import { formatCount, html, Loaded, NumCell, Table, useLoad, withUnit } from "../ui.ts";
 
 // Each verdict of the range's summary as one phrase: "TES-180: not met".
 const VERDICTS: ReadonlyArray<readonly [keyof MetricSummary, string | Key]> = [
@@ -92,7 +92,11 @@ const MonthHead = (props: { row: MonthRow }) => {
   if (r.month === null) return html`<th scope="row">${t("monthsTotal")}</th>`;
   const whole = r.start === `${r.month}-01` && r.end === lastDay(r.month);
   return html`<th scope="row" data-month=${r.month}>${monthName(r.month)}${
-    whole ? "" : html`<span class="muted part"> (${r.start.slice(8)}–${r.end.slice(8)})</span>`
+    whole
+      ? ""
+      : html`<span class="muted part">${
+        withUnit("", `${r.start.slice(8)}–${r.end.slice(8)}`)
+      }</span>`
   }</th>`;
 };
 
@@ -124,7 +128,7 @@ const MonthLine = (props: { row: MonthRow; total?: boolean }) => {
       })}>${formatCount(s.matched_days)} / ${formatCount(s.requested_days)}</td>
       ${earlier === null ? html`<td class="num"><span class="dash">${t("none")}</span></td>` : html`
         <${NumCell} value=${earlier.summary.actual_kwh} digits=${DIGITS.total}
-          unit=${`kWh (${earlier.start} – ${earlier.end})`} testid="month-earlier" />
+          unit=${withUnit("kWh", `${earlier.start} – ${earlier.end}`)} testid="month-earlier" />
       `}
     </tr>
   `;
