@@ -131,8 +131,12 @@ const useChart = (
       scales: { x: { time: true } },
       // Ticks in the page's language (uPlot's own are English dates and the browser's numbers):
       // month ticks fall on the first of a month, day ticks on any day.
+      // A month's label in Chinese (2026年11月) is about 70 px wide: ticks at least 90 px apart.
+      // The right padding keeps the last label whole.
+      padding: [null, 28, null, null],
       axes: [
         {
+          space: 90,
           values: (_u, splits) => {
             const months = splits.every((s) => new Date(s * 1000).getUTCDate() === 1);
             return splits.map((s) => tickDate(s, months && splits.length > 1, language()));
