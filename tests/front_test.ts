@@ -204,6 +204,38 @@ Deno.test("deeply nested JSON is 400 (or 413 past a small cap), never 500", asyn
   assert.notEqual(answer.status, 400);
 });
 
+Deno.test("a JSON body that is not UTF-8 is 400 INVALID_JSON, not stored with replacement characters", async () => {
+  const reference = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
+    key: writer.key,
+  })).body;
+  // "深圳" in GBK, and a lone Latin-1 byte: neither is UTF-8.
+  for (const name of [new Uint8Array([0xc9, 0xee, 0xdb, 0xda]), new Uint8Array([0xe9])]) {
+    const body = new Uint8Array([
+      ...new TextEncoder().encode('{"name":"'),
+      ...name,
+      ...new TextEncoder().encode(
+        `","address":"x","expected_version":${reference.profile.version}}`,
+      ),
+    ]);
+    const answer = await send(
+      new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+        method: "PATCH",
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          "content-type": "application/json; charset=utf-8",
+        },
+        body,
+      }),
+    );
+    assertErrorBody(answer, 400, "INVALID_JSON");
+    assert.match(answer.body.error.message, /not UTF-8/);
+  }
+  const after = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
+    key: writer.key,
+  })).body;
+  assert.deepEqual(after.profile, reference.profile, "nothing changed");
+});
+
 Deno.test("paths are matched exactly; a wrong method is 405 with Allow", async () => {
   for (
     const path of [

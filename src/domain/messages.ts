@@ -29,6 +29,12 @@ export const Messages = {
     m("INVALID_REQUEST", "The request is not valid HTTP/1.1", "请求不是有效的 HTTP/1.1"),
   jsonMalformed: () =>
     m("INVALID_JSON", "The body is not well-formed JSON", "请求体不是格式正确的 JSON"),
+  jsonNotUtf8: () =>
+    m(
+      "INVALID_JSON",
+      "The body is not UTF-8 text: send JSON encoded as UTF-8 (not GBK or another local encoding)",
+      "请求体不是 UTF-8 文本：请以 UTF-8 编码发送 JSON（不要使用 GBK 等本地编码）",
+    ),
   jsonTooDeep: (depth: number) =>
     m(
       "INVALID_JSON",

@@ -4,6 +4,7 @@
 // the request metrics (with GET /metrics behind its own token).
 import { Context, type Redacted } from "effect";
 import { gzipSync } from "node:zlib";
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import {
   etagMatches,
@@ -378,6 +379,9 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     if (jsonDepthExceeds(read.bytes)) {
       return errorResponse(Messages.jsonTooDeep(MAX_JSON_DEPTH), language);
     }
+    // JSON is UTF-8 (RFC 8259): bytes that are not would be decoded with replacement characters
+    // and stored so (a GBK name, say).
+    if (!isUtf8(read.bytes)) return errorResponse(Messages.jsonNotUtf8(), language);
     return read.bytes;
   };
 
