@@ -133,8 +133,17 @@ Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for i
   assert.match(absolute, /^HTTP\/1\.1 200 /);
   assert.match(absolute, /application\/json/);
   assert.match(await ask("OPTIONS * HTTP/1.1"), /^HTTP\/1\.1 404 /);
-  // A path is matched as sent: "." and ".." segments are not resolved into another path.
-  for (const path of ["/api/v1/x/../dataset", "/health/./live", "/health/live/%2e%2e/live"]) {
+  // A path is matched as sent: "." and ".." segments and backslashes are not resolved into another
+  // path.
+  for (
+    const path of [
+      "/api/v1/x/../dataset",
+      "/health/./live",
+      "/health/live/%2e%2e/live",
+      "/api/v1/x\\..\\dataset",
+      "/api\\v1\\dataset",
+    ]
+  ) {
     assert.match(await ask(`GET ${path} HTTP/1.1`), /^HTTP\/1\.1 404 /, path);
   }
 });

@@ -265,15 +265,16 @@ const toIncoming = (
   return request;
 };
 
-// A "." or ".." path segment, also percent-encoded, before any query.
-const DOT_SEGMENT = /^[^?#]*\/(\.|%2e){1,2}(\/|\?|#|$)/i;
+// A "." or ".." path segment, also percent-encoded, or a backslash (which a URL parser reads as a
+// "/"), before any query.
+const DOT_SEGMENT = /^[^?#]*(\/(\.|%2e){1,2}(\/|\?|#|$)|\\)/i;
 
 // The request target's path and query: origin-form as sent ("//api" stays "//api": the front door
 // matches it exactly), or those of an absolute-form target (RFC 9112 3.2.2: a server accepts
 // "GET http://host/path"). Any other form ("*", an authority) names no path here: "/*" matches none.
 const pathOf = (target: string) => {
-  // A URL parser would resolve "." and ".." segments ("/api/v1/x/../stores" to "/api/v1/stores"):
-  // a path is matched as sent, so one that has them names no path.
+  // A URL parser would resolve "." and ".." segments ("/api/v1/x/../stores" to "/api/v1/stores")
+  // and backslashes: a path is matched as sent, so one that has them names no path.
   if (DOT_SEGMENT.test(target)) return "/*";
   if (target.startsWith("/")) return target;
   if (/^https?:\/\//i.test(target)) {
