@@ -457,6 +457,18 @@ Deno.test("409 NAME_TAKEN for another store's name of the same brand; the same n
   assert.equal((await auditOf(b.id)).length, 2);
 });
 
+Deno.test("409 NAME_TAKEN quotes a long name only by its start", async () => {
+  const a = take();
+  const b = take((s) => s.brand_id === a.brand_id);
+  const long = `长名门店${"甲".repeat(56)}`;
+  result(await patch(b.id, { name: long, address: b.address, expected_version: 1 }));
+  const taken = await patch(a.id, { name: long, address: a.address, expected_version: 1 });
+  assertErrorBody(taken, 409, "NAME_TAKEN");
+  const message = String(taken.body.error.message);
+  assert.ok(!message.includes(long), message);
+  assert.ok(message.includes(`${[...long].slice(0, 20).join("")}…`), message);
+});
+
 Deno.test("20 concurrent edits against one version: exactly one UPDATED, 19 STALE_VERSION, one audit entry", async () => {
   const store = take();
   const auditsBefore = await auditCount();

@@ -4,6 +4,14 @@
 import type { Message } from "./errors.ts";
 import type { ErrorCode } from "./error_codes.ts";
 
+// A value a client sent, quoted in a message: a long one only by its start, so that no message
+// repeats a value long enough to hold a credential (an access key is 47 characters).
+const MAX_ECHO_CHARS = 20;
+export const clip = (s: string) => {
+  const chars = [...s];
+  return chars.length > MAX_ECHO_CHARS ? `${chars.slice(0, MAX_ECHO_CHARS).join("")}…` : s;
+};
+
 const m = (code: ErrorCode, en: string, zh: string): Message => ({ code, en, zh });
 
 export const Messages = {
@@ -286,8 +294,8 @@ export const Messages = {
   nameTaken: (name: string) =>
     m(
       "NAME_TAKEN",
-      `Another store of this brand is already named "${name}"`,
-      `该品牌已有另一家门店名为“${name}”`,
+      `Another store of this brand is already named "${clip(name)}"`,
+      `该品牌已有另一家门店名为“${clip(name)}”`,
     ),
   keyReused: () =>
     m(

@@ -2,14 +2,10 @@
 // (the readers, the resolver and formatProblems use them; the request's language picks the form).
 import { type Text, text as t } from "../domain/language.ts";
 import { CSV_COLUMNS, CSV_NOTE_COLUMN } from "../files/layout.ts";
+import { clip } from "../domain/messages.ts";
 
-// A value of the file, quoted in a message: a long one only by its start, so that no message
-// repeats a value long enough to hold a credential (an access key is 47 characters).
-export const MAX_ECHO_CHARS = 20;
-export const clip = (s: string) => {
-  const chars = [...s];
-  return chars.length > MAX_ECHO_CHARS ? `${chars.slice(0, MAX_ECHO_CHARS).join("")}…` : s;
-};
+// A value of the file, quoted in a message: a long one only by its start (messages.ts).
+export { clip };
 export const q = (s: string) => JSON.stringify(clip(s));
 // The name of an archive's entry, quoted: each part of its path shortened as a value is (a
 // workbook's own names keep every part: "xl/worksheets/sheet1.xml"), the whole at most 100
