@@ -117,6 +117,20 @@ Deno.test("an answer cut after its first bytes resets the connection: even a clo
   }
 });
 
+Deno.test("an HTTP/1.1 request without Host is 400 with the contract's error body; HTTP/1.0 needs none", async () => {
+  const ask = async (request: string) => {
+    const conn = await connect();
+    await conn.write(encoder.encode(request));
+    return (await readUntilClosed(conn, 3_000)).text;
+  };
+  const missing = await ask("GET /health/live HTTP/1.1\r\nAccept-Language: zh-CN\r\n\r\n");
+  assert.match(missing, /^HTTP\/1\.1 400 /);
+  assert.match(missing, /"code":"INVALID_REQUEST"/);
+  assert.match(missing, /Host/);
+  assert.match(missing, /x-request-id: /i);
+  assert.match(await ask("GET /health/live HTTP/1.0\r\n\r\n"), /^HTTP\/1\.[01] 200 /);
+});
+
 Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for its path", async () => {
   const ask = async (head: string) => {
     const conn = await connect();

@@ -33,6 +33,12 @@ export const Messages = {
       "The connection was closed before the request body had arrived",
       "请求体到达前连接已被关闭",
     ),
+  hostMissing: () =>
+    m(
+      "INVALID_REQUEST",
+      "An HTTP/1.1 request must send a Host header",
+      "HTTP/1.1 请求必须包含 Host 头",
+    ),
   notHttp: () =>
     m("INVALID_REQUEST", "The request is not valid HTTP/1.1", "请求不是有效的 HTTP/1.1"),
   jsonMalformed: () =>

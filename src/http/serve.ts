@@ -370,7 +370,9 @@ export const serve = (
     keepAliveTimeout: 0,
     connectionsCheckingInterval: Math.min(1_000, options.headersMs),
     maxHeaderSize: MAX_HEADER_BYTES,
-  });
+    // Answered below with the contract's error body (node:http's own 400 has none).
+    requireHostHeader: false,
+  } as http.ServerOptions);
   // A client that shuts its sending side once its request is sent (half-close, as netcat and some
   // devices do) still waits for the answer: node:http would end the connection at once, unanswered.
   (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
@@ -382,6 +384,32 @@ export const serve = (
     res: http.ServerResponse,
     expectsContinue = false,
   ) => {
+    // RFC 9112 3.2: an HTTP/1.1 request without Host is 400, and its connection is closed.
+    if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+      const m = Messages.hostMissing();
+      const body = new TextEncoder().encode(JSON.stringify({
+        error: {
+          code: m.code,
+          message: pick(m, negotiateLanguage(req.headers["accept-language"])),
+        },
+      }));
+      const headers = {
+        "content-type": "application/json",
+        "content-length": String(body.byteLength),
+        "x-request-id": crypto.randomUUID(),
+        "cache-control": "private, no-store",
+        "x-content-type-options": "nosniff",
+        connection: "close",
+      };
+      writeResponse(
+        new Response(body, { status: statusOfCode(m.code), headers }),
+        req,
+        res,
+        keepAlive,
+      )
+        .catch(() => res.destroy());
+      return;
+    }
     const controller = new AbortController();
     const watched = (req.socket as WatchedSocket)[WATCHED];
     if (watched !== undefined) {
