@@ -55,7 +55,10 @@ Deno.test("small answers and clients that refuse gzip get the bytes as they are"
   assert.equal(small.status, 200);
   assert.equal(small.headers.get("content-encoding"), null);
   JSON.parse(await small.text());
-  for (const accept of ["identity", "gzip;q=0", "gzip; q=0.0, identity", "deflate"]) {
+  // An explicit gzip;q=0 wins over "*" (RFC 9110 12.5.3).
+  for (
+    const accept of ["identity", "gzip;q=0", "gzip; q=0.0, identity", "deflate", "gzip;q=0, *"]
+  ) {
     const response = await get(year, { "accept-encoding": accept });
     assert.equal(response.headers.get("content-encoding"), null, accept);
     JSON.parse(await response.text());
@@ -78,6 +81,22 @@ Deno.test("every answer names accept-encoding in Vary once, documents too", asyn
       assert.equal(vary.filter((v) => v === "accept-encoding").length, 1, `${path}: ${vary}`);
       await response.body?.cancel();
     }
+  }
+});
+
+Deno.test("documents: the gzip form has a weak ETag of its own; gzip;q=0 gets the plain bytes", async () => {
+  const plain = await get("/openapi.json", { "accept-encoding": "gzip;q=0, *" });
+  assert.equal(plain.headers.get("content-encoding"), null);
+  const tag = plain.headers.get("etag")!;
+  assert.ok(!tag.startsWith("W/"), tag);
+  JSON.parse(await plain.text());
+  const zipped = await get("/openapi.json", { "accept-encoding": "gzip" });
+  assert.equal(zipped.headers.get("content-encoding"), "gzip");
+  assert.equal(zipped.headers.get("etag"), `W/${tag}`);
+  await zipped.body?.cancel();
+  for (const match of [tag, `W/${tag}`]) {
+    const again = await get("/openapi.json", { "accept-encoding": "gzip", "if-none-match": match });
+    assert.equal(again.status, 304, match);
   }
 });
 

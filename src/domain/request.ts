@@ -38,6 +38,22 @@ export const tagsOf = (header: string) =>
 // that has no ETag (a read as of an earlier instant).
 export const matchesAny = (header: string | null | undefined) => header?.trim() === "*";
 
+// Whether Accept-Encoding takes gzip (RFC 9110 12.5.3): as its own entry says, else as "*" says;
+// q=0 refuses it.
+export const acceptsGzip = (
+  request: { readonly headers: { get(name: string): string | null } },
+) => {
+  let gzip: boolean | undefined;
+  let any: boolean | undefined;
+  for (const part of (request.headers.get("accept-encoding") ?? "").split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";").map((p) => p.trim());
+    const taken = !params.some((p) => /^q=0(\.0{0,3})?$/.test(p));
+    if (coding === "gzip" || coding === "x-gzip") gzip = taken;
+    else if (coding === "*") any = taken;
+  }
+  return gzip ?? any ?? false;
+};
+
 // Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for If-None-Match).
 export const etagMatches = (header: string | null | undefined, etag: string) =>
   header !== null && header !== undefined && (matchesAny(header) || tagsOf(header).includes(etag));

@@ -5,6 +5,7 @@
 // where most of the saving is for a fraction of the work.
 import { gzipSync } from "node:zlib";
 import type { Incoming } from "./incoming.ts";
+import { acceptsGzip } from "../domain/request.ts";
 
 export const MIN_BYTES = 1024;
 
@@ -13,12 +14,6 @@ export type KeptGzip = (
   bytes: Uint8Array,
   encode: (bytes: Uint8Array) => Uint8Array<ArrayBuffer>,
 ) => Uint8Array<ArrayBuffer> | undefined;
-
-export const acceptsGzip = (request: Incoming) =>
-  (request.headers.get("accept-encoding") ?? "").split(",").some((part) => {
-    const [coding, ...params] = part.trim().toLowerCase().split(";").map((p) => p.trim());
-    return (coding === "gzip" || coding === "*") && !params.some((p) => /^q=0(\.0*)?$/.test(p));
-  });
 
 const gzip = (bytes: Uint8Array) => new Uint8Array(gzipSync(bytes, { level: 1 }));
 

@@ -7,6 +7,7 @@ import { gzipSync } from "node:zlib";
 import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import {
+  acceptsGzip,
   etagMatches,
   loggedPart,
   loggedPath,
@@ -23,7 +24,7 @@ import { makeRouter, type Match, type Route } from "./routes.ts";
 import { appendHeaders, type Incoming } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import { Budget } from "./admission.ts";
-import { acceptsGzip, compressJson, type KeptGzip } from "./compress.ts";
+import { compressJson, type KeptGzip } from "./compress.ts";
 import { type AdmissionLimits, DEFAULT_ADMISSION } from "../config.ts";
 import {
   checkBearer,
@@ -250,7 +251,11 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       return new Response(null, { status: 304, headers });
     }
     const gzip = acceptsGzip(request);
-    if (gzip) headers.set("content-encoding", "gzip");
+    // The compressed bytes are another representation: a weak tag (If-None-Match compares weakly).
+    if (gzip) {
+      headers.set("content-encoding", "gzip");
+      headers.set("etag", `W/${doc.etag}`);
+    }
     const body = gzip ? doc.gzip : doc.plain;
     headers.set("content-length", String(body.byteLength));
     return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });
