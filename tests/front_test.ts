@@ -236,6 +236,35 @@ Deno.test("a JSON body that is not UTF-8 is 400 INVALID_JSON, not stored with re
   assert.deepEqual(after.profile, reference.profile, "nothing changed");
 });
 
+Deno.test("a body with a Content-Encoding is 415, neither read as JSON nor taken as plain", async () => {
+  const reference = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
+    key: writer.key,
+  })).body;
+  const json = JSON.stringify({
+    name: reference.profile.name,
+    address: "编码测试路 1 号",
+    expected_version: reference.profile.version,
+  });
+  for (const coding of ["gzip", "br", "deflate, gzip"]) {
+    const answer = await send(
+      new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+        method: "PATCH",
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          "content-type": "application/json",
+          "content-encoding": coding,
+        },
+        body: json,
+      }),
+    );
+    assertErrorBody(answer, 415, "UNSUPPORTED_MEDIA_TYPE");
+  }
+  const after = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
+    key: writer.key,
+  })).body;
+  assert.deepEqual(after.profile, reference.profile, "nothing changed");
+});
+
 Deno.test("paths are matched exactly; a wrong method is 405 with Allow", async () => {
   for (
     const path of [

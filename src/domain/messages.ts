@@ -277,6 +277,12 @@ export const Messages = {
       "Send the body as application/json",
       "请以 application/json 格式发送请求体",
     ),
+  noContentCoding: () =>
+    m(
+      "UNSUPPORTED_MEDIA_TYPE",
+      "Send the body without a Content-Encoding: the service decodes none",
+      "请求体请勿使用 Content-Encoding 编码：服务不解码任何内容编码",
+    ),
   sendJsonUtf8: () =>
     m(
       "UNSUPPORTED_MEDIA_TYPE",

@@ -364,6 +364,12 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     const contentType = request.headers.get("content-type");
     const media = contentType?.split(";")[0].trim().toLowerCase() ?? "";
     if (FORM_TYPES.includes(media)) return errorResponse(Messages.sendJson(), language);
+    // The service decodes no content coding (RFC 9110 8.4): a coded body is refused, not read as
+    // JSON (gzip bytes) or taken as plain when it may not be.
+    const coding = request.headers.get("content-encoding")?.trim().toLowerCase();
+    if (coding !== undefined && coding !== "" && coding !== "identity") {
+      return errorResponse(Messages.noContentCoding(), language);
+    }
     const read = await readBody(request, maxBytes, options.bodyMs, gone);
     switch (read.kind) {
       case "too-large":
