@@ -279,6 +279,8 @@ Deno.test("paths are matched exactly; a wrong method is 405 with Allow", async (
       new Request(BASE + path, { headers: { authorization: `Bearer ${reader.key}` } }),
     );
     assertErrorBody(answer, 404, "NOT_FOUND");
+    assert.equal(answer.headers.get("cache-control"), "private, no-store", path);
+    assert.equal(answer.headers.get("x-content-type-options"), "nosniff", path);
   }
   const put = await send(
     new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
@@ -288,6 +290,8 @@ Deno.test("paths are matched exactly; a wrong method is 405 with Allow", async (
   );
   assertErrorBody(put, 405, "METHOD_NOT_ALLOWED");
   assert.equal(put.headers.get("allow"), "PATCH");
+  assert.equal(put.headers.get("cache-control"), "private, no-store");
+  assert.equal(put.headers.get("x-content-type-options"), "nosniff");
   const getPreview = await send(new Request(BASE + "/api/v1/imports/preview"));
   assertErrorBody(getPreview, 405, "METHOD_NOT_ALLOWED");
   assert.equal(getPreview.headers.get("allow"), "POST");

@@ -141,6 +141,9 @@ Deno.test("TRACE and CONNECT are 405 and a target in absolute form is read for i
     const text = await ask(head);
     assert.match(text, /^HTTP\/1\.1 405 /, head);
     assert.match(text, /"code":"METHOD_NOT_ALLOWED"/, head);
+    assert.match(text, /\r\nallow: [A-Z, ]+\r\n/i, head);
+    assert.match(text, /\r\ncache-control: private, no-store\r\n/i, head);
+    assert.match(text, /\r\nx-content-type-options: nosniff\r\n/i, head);
   }
   // As its origin form: /health/live, not the console's page.
   const absolute = await ask(`GET ${base}/health/live HTTP/1.1`);

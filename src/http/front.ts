@@ -523,9 +523,10 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       response.headers.set("x-request-id", note.requestId);
     }
     if (languageVaries) response.headers.append("vary", "accept-language");
-    if (matched?.kind === "route") {
-      // An endpoint's answer that says nothing of caching is kept by no cache (a session's answers
-      // carry no Authorization header that would keep them out of shared caches).
+    if (matched?.kind === "route" || response.status >= 400) {
+      // An endpoint's answer (or any refusal: 404, 405, ...) that says nothing of caching is kept
+      // by no cache (a session's answers carry no Authorization header that would keep them out of
+      // shared caches).
       if (!response.headers.has("cache-control")) {
         response.headers.set("cache-control", "private, no-store");
       }

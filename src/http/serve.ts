@@ -123,7 +123,7 @@ const PARSE_FAILURES: Record<string, { readonly reason: string; readonly message
     // CONNECT (node:http gives it apart from other requests): no path of this service takes it.
     CONNECT: {
       reason: "Method Not Allowed",
-      message: () => Messages.methodNotAllowed("GET, HEAD, POST, PATCH"),
+      message: () => Messages.methodNotAllowed(CONNECT_ALLOW),
     },
   };
 const NOT_HTTP = { reason: "Bad Request", message: Messages.notHttp };
@@ -141,6 +141,9 @@ const parseFailure = (error: Error & { code?: string; rawPacket?: unknown }) => 
   return { status: statusOfCode(m.code), reason, body };
 };
 
+// The methods a CONNECT's 405 names in its Allow header (RFC 9110 15.5.6).
+const CONNECT_ALLOW = "GET, HEAD, POST, PATCH";
+
 const answerParseFailure = (error: Error & { code?: string }, socket: Socket) => {
   const { status, reason, body } = parseFailure(error);
   // The headers the front door gives every answer of an endpoint.
@@ -148,7 +151,8 @@ const answerParseFailure = (error: Error & { code?: string }, socket: Socket) =>
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\n` +
       `content-length: ${new TextEncoder().encode(body).byteLength}\r\n` +
       `x-request-id: ${crypto.randomUUID()}\r\ncache-control: private, no-store\r\n` +
-      `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n` + body,
+      `x-content-type-options: nosniff\r\n${status === 405 ? `allow: ${CONNECT_ALLOW}\r\n` : ""}` +
+      `connection: close\r\n\r\n` + body,
   );
   socket.end();
   // Read and drop what the client still sends, a little of it (see closeAfterRefusal); a late client
