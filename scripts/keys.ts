@@ -1,5 +1,5 @@
 // Admin CLI for access keys: issue, list, revoke. Works on DATABASE_URL or the embedded database.
-import { Cause, Effect, Exit, Layer, Option } from "effect";
+import { Cause, Effect, Exit, Layer } from "effect";
 import { parseArgs } from "node:util";
 import {
   DEFAULT_KEY_LIFETIME,
@@ -14,6 +14,7 @@ import { MAX_ID } from "../src/domain/common.ts";
 import type { SqlClient } from "@effect/sql";
 import { AdminDatabaseLive } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrator.ts";
+import { failureReason } from "../src/log.ts";
 
 const usage = `usage:
   deno task keys issue --member NAME --permissions read[,write][,raw] [--stores ID,ID] [--expires-in 8h] [--name "Display Name"]
@@ -126,9 +127,6 @@ const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
 
 const exit = await Effect.runPromiseExit(command());
 if (Exit.isFailure(exit)) {
-  const failure = Option.getOrUndefined(Cause.failureOption(exit.cause)) as
-    | { message?: string }
-    | undefined;
-  console.error(`error: ${failure?.message ?? Cause.pretty(exit.cause)}`);
+  console.error(`error: ${failureReason(Cause.squash(exit.cause))}`);
   Deno.exit(1);
 }

@@ -8,6 +8,7 @@ import { prepareDatabase } from "../src/routines.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot, type LoadSummary } from "../src/seed/load.ts";
 import { SnapshotInvalid, validateSnapshot } from "../src/seed/snapshot.ts";
+import { failureReason } from "../src/log.ts";
 
 const USAGE =
   `Usage: deno task seed [--reset [--discard-uploads]] [--snapshot FILE | --stores N] [--out FILE]
@@ -138,8 +139,7 @@ const main = async () => {
         return fail(1, `Not loaded: ${error.message}`);
       }
       if (error._tag === "DataDirBusy") return fail(1, `Not loaded: ${error.message}`);
-      const cause = "cause" in error && error.cause !== undefined ? `: ${String(error.cause)}` : "";
-      return fail(1, `Load failed, nothing was loaded: ${error.message}${cause}`);
+      return fail(1, `Load failed, nothing was loaded: ${failureReason(error)}`);
     }
     return fail(1, "Load failed, nothing was loaded:", Cause.pretty(exit.cause));
   }

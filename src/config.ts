@@ -196,6 +196,17 @@ const httpUrl = (text: string) => {
   }
 };
 
+// The OpenTelemetry samplers the service follows (the SDK's names); a ratio sampler takes
+// OTEL_TRACES_SAMPLER_ARG.
+const SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+];
+
 const tracingConfig = Config.all({
   endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
   tracesEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
@@ -227,6 +238,9 @@ const tracingConfig = Config.all({
     return fail("OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas");
   }
   const sampler = c.sampler.trim().toLowerCase();
+  if (!SAMPLERS.includes(sampler)) {
+    return fail(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}`);
+  }
   const ratio = sampler === "always_off" || sampler === "parentbased_always_off"
     ? 0
     : sampler.endsWith("traceidratio")

@@ -1,5 +1,5 @@
 // The service's one logger: access lines, start-up messages and Effect's own logs, as text or JSON.
-import { Cause, HashMap, Layer, Logger, LogLevel as EffectLevel } from "effect";
+import { Cause, HashMap, Layer, Logger, LogLevel as EffectLevel, Runtime } from "effect";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 export type LogLevel = typeof LOG_LEVELS[number];
@@ -146,6 +146,25 @@ export const logSettingsProblem = (): string | undefined => {
 };
 
 // The logger of the process, configured from LOG_LEVEL and LOG_FORMAT.
+// Why something failed, in words an operator can act on: the error's message and those of the
+// errors under it ("PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:5433", "database
+// \"x\" does not exist"), without any URL (a database URL may hold a password), at most 500
+// characters.
+export const failureReason = (error: unknown): string => {
+  let at: unknown = Runtime.isFiberFailure(error)
+    ? Cause.squash(error[Runtime.FiberFailureCauseId])
+    : error;
+  const parts: Array<string> = [];
+  for (let depth = 0; depth < 5 && at !== undefined && at !== null; depth++) {
+    const message = at instanceof Error ? at.message : typeof at === "string" ? at : "";
+    if (message !== "" && !parts.includes(message)) parts.push(message);
+    at = (at as { cause?: unknown }).cause;
+  }
+  return (parts.length === 0 ? String(error) : parts.join(": "))
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, "(a URL)")
+    .slice(0, 500);
+};
+
 export const processLog = (): Log =>
   makeLog({
     level: parseLogLevel(Deno.env.get("LOG_LEVEL")),

@@ -9,7 +9,13 @@ import { buildConsole, readStamp } from "./console/build.ts";
 import { AppConfig, type AppConfigShape } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
 import { serve } from "./http/serve.ts";
-import { effectLoggerLayer, type Log, logSettingsProblem, processLog } from "./log.ts";
+import {
+  effectLoggerLayer,
+  failureReason,
+  type Log,
+  logSettingsProblem,
+  processLog,
+} from "./log.ts";
 
 // A start that failed and was logged: the entry ends the process, or its module's evaluation.
 export class StartupFailed extends Error {}
@@ -107,7 +113,7 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
       runtime = ManagedRuntime.make(Infrastructure);
     }
   } catch (error) {
-    log.error("start-up failed", { cause: error instanceof Error ? error.message : String(error) });
+    log.error("start-up failed", { cause: failureReason(error) });
     await disposeAll();
     throw new StartupFailed("bootstrap");
   }

@@ -1,8 +1,9 @@
 // The log line's format: time, level and message, then the fields that are not undefined, in their
 // order (text: name=value, a value quoted unless it is one plain word; JSON: one object).
 import assert from "node:assert/strict";
-import { FastCheck as fc } from "effect";
-import { formatLine, type LogFields, type LogLevel } from "../src/log.ts";
+import { Effect, FastCheck as fc, Layer, ManagedRuntime } from "effect";
+import { SqlError } from "@effect/sql/SqlError";
+import { failureReason, formatLine, type LogFields, type LogLevel } from "../src/log.ts";
 
 // The format stated plainly: entries, those defined, each written as the format says.
 const model = (
@@ -73,4 +74,24 @@ Deno.test("a log line holds the defined fields in their order, as text or JSON",
     }, time),
     '2026-11-28T07:00:00.000Z INFO  request method=GET path=/api/v1/stores status=200 member=null note="two words"',
   );
+});
+
+Deno.test("a failure's reason names the causes under it, never a URL", async () => {
+  const runtime = ManagedRuntime.make(Layer.empty);
+  const refused = new SqlError({
+    cause: new Error('database "energy" does not exist'),
+    message: "PgClient: Failed to connect",
+  });
+  const failure = await runtime.runPromise(Effect.fail(refused)).catch((e) => e);
+  assert.equal(
+    failureReason(failure),
+    'PgClient: Failed to connect: database "energy" does not exist',
+  );
+  const url = new TypeError("Invalid URL: 'postgres://ops:s3cret@db:5432/energy'");
+  const reason = failureReason(
+    new SqlError({ cause: url, message: "PgClient: Failed to create pool" }),
+  );
+  assert.ok(!reason.includes("s3cret"), reason);
+  assert.match(reason, /^PgClient: Failed to create pool: Invalid URL: '\(a URL\)$/);
+  await runtime.dispose();
 });

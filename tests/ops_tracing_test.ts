@@ -231,6 +231,9 @@ Deno.test("tracing is configured by the OTEL_* variables, and off without an end
       OTEL_TRACES_SAMPLER: "traceidratio",
       OTEL_TRACES_SAMPLER_ARG: "2",
     },
+    // A mistyped sampler would have kept every trace.
+    { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "bogus" },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "traceidratio0.1" },
   ];
   for (const bad of bads) {
     const result = tracingOf(bad);
