@@ -61,6 +61,11 @@ const command = (): Effect.Effect<void, unknown, never> => {
     case "issue": {
       const permissions = parsePermissions(values.permissions ?? "") ??
         fail("--permissions takes read, write and raw separated by commas");
+      // Every answer of write and raw shows store names and values: without read the service
+      // refuses them all (403 PERMISSION_MISSING), so such a key would be of no use.
+      if (!permissions.includes("read")) {
+        fail("write and raw build on read: give read too (--permissions read,write)");
+      }
       const lifetimeText = values["expires-in"] ?? DEFAULT_KEY_LIFETIME;
       const lifetime = parseLifetime(lifetimeText) ??
         fail(`--expires-in ${lifetimeText}: use e.g. 45m, 8h, 30d`);

@@ -25,6 +25,9 @@ Deno.test("keys: a malformed command line is a usage error, not a crash", async 
       [["issue", "--member", "x", "--permissions", "read", "--stores", "0x2"], "--stores: 0x2"],
       [["issue", "--member", "x", "--permissions", "read", "--colour"], "--colour"],
       [["revoke", "1e0"], "revoke takes a KEY_ID"],
+      // A key the service would refuse every answer (403 PERMISSION_MISSING).
+      [["issue", "--member", "x", "--permissions", "write"], "build on read"],
+      [["issue", "--member", "x", "--permissions", "raw,write"], "build on read"],
     ] as const
   ) {
     const { code, stderr } = await keys(...args);
