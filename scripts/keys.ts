@@ -12,7 +12,7 @@ import {
 import { AppConfig } from "../src/config.ts";
 import { MAX_ID } from "../src/domain/common.ts";
 import type { SqlClient } from "@effect/sql";
-import { AdminDatabaseLive } from "../src/db/database.ts";
+import { ExistingDatabaseLive } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrator.ts";
 import { failureReason } from "../src/log.ts";
 
@@ -126,7 +126,7 @@ const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
     yield* migrate;
     return yield* effect;
   }).pipe(
-    Effect.provide(AdminDatabaseLive.pipe(Layer.provideMerge(AppConfig.layer))),
+    Effect.provide(ExistingDatabaseLive.pipe(Layer.provideMerge(AppConfig.layer))),
     Effect.asVoid,
   );
 

@@ -6,17 +6,26 @@ import { parseArgs } from "node:util";
 import { SqlClient } from "@effect/sql";
 import { Cause, Effect, Exit, Layer } from "effect";
 import { AppConfig } from "../src/config.ts";
-import { AdminDatabaseLive } from "../src/db/database.ts";
+import { ExistingDatabaseLive } from "../src/db/database.ts";
 import { pendingMigrations } from "../src/db/migrator.ts";
 import { checkReads, checkStoredDays } from "../src/energy/day_check.ts";
 import { addDays } from "../src/domain/range.ts";
+import { failureReason } from "../src/log.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: { stores: { type: "string" }, help: { type: "boolean", short: "h" } },
-});
+const USAGE = "usage: deno task verify [--stores N]   (exit 0: all equal, 1: a difference)";
+const values = (() => {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      options: { stores: { type: "string" }, help: { type: "boolean", short: "h" } },
+    }).values;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return Deno.exit(2);
+  }
+})();
 if (values.help) {
-  console.log("usage: deno task verify [--stores N]   (exit 0: all equal, 1: a difference)");
+  console.log(USAGE);
   Deno.exit(0);
 }
 const limit = values.stores === undefined ? null : Number(values.stores);
@@ -65,11 +74,11 @@ const program = Effect.gen(function* () {
   }
   console.log(`in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return stored.mismatches.length + stored.months.length + reads.length;
-}).pipe(Effect.provide(Layer.provideMerge(AdminDatabaseLive, AppConfig.layer)));
+}).pipe(Effect.provide(Layer.provideMerge(ExistingDatabaseLive, AppConfig.layer)));
 
 const exit = await Effect.runPromiseExit(program);
 if (Exit.isFailure(exit)) {
-  console.error(`verify failed: ${Cause.pretty(exit.cause)}`);
+  console.error(`verify failed: ${failureReason(Cause.squash(exit.cause))}`);
   Deno.exit(2);
 }
 Deno.exit(exit.value === 0 ? 0 : 1);

@@ -36,3 +36,29 @@ Deno.test("keys: a malformed command line is a usage error, not a crash", async 
     assert.ok(!/\n\s+at /.test(stderr), `no stack trace: ${stderr}`);
   }
 });
+
+Deno.test("keys and verify in a folder that holds no database say so and make none there", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "keys_cli_empty_" });
+  try {
+    for (
+      const args of [
+        ["scripts/keys.ts", "list"],
+        ["scripts/keys.ts", "issue", "--member", "x", "--permissions", "read"],
+        ["scripts/verify.ts"],
+      ]
+    ) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", ...args],
+        env: { DATA_DIR: dataDir, DATABASE_URL: "" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.notEqual(out.code, 0, args.join(" "));
+      assert.match(stderr, /holds no database/, args.join(" "));
+      assert.deepEqual([...Deno.readDirSync(dataDir)], [], `${args.join(" ")}: nothing made`);
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

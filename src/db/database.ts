@@ -280,13 +280,43 @@ export const holdDataDir = (dataDir: string, role = "service") =>
       }),
   );
 
-// The database of an admin command: refused, before anything is opened, while the service or
-// another command holds the embedded database, which it holds itself until it ends.
-export const AdminDatabaseLive: Layer.Layer<SqlClient.SqlClient, DataDirBusy, AppConfig> = Layer
-  .unwrapScoped(
+// An embedded database's folder that holds none (a mistyped DATA_DIR): a command that only reads
+// or changes a database says so instead of making an empty one there.
+export class NoDatabase extends Data.TaggedError("NoDatabase")<{ message: string }> {}
+
+const holdsDatabase = (dataDir: string) => {
+  try {
+    return Deno.statSync(`${dataDir}/PG_VERSION`).isFile;
+  } catch {
+    return false;
+  }
+};
+
+const adminDatabase = (existing: boolean) =>
+  Layer.unwrapScoped(
     Effect.gen(function* () {
       const config = yield* AppConfig;
-      if (Option.isNone(config.databaseUrl)) yield* holdDataDir(config.dataDir, "admin command");
+      if (Option.isNone(config.databaseUrl)) {
+        if (existing && !holdsDatabase(config.dataDir)) {
+          return yield* new NoDatabase({
+            message: `${config.dataDir} holds no database: set DATA_DIR to the service's folder ` +
+              "(or DATABASE_URL), or start the service or run deno task seed there first",
+          });
+        }
+        yield* holdDataDir(config.dataDir, "admin command");
+      }
       return AdminConnectionLive;
     }),
   );
+
+// The database of an admin command: refused, before anything is opened, while the service or
+// another command holds the embedded database, which it holds itself until it ends. An embedded
+// one is made where there is none (the seed command loads a new database).
+export const AdminDatabaseLive = adminDatabase(false);
+
+// The same for a command that works on a database that is there (keys, verify).
+export const ExistingDatabaseLive: Layer.Layer<
+  SqlClient.SqlClient,
+  DataDirBusy | NoDatabase,
+  AppConfig
+> = adminDatabase(true);

@@ -76,6 +76,10 @@ export const migrate = Effect.gen(function* () {
 
 export const pendingMigrations = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient;
+  // A database never migrated has no table of migrations: every one is pending.
+  const [{ present }] = yield* sql<{ present: boolean }>`
+    SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`;
+  if (!present) return latestMigrationId;
   const rows = yield* sql<{ id: number | null }>`
     SELECT max(migration_id)::int AS id FROM ${sql(migrationsTable)}`;
   return latestMigrationId - (rows[0]?.id ?? 0);
