@@ -259,6 +259,8 @@ Deno.test({
         await page.select("header .language select", "zh-CN");
         await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
         await upload("july-zh.csv", good, "核对电表");
+        // The preview of the step before, named in the address, is shown again first.
+        await page.waitForSelector("[data-testid=row-warning]");
         await untilText(page, "[data-testid=row-name]", "第 2 行");
         assert.equal((await texts(page, "[data-testid=row-name]"))[0], "第 2 行，日能耗 列");
         const warnings = await texts(page, "[data-testid=row-warning]");

@@ -24,6 +24,8 @@ const IDENTIFIERS = new Set([
   "Origin",
   "Content",
   "Length",
+  "Encoding",
+  "Host",
   "Cookie",
   "Idempotency",
   "Key",

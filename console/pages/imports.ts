@@ -355,13 +355,16 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
   const [previewKey, setPreviewKey] = useState<{ signature: string; key: string } | null>(null);
   const [commitKey, setCommitKey] = useState<{ batch: number; key: string } | null>(null);
 
-  // The preview named in the address, while it can still be committed.
+  // The preview named in the address, while it can still be committed (and no file has been sent
+  // since the page was drawn: its answer is the preview then).
   const named = props.query.get("preview");
+  const sent = useRef(false);
   useEffect(() => {
     if (named === null || !/^\d{1,9}$/.test(named)) return;
     const controller = new AbortController();
     get<ImportReview>(`/api/v1/imports/${named}/review?row_limit=1`, controller.signal).then(
       (review) => {
+        if (sent.current) return;
         if (review.status !== "PREVIEWED") return showPreviewIn(null);
         setPreview(review);
         setCommitKey({ batch: review.id, key: crypto.randomUUID() });
@@ -398,6 +401,7 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
     const file = (form.elements.namedItem("file") as HTMLInputElement).files?.[0];
     const reason = (form.elements.namedItem("reason") as HTMLInputElement).value;
     if (file === undefined) return;
+    sent.current = true;
     setBusy("preview");
     setProblems(null);
     setError(null);
