@@ -1,8 +1,9 @@
 // Records every read answer of a database, to compare two versions of the service byte for byte.
-// Starts the service (src/main.ts) on DATABASE_URL, issues a read,raw key, asks every store's
-// energy, targets, metrics, periods, reference, per-day versions and revision histories, the
-// snapshot's import batches and lineage rows, the lists and a few refusals, and writes each answer
-// (status and body) under DIR, one file per request, plus DIR/index.txt with a SHA-256 per request.
+// Starts the service (src/main.ts) on DATABASE_URL, issues a read,raw key (revoked at the end),
+// asks every store's energy, targets, metrics, periods, reference, per-day versions and revision
+// histories, the snapshot's import batches and lineage rows, the lists and a few refusals, and
+// writes each answer (status and body) under DIR, one file per request, plus DIR/index.txt with a
+// SHA-256 per request.
 // Stores are asked ANSWERS_CONCURRENCY (default 4) at a time; what is asked does not depend on it.
 // --stores N asks only the first N stores of /api/v1/stores (the lists and refusals still whole).
 // Usage: DATABASE_URL=postgres://... deno task answers DIR [--compare OTHER_DIR] [--stores N]
@@ -58,7 +59,9 @@ const issue = await new Deno.Command(Deno.execPath(), {
   stdout: "piped",
   stderr: "piped",
 }).output();
-const key = new TextDecoder().decode(issue.stdout).trim().split("\n").at(-1) ?? "";
+const issued = new TextDecoder().decode(issue.stdout).trim();
+const key = issued.split("\n").at(-1) ?? "";
+const keyId = /issued key (\d+) for/.exec(issued)?.[1];
 if (issue.code !== 0 || key === "") {
   console.error(new TextDecoder().decode(issue.stderr));
   Deno.exit(1);
@@ -168,6 +171,16 @@ await get(`/api/v1/imports/999999999`);
 
 child.kill("SIGTERM");
 await child.status;
+// The key was for this run only.
+if (keyId !== undefined) {
+  await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "scripts/keys.ts", "revoke", keyId],
+    cwd: root,
+    env,
+    stdout: "null",
+    stderr: "inherit",
+  }).output();
+}
 index.sort();
 await Deno.writeTextFile(`${dir}/index.txt`, index.join("\n") + "\n");
 console.log(`${index.length} answers recorded in ${dir}`);
