@@ -145,7 +145,6 @@ export const logSettingsProblem = (): string | undefined => {
   return undefined;
 };
 
-// The logger of the process, configured from LOG_LEVEL and LOG_FORMAT.
 // Why something failed, in words an operator can act on: the error's message and those of the
 // errors under it ("PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:5433", "database
 // \"x\" does not exist"), without any URL (a database URL may hold a password), at most 500
@@ -165,6 +164,7 @@ export const failureReason = (error: unknown): string => {
     .slice(0, 500);
 };
 
+// The logger of the process, configured from LOG_LEVEL and LOG_FORMAT.
 export const processLog = (): Log =>
   makeLog({
     level: parseLogLevel(Deno.env.get("LOG_LEVEL")),
