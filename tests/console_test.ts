@@ -439,6 +439,26 @@ Deno.test({
           );
           assert.ok(shown.some(([, exact]) => /^\d+\.\d{4}$/.test(exact!)), "4-decimal strings");
           assert.ok(shown.some(([, , text]) => /^[\d,]+\.\d{4}$/.test(text!)), "4 decimals shown");
+          // Provisional days (intraday values, not settled) are marked in the table, as the
+          // metrics' days name them.
+          const metrics = await api<{ days: Array<{ business_date: string; provisional: 0 | 1 }> }>(
+            page,
+            `/api/v1/stores/${storeId}/metrics?scope_id=${scope}&start=2025-11-20&end=2026-11-20`,
+          );
+          assert.ok(metrics.body.days.some((d) => d.provisional === 1), "the demo's last day");
+          await page.waitForFunction(
+            `document.querySelectorAll("[data-testid=day-row][data-provisional]").length === ${
+              metrics.body.days.filter((d) => d.provisional === 1).length
+            }`,
+          );
+          const marked = await page.$$eval(
+            "[data-testid=day-row][data-provisional] [data-testid=provisional]",
+            (cells) => cells.map((c) => c.textContent),
+          );
+          assert.deepEqual(
+            marked,
+            metrics.body.days.filter((d) => d.provisional === 1).map(() => "provisional"),
+          );
           await shoot(page, "03-store");
           await page.setViewport({ width: 390, height: 844 });
           await shoot(page, "04-store-390px");

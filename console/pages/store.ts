@@ -212,6 +212,12 @@ const EnergySection = (props: {
       />
       <${Loaded} load=${energy.load} retry=${energy.reload}>${(answer: Answer<EnergyResponse>) => {
         const e = answer.body;
+        // Days whose value is provisional (intraday, not settled): the metrics' days say which.
+        const provisional = new Set(
+          metrics.load.state === "ready"
+            ? metrics.load.value.days.filter((m) => m.provisional === 1).map((m) => m.business_date)
+            : [],
+        );
         return html`
           <${AsOfBanner} asOf=${props.asOf} answer=${answer} />
           <${EnergyChart}
@@ -263,14 +269,24 @@ const EnergySection = (props: {
             >
                     ${e.days.map((d) =>
                       html`
-                        <tr data-testid="day-row" data-date=${d.business_date}>
+                        <tr data-testid="day-row" data-date=${d
+                          .business_date} data-provisional=${provisional
+                            .has(d.business_date)
+                          ? "1"
+                          : undefined}>
                           <th scope="row">${raw && d.energy_id !== null
                             ? html`<${Link} href=${`/console/stores/${props.storeId}/days/${d.business_date}`}>${d.business_date}<//>`
                             : d.business_date}</th>
                           <${NumCell} value=${d.energy_kwh} digits=${DIGITS.kwh} unit="kWh"
                             testid="kwh" />
                           <td>
-                            <${Code} code=${d.status} />
+                            <${Code} code=${d.status} />${provisional.has(d.business_date)
+                              ? html`
+                                <span class="badge" data-testid="provisional">${t(
+                                  "provisionalDay",
+                                )}</span>
+                              `
+                              : null}
                           </td>
                           <td title=${d.source_label}>${sourceWords(d.status, d.source_kind)}</td>
                           <td>
