@@ -715,10 +715,15 @@ Deno.test({
           await page.goto(`${run.base}${permalink}`, { waitUntil: "networkidle0" });
           await page.waitForSelector("[data-testid=as-of-banner]");
           assert.equal(await shownKwh(), day.energy_kwh ?? "—");
+          // The quality check and the export read the current data: they say so.
+          await page.waitForSelector("[data-testid=quality-current]");
+          await page.waitForSelector("[data-testid=export-current]");
           await shoot(page, "09-as-of-permalink");
           await page.goto(`${run.base}${pagePath}`, { waitUntil: "networkidle0" });
           await page.waitForSelector("[data-testid=data-token]");
           assert.equal(await shownKwh(), "1234.5678");
+          assert.equal(await page.$("[data-testid=quality-current]"), null);
+          assert.equal(await page.$("[data-testid=export-current]"), null);
 
           // The quality check and the export of the range are on the same page.
           await page.waitForSelector("[data-testid=quality-summary]");

@@ -769,11 +769,13 @@ export const StorePage = (props: { session: Session; storeId: number; query: URL
               <${EnergySection} session=${props.session} storeId=${props.storeId} scopeId=${store
                 .scope_id} start=${start}
                 end=${end} asOf=${asOf} />
-              <${ExportLinks} start=${start} end=${end} storeIds=${[props.storeId]} />
+              <${ExportLinks} start=${start} end=${end} storeIds=${[props.storeId]} asOf=${asOf !==
+                null} />
               <${PeriodsSection} storeId=${props.storeId} scopeId=${store
                 .scope_id} asOf=${end} known=${asOf} />
               <${QualitySection} storeId=${props.storeId} scopeId=${store
-                .scope_id} start=${start} end=${end} />
+                .scope_id} start=${start} end=${end}
+                asOf=${asOf !== null} />
               <${ReferenceSection} session=${props.session} storeId=${props
                 .storeId} load=${reference} />
               <${AuditSection} session=${props.session} storeId=${props.storeId} />

@@ -35,8 +35,10 @@ const evidence = (f: QualityFlag) =>
     true,
   ) + (f.device_count > f.devices.length ? " …" : "");
 
+// `asOf`: the page shows numbers as they were known at an earlier instant, while the check and the
+// export read the data as it is now: they say so.
 export const QualitySection = (
-  props: { storeId: number; scopeId: number; start: string; end: string },
+  props: { storeId: number; scopeId: number; start: string; end: string; asOf?: boolean },
 ) => {
   const { load, reload } = useLoad(
     (signal) =>
@@ -49,6 +51,7 @@ export const QualitySection = (
   return html`
     <section aria-labelledby="quality-title" data-testid="quality">
       <h2 id="quality-title">${t("qualityCheckTitle")}</h2>
+      ${props.asOf && html`<p class="notice" data-testid="quality-current">${t("currentData")}</p>`}
       <${Loaded} load=${load} retry=${reload}>${(q: QualityResponse) =>
         html`
           <p role="status" data-testid="quality-summary">${t("qualitySummary", {
@@ -86,7 +89,7 @@ export const QualitySection = (
 
 // Links that download the range as a file the import reads back (cookie session, same origin).
 export const ExportLinks = (
-  props: { start: string; end: string; storeIds?: ReadonlyArray<number> },
+  props: { start: string; end: string; storeIds?: ReadonlyArray<number>; asOf?: boolean },
 ) => {
   const base = `/api/v1/stores/export?start=${props.start}&end=${props.end}${
     props.storeIds === undefined ? "" : `&store_ids=${props.storeIds.join(",")}`
@@ -98,6 +101,8 @@ export const ExportLinks = (
       <a href=${`${base}&format=csv`} download data-testid="export-csv">CSV</a>
       <a href=${`${base}&format=xlsx&legacy=values`} download>${t("exportWithLegacy")}</a>
       <span class="muted">${t("exportHint")}</span>
+      ${props.asOf &&
+        html`<span class="notice" data-testid="export-current">${t("currentData")}</span>`}
     </p>
   `;
 };
