@@ -220,6 +220,11 @@ export const errorText = (error: ApiError) =>
     ? `${words(error.code)}: ${error.message}`
     : error.message;
 
+// Whether the same read may be answered otherwise later: no answer, a time limit, a busy or failing
+// service. A refusal of the request itself (400, 403, 404) is answered so again: no Retry.
+const mayPassLater = (error: ApiError) =>
+  error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500;
+
 export const Loaded = <T>(props: {
   load: Load<T>;
   retry?: () => void;
@@ -230,7 +235,10 @@ export const Loaded = <T>(props: {
     : props.load.state === "failed"
     ? html`<div class="alert" role="alert">
       <p>${errorText(props.load.error)}</p>
-      ${props.retry && html`<button type="button" onClick=${props.retry}>${t("retry")}</button>`}
+      ${
+      props.retry && mayPassLater(props.load.error) &&
+      html`<button type="button" onClick=${props.retry}>${t("retry")}</button>`
+    }
     </div>`
     : props.children(props.load.value);
 

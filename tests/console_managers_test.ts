@@ -70,6 +70,20 @@ Deno.test({
         await page.close();
       });
 
+      await journey(t, "a refused read offers no retry that could not help", async () => {
+        const { page, errors } = await openPage(run);
+        await signIn(run, page, "demo-analyst");
+        const [store] = (await api<StoresResponse>(page, "/api/v1/stores")).body.stores;
+        // An end before the start: every read of the page is refused (400) and would be again.
+        await page.goto(`${run.base}/console/stores/${store.id}?start=2026-11-20&end=2026-01-01`, {
+          waitUntil: "networkidle0",
+        });
+        await page.waitForSelector("[role=alert]");
+        assert.equal(await page.$("[role=alert] button"), null);
+        assert.deepEqual(errors, []);
+        await page.close();
+      });
+
       await journey(t, "a sign-out that does not reach the service says so", async () => {
         const { page } = await openPage(run);
         await signIn(run, page, "demo-manager");

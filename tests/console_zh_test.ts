@@ -302,6 +302,7 @@ Deno.test({
           await page.click("nav a[href='/console/stores']");
           await page.waitForSelector("[role=alert]");
           assert.match((await texts(page, "[role=alert]")).join(" "), /无法连接到服务/);
+          assert.notEqual(await page.$("[role=alert] button"), null, "a retry is offered");
           answer = "proxy";
           await page.reload({ waitUntil: "networkidle0" });
           await page.waitForSelector("[role=alert]");
