@@ -204,10 +204,12 @@ Deno.test("deeply nested JSON is 400 (or 413 past a small cap), never 500", asyn
   assert.notEqual(answer.status, 400);
 });
 
+// The store's reference data, to see that a refused write changed nothing.
+const referenceOf = async () =>
+  (await app.call("GET", `/api/v1/stores/${store.id}/reference`, { key: writer.key })).body;
+
 Deno.test("a JSON body that is not UTF-8 is 400 INVALID_JSON, not stored with replacement characters", async () => {
-  const reference = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
-    key: writer.key,
-  })).body;
+  const reference = await referenceOf();
   // "深圳" in GBK, and a lone Latin-1 byte: neither is UTF-8.
   for (const name of [new Uint8Array([0xc9, 0xee, 0xdb, 0xda]), new Uint8Array([0xe9])]) {
     const body = new Uint8Array([
@@ -230,16 +232,11 @@ Deno.test("a JSON body that is not UTF-8 is 400 INVALID_JSON, not stored with re
     assertErrorBody(answer, 400, "INVALID_JSON");
     assert.match(answer.body.error.message, /not UTF-8/);
   }
-  const after = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
-    key: writer.key,
-  })).body;
-  assert.deepEqual(after.profile, reference.profile, "nothing changed");
+  assert.deepEqual((await referenceOf()).profile, reference.profile, "nothing changed");
 });
 
 Deno.test("a body with a Content-Encoding is 415, neither read as JSON nor taken as plain", async () => {
-  const reference = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
-    key: writer.key,
-  })).body;
+  const reference = await referenceOf();
   const json = JSON.stringify({
     name: reference.profile.name,
     address: "编码测试路 1 号",
@@ -259,10 +256,7 @@ Deno.test("a body with a Content-Encoding is 415, neither read as JSON nor taken
     );
     assertErrorBody(answer, 415, "UNSUPPORTED_MEDIA_TYPE");
   }
-  const after = (await app.call("GET", `/api/v1/stores/${store.id}/reference`, {
-    key: writer.key,
-  })).body;
-  assert.deepEqual(after.profile, reference.profile, "nothing changed");
+  assert.deepEqual((await referenceOf()).profile, reference.profile, "nothing changed");
 });
 
 Deno.test("paths are matched exactly; a wrong method is 405 with Allow", async () => {
