@@ -19,6 +19,8 @@ import {
 
 // A start that failed and was logged: the entry ends the process, or its module's evaluation.
 export class StartupFailed extends Error {}
+// The message of a start stopped by a signal (not a failure).
+const STOPPED = "stopped";
 
 export const readConfig = async (log: Log): Promise<AppConfigShape> => {
   const logProblem = logSettingsProblem();
@@ -61,6 +63,9 @@ export interface PrepareOptions {
   // it); a warning says when there is none.
   readonly console: "build" | "served";
   readonly keepDemoKeys?: KeepDemoKeys;
+  // Aborted by a stop signal during the start: the start is interrupted (a demo load rolled back)
+  // and ends with StartupFailed("stopped").
+  readonly signal?: AbortSignal;
 }
 
 export interface PreparedService {
@@ -103,7 +108,9 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
 
   try {
     await hold?.runtime();
-    const prepared = await runtime.runPromise(bootstrap((keys) => keep(keys, config)));
+    const prepared = await runtime.runPromise(bootstrap((keys) => keep(keys, config)), {
+      signal: options.signal,
+    });
     announceKeys(prepared.keys);
     // The embedded database's engine keeps the memory it grew to while it was created, migrated or
     // loaded with the demo: it is closed and opened again, so that the service does not carry that
@@ -113,9 +120,17 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
       runtime = ManagedRuntime.make(Infrastructure);
     }
   } catch (error) {
+    if (options.signal?.aborted) {
+      await disposeAll();
+      throw new StartupFailed(STOPPED);
+    }
     log.error("start-up failed", { cause: failureReason(error) });
     await disposeAll();
     throw new StartupFailed("bootstrap");
+  }
+  if (options.signal?.aborted) {
+    await disposeAll();
+    throw new StartupFailed(STOPPED);
   }
 
   if (options.console === "build") {
@@ -187,11 +202,26 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
   const log = processLog();
   let config: AppConfigShape;
   let service: PreparedService;
+  // A stop signal before the service listens interrupts the start (a first start's demo load is
+  // rolled back and made again on the next start) and ends the process with 0.
+  const starting = new AbortController();
+  const early = (signal: string) => () => {
+    if (starting.signal.aborted) return;
+    log.info(`${signal} during start-up: stopping`);
+    starting.abort();
+  };
+  const earlyListeners = [["SIGINT", early("SIGINT")], ["SIGTERM", early("SIGTERM")]] as const;
+  for (const [name, listener] of earlyListeners) Deno.addSignalListener(name, listener);
   try {
     config = await readConfig(log);
-    service = await prepareService({ log, config, console: options.console });
+    service = await prepareService({
+      log,
+      config,
+      console: options.console,
+      signal: starting.signal,
+    });
   } catch (error) {
-    if (error instanceof StartupFailed) Deno.exit(1);
+    if (error instanceof StartupFailed) Deno.exit(error.message === STOPPED ? 0 : 1);
     throw error;
   }
 
@@ -233,6 +263,9 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
     await service.dispose();
     Deno.exit(0);
   };
+  for (const [name, listener] of earlyListeners) Deno.removeSignalListener(name, listener);
   Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
   Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+  // A signal that came while the service began to listen.
+  if (starting.signal.aborted) await stop("a signal during start-up");
 };

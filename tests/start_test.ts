@@ -72,6 +72,40 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "a stop signal during the first start's demo load ends it cleanly; the next start loads it",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    const dataDir = `${dir}/data`;
+    const env = { DATA_DIR: dataDir, DATABASE_URL: "", BUILD_CONSOLE: "false", LOG_FORMAT: "json" };
+    const first = spawnMain(env);
+    let second: ReturnType<typeof spawnMain> | undefined;
+    try {
+      await first.waitFor(/loading the demo snapshot/, 90_000);
+      assert.equal(await first.stop("SIGTERM"), 0);
+      assert.ok(
+        first.lines.some((line) => line.includes("SIGTERM during start-up: stopping")),
+        first.lines.join("\n"),
+      );
+      await assert.rejects(() => Deno.stat(`${dataDir}/service.pid`), "the folder is let go");
+      second = spawnMain(env);
+      const port = Number((await second.waitFor(READY_LINE, 90_000))[1]);
+      const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`));
+      const stores = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
+        headers: { authorization: `Bearer ${keys[0].key}` },
+      });
+      assert.equal((await stores.json()).stores.length, 60);
+      assert.equal(await second.stop("SIGTERM"), 0);
+    } finally {
+      await first.kill();
+      await second?.kill();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 // The service started on the embedded database in `dataDir`.
 const startOnEmbedded = (dataDir: string) =>
   spawnMain({ DATA_DIR: dataDir, DATABASE_URL: "", BUILD_CONSOLE: "false", LOG_FORMAT: "json" });
