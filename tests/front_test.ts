@@ -207,6 +207,15 @@ Deno.test("deeply nested JSON is 400 (or 413 past a small cap), never 500", asyn
 // The store's reference data, to see that a refused write changed nothing.
 const referenceOf = async () =>
   (await app.call("GET", `/api/v1/stores/${store.id}/reference`, { key: writer.key })).body;
+// A profile edit by the writer, with the body and headers given.
+const patchProfile = (body: BodyInit, headers: Record<string, string>) =>
+  send(
+    new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${writer.key}`, ...headers },
+      body,
+    }),
+  );
 
 Deno.test("a JSON body that is not UTF-8 is 400 INVALID_JSON, not stored with replacement characters", async () => {
   const reference = await referenceOf();
@@ -219,16 +228,7 @@ Deno.test("a JSON body that is not UTF-8 is 400 INVALID_JSON, not stored with re
         `","address":"x","expected_version":${reference.profile.version}}`,
       ),
     ]);
-    const answer = await send(
-      new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
-        method: "PATCH",
-        headers: {
-          authorization: `Bearer ${writer.key}`,
-          "content-type": "application/json; charset=utf-8",
-        },
-        body,
-      }),
-    );
+    const answer = await patchProfile(body, { "content-type": "application/json; charset=utf-8" });
     assertErrorBody(answer, 400, "INVALID_JSON");
     assert.match(answer.body.error.message, /not UTF-8/);
   }
@@ -243,17 +243,10 @@ Deno.test("a body with a Content-Encoding is 415, neither read as JSON nor taken
     expected_version: reference.profile.version,
   });
   for (const coding of ["gzip", "br", "deflate, gzip"]) {
-    const answer = await send(
-      new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
-        method: "PATCH",
-        headers: {
-          authorization: `Bearer ${writer.key}`,
-          "content-type": "application/json",
-          "content-encoding": coding,
-        },
-        body: json,
-      }),
-    );
+    const answer = await patchProfile(json, {
+      "content-type": "application/json",
+      "content-encoding": coding,
+    });
     assertErrorBody(answer, 415, "UNSUPPORTED_MEDIA_TYPE");
   }
   assert.deepEqual((await referenceOf()).profile, reference.profile, "nothing changed");

@@ -72,6 +72,16 @@ Deno.test({
   },
 });
 
+// The service started on the embedded database in `dataDir`.
+const startOnEmbedded = (dataDir: string) =>
+  spawnMain({ DATA_DIR: dataDir, DATABASE_URL: "", BUILD_CONSOLE: "false", LOG_FORMAT: "json" });
+
+// It ends at once with 1, saying who holds the folder.
+const assertRefused = async (service: ReturnType<typeof spawnMain>, holder: string) => {
+  assert.equal(await service.exited(90_000), 1);
+  assert.ok(service.lines.some((line) => line.includes(holder)), service.lines.join("\n"));
+};
+
 Deno.test({
   name: "a stop signal during the first start's demo load ends it cleanly; the next start loads it",
   sanitizeResources: false,
@@ -79,8 +89,7 @@ Deno.test({
   fn: async () => {
     const dir = await Deno.makeTempDir();
     const dataDir = `${dir}/data`;
-    const env = { DATA_DIR: dataDir, DATABASE_URL: "", BUILD_CONSOLE: "false", LOG_FORMAT: "json" };
-    const first = spawnMain(env);
+    const first = startOnEmbedded(dataDir);
     let second: ReturnType<typeof spawnMain> | undefined;
     try {
       await first.waitFor(/loading the demo snapshot/, 90_000);
@@ -90,7 +99,7 @@ Deno.test({
         first.lines.join("\n"),
       );
       await assert.rejects(() => Deno.stat(`${dataDir}/service.pid`), "the folder is let go");
-      second = spawnMain(env);
+      second = startOnEmbedded(dataDir);
       const port = Number((await second.waitFor(READY_LINE, 90_000))[1]);
       const keys = JSON.parse(await Deno.readTextFile(`${dataDir}/demo-keys.json`));
       const stores = await fetch(`http://127.0.0.1:${port}/api/v1/stores`, {
@@ -105,16 +114,6 @@ Deno.test({
     }
   },
 });
-
-// The service started on the embedded database in `dataDir`.
-const startOnEmbedded = (dataDir: string) =>
-  spawnMain({ DATA_DIR: dataDir, DATABASE_URL: "", BUILD_CONSOLE: "false", LOG_FORMAT: "json" });
-
-// It ends at once with 1, saying who holds the folder.
-const assertRefused = async (service: ReturnType<typeof spawnMain>, holder: string) => {
-  assert.equal(await service.exited(90_000), 1);
-  assert.ok(service.lines.some((line) => line.includes(holder)), service.lines.join("\n"));
-};
 
 Deno.test({
   name: "a start on a folder another service holds is refused before the database is opened",
