@@ -268,7 +268,8 @@ Deno.test("review rows are named by worksheet, row and column; pages and filters
     assertErrorBody(await review(batch.id, bad), 400, "INVALID_REQUEST");
   }
   assertErrorBody(await review(batch.id, "", reader.key), 403, "PERMISSION_MISSING");
-  const scoped = await app.key(["read", "write"], { stores: [store.id] });
+  // The clerk's own key limited to one store: the batch of two stores is refused for its scope.
+  const scoped = await app.key(["read", "write"], { stores: [store.id], member: "review-clerk" });
   assertErrorBody(await review(batch.id, "", scoped.key), 403, "STORE_FORBIDDEN");
   assert.equal((await review(csvBatch.id, "", scoped.key)).status, 200);
   assertErrorBody(await review(999999), 404, "NOT_FOUND");
@@ -525,7 +526,31 @@ Deno.test("a discarded preview expires at once and can never be committed", asyn
   );
   const platformBatch = platform.body.versions[0].batch.id as number;
   assertErrorBody(await discard(platformBatch), 409, "NOT_COMMITTABLE");
-  assertErrorBody(await review(platformBatch), 409, "NOT_COMMITTABLE");
+  // A platform batch's rows are import detail: raw, then 409 (it holds no preview to review).
+  assertErrorBody(await review(platformBatch), 403, "PERMISSION_MISSING");
+  const auditor = await app.key(["read", "write", "raw"]);
+  assertErrorBody(await review(platformBatch, "", auditor.key), 409, "NOT_COMMITTABLE");
+});
+
+Deno.test("a batch's review is its own clerk's; another member's needs raw (rules.md §9)", async () => {
+  const store = stores[4];
+  const file = csvFile([HEADER, [store.brand_name, store.name, addDays(end, -6), "19.5"]]);
+  const batch = assertSchema(Import, (await preview(file)).body);
+  const colleague = await app.key(["read", "write"], { member: "review-colleague" });
+  const auditor = await app.key(["read", "write", "raw"], { member: "review-auditor" });
+  for (const committed of [false, true]) {
+    if (committed) assert.equal((await commit(batch.id)).status, 200);
+    const own = await review(batch.id);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(assertSchema(ImportReview, own.body).rows.length, 1);
+    for (const query of ["", "download=csv"]) {
+      const refused = await review(batch.id, query, colleague.key);
+      assertErrorBody(refused, 403, "PERMISSION_MISSING");
+      assert.match(refused.body.error.message, /\braw\b/);
+      const audited = await review(batch.id, query, auditor.key);
+      assert.equal(audited.status, 200, JSON.stringify(audited.body));
+    }
+  }
 });
 
 Deno.test({

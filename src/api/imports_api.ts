@@ -172,7 +172,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
               "never block the commit). `action` and `warned` filter the rows, `row_offset` and " +
               "`row_limit` page through those that match (`matched_rows` counts them all), and " +
               "`download=csv` answers them as a CSV file. Counts cover every row. Needs the " +
-              "write and read permissions, as the preview.",
+              "write and read permissions, as the preview; another member's batch needs raw too.",
             errors: [...CALLER, ...STORE_OBJECT, "ROLE_READ_ONLY", "NOT_COMMITTABLE"],
           },
           ["text/csv; charset=utf-8"],

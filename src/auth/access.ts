@@ -73,6 +73,12 @@ export const mayReadBatchSql = (batch: string, storeIds: string) =>
      SELECT 1 FROM import_rows r
      WHERE r.batch_id = ${batch} AND NOT (r.resolved_store_id = ANY (${storeIds}))))`;
 
+// An upload batch's review (its rows, their values before and proposed) to a writer: the member
+// who previewed it reads it as the preview answered it; any other batch is import detail, which
+// needs raw (rules.md §9).
+export const mayReview = (caller: CallerShape, previewedBy: number | null) =>
+  previewedBy === caller.memberId ? Effect.void : requirePermission(caller, "raw");
+
 // A credential's row as the queries above return it.
 export interface CredentialRow {
   readonly key_id: number;

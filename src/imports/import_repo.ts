@@ -616,15 +616,19 @@ export class ImportRepo extends Effect.Service<ImportRepo>()("Imports/ImportRepo
         ORDER BY r.row_number
         LIMIT ${limit}`.pipe(span("ImportRepo.importRows"));
 
-    // Whether the batch exists, and whether a row of it lies outside these stores (null: every
-    // store); stops at the first such row.
+    // Whether the batch exists, whether a row of it lies outside these stores (null: every
+    // store; stops at the first such row), and the member who previewed it (none for a snapshot's).
     const batchScope = (batchId: number, storeIds: ReadonlyArray<number> | null) =>
-      sql.unsafe<{ outside: boolean }>(
-        `SELECT NOT ${mayReadBatchSql("b.id", "$2::int[]")} AS outside
+      sql.unsafe<{ outside: boolean; member_id: number | null }>(
+        `SELECT NOT ${mayReadBatchSql("b.id", "$2::int[]")} AS outside, b.member_id
          FROM import_batches b WHERE b.id = $1`,
         [batchId, storeIds],
       ).pipe(
-        Effect.map((rows) => rows[0] === undefined ? undefined : { outside: rows[0].outside }),
+        Effect.map((rows) =>
+          rows[0] === undefined
+            ? undefined
+            : { outside: rows[0].outside, previewedBy: rows[0].member_id }
+        ),
         span("ImportRepo.batchScope"),
       );
 

@@ -21,7 +21,7 @@ import {
   type ReviewRow,
   type UploadedFile,
 } from "../domain/imports.ts";
-import { inScope, requirePermission } from "../auth/access.ts";
+import { inScope, mayReview, requirePermission } from "../auth/access.ts";
 import { Messages } from "../domain/messages.ts";
 import {
   type ImportHead,
@@ -429,13 +429,15 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
       }).pipe(span("ImportService.lineage"));
 
     // The review of an upload batch (write permission, as its preview: the clerk who previewed
-    // it reads it, raw is not needed). Its rows carry their place in the file and their warnings.
+    // it reads it again, before and after its commit; anyone else's batch is import detail, which
+    // needs raw). Its rows carry their place in the file and their warnings.
     const review = (caller: CallerShape, batchId: number, filter: ReviewFilter) =>
       Effect.gen(function* () {
         yield* requirePermission(caller, "write");
         const scope = yield* dbBoundary(repo.batchScope(batchId, caller.storeIds));
         if (scope === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (scope.outside) return yield* batchForbidden;
+        yield* mayReview(caller, scope.previewedBy);
         const head = yield* dbBoundary(repo.importHead(batchId));
         if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
         if (head.batch_kind !== "UPLOAD") {
