@@ -581,6 +581,11 @@ Deno.test("a name or address is one line: a line break or control character insi
     { name: "正常", address: "路\n1 号", expected_version: 1 },
     { name: "正常", address: "路\u2028号", expected_version: 1 },
     { name: "店\u0085名", address: "x", expected_version: 1 },
+    // Invisible format characters: a name shown reversed, or like another store's.
+    { name: "a\u202eb", address: "x", expected_version: 1 },
+    { name: "店\u200b名", address: "x", expected_version: 1 },
+    { name: "正常", address: "路\u2066号", expected_version: 1 },
+    { name: "店\ufeff名", address: "x", expected_version: 1 },
   ];
   for (const body of bodies) {
     const answer = await patch(store.id, body);

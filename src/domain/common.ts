@@ -98,10 +98,14 @@ export const TextOfLength = (min: number, max: number) =>
 // separator. A name goes into files and comes back from them (exports, templates): a line break
 // or a control character in it would not read back as written.
 export const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+// Nor an invisible format character (a zero-width space, a right-to-left override): a name typed
+// in the console must not show as another store's name, or reversed.
+const INVISIBLE = /\p{Cf}/u;
 export const OneLineText = (max: number) =>
   TrimmedText(max).pipe(
-    Schema.filter((s) => !CONTROL.test(s), {
-      message: () => "expected one line of text without control characters",
+    Schema.filter((s) => !CONTROL.test(s) && !INVISIBLE.test(s), {
+      message: () =>
+        "expected one line of text without control characters or invisible format characters",
     }),
   );
 
