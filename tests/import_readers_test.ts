@@ -484,6 +484,26 @@ Deno.test("CSV: a 备注 note of more than 500 characters is a problem of its ce
   assert.match(problems[0].message.en, /at most 500 characters/);
 });
 
+Deno.test("CSV: a 备注 note with a control character is a problem of its cell; tabs and line breaks stay", async () => {
+  const csv = (note: string) =>
+    utf8(`品牌,门店,日期,日能耗,备注\nKFC,Store 1,2026-07-09,1.5,"${note}"\n`);
+  assert.equal((await readOk(csv("第一行\r\n\t第二行 👩‍🔧"))).rows[0].note, "第一行\r\n\t第二行 👩‍🔧");
+  for (
+    const [note, code] of [
+      ["a\u0001b", "U+0001"],
+      ["\u007f", "U+007F"],
+      ["x\uffff", "U+FFFF"],
+      ["右\u202e左", "U+202E"],
+    ]
+  ) {
+    const problems = await readRejected(csv(note));
+    assert.equal(problems.length, 1, note);
+    assert.equal(problems[0].column, "备注");
+    assert.equal(problems[0].row, 2);
+    assert.ok(problems[0].message.en.includes(code), problems[0].message.en);
+  }
+});
+
 Deno.test("CSV without 备注, columns in any order", async () => {
   const file = await readOk(csv([" 日能耗 ,日期,门店,品牌", "3.25,2026-07-09,S,A"]));
   assert.equal(file.noteField, "ABSENT_NO_COLUMN");

@@ -16,6 +16,10 @@ export { CSV_COLUMNS, CSV_NOTE_COLUMN };
 const RAW_ROW_CHARS = 200;
 // A 备注 note becomes the day's quality note, served with it on every read of the day.
 export const MAX_NOTE_CHARS = 500;
+// What a note may not hold: control characters other than tab and line breaks, the noncharacters
+// U+FFFE and U+FFFF, and the controls that reorder the text shown around them. The note is shown in
+// the console and written into exports as it was read.
+const NOTE_UNPRINTABLE = /(?![\t\n\r])[\p{Cc}\u202A-\u202E\u2066-\u2069\uFFFE\uFFFF]/u;
 
 // Thrown from csv-parse's on_record to stop reading (row limit, unusable header).
 class Stop {}
@@ -157,6 +161,12 @@ const readRecord = (
   if (note !== undefined && note.length > MAX_NOTE_CHARS) {
     ok = false;
     c.add(problem(Problems.noteTooLong(MAX_NOTE_CHARS), { ...where, column: "备注", raw: note }));
+  }
+  const unprintable = note === undefined ? null : NOTE_UNPRINTABLE.exec(note);
+  if (unprintable !== null) {
+    ok = false;
+    const code = unprintable[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    c.add(problem(Problems.noteUnprintable(`U+${code}`), { ...where, column: "备注", raw: note }));
   }
   if (brand === "" || storeName === "") return;
   if (!ok || date === undefined || isProblem(value)) {

@@ -75,6 +75,11 @@ export const Problems = {
   },
   noteTooLong: (max: number) =>
     t(`a note may be at most ${max} characters long`, `备注最多 ${max} 个字符`),
+  noteUnprintable: (codePoint: string) =>
+    t(
+      `a note may not hold the control character ${codePoint}: remove it in the file`,
+      `备注不能包含控制字符 ${codePoint}：请在文件中删除`,
+    ),
   partMissing: () =>
     t(
       "a part of the workbook is missing or malformed (save it again from a spreadsheet program)",
