@@ -21,6 +21,9 @@ import { AsOfRepo } from "../src/energy/as_of_repo.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
+
+// rules.md §7: the metrics answer's availability, one entry per metric, in this order.
+const METRIC_CODES = ["actual", "eba", "aes", "aer", "tes", "tes_180", "tes_210", "tev"];
 import { commitDay } from "./import_helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 12 });
@@ -100,9 +103,9 @@ Deno.test("portfolio: each store's row is its metrics summary, provisional days 
       assert.equal(row.provisional_days, metrics.days.filter((d) => d.provisional === 1).length);
       const quality = await get(`/api/v1/stores/${row.store_id}/quality?${range}`);
       assert.deepEqual(row.data_quality, quality.summary, `store ${row.store_id}`);
-      // The metrics answer names flagged days in its DATA_QUALITY entry.
-      const entry = metrics.availability.find((a) => a.metric === "DATA_QUALITY");
-      assert.equal(entry === undefined, row.data_quality.flagged_days === 0);
+      // The metrics answer names flagged days in its quality_check entry, beside the metrics'.
+      assert.equal(metrics.quality_check === undefined, row.data_quality.flagged_days === 0);
+      assert.deepEqual(metrics.availability.map((a) => a.metric), METRIC_CODES);
       if (row.summary.eba_pass !== null) evaluated++;
     }
     if (from === start) {

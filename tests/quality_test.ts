@@ -824,28 +824,34 @@ Deno.test("http: each kind of flag end to end, with its evidence; values are nev
   ]);
   assert.equal(described.availability.available_days, after.summary.agreeing_days);
 
-  // The metrics answer of the range names the flagged days in its notes and availability; a range
-  // without a flagged day is answered as before (no DATA_QUALITY entry, no quality note).
-  const metricsOf = async (from: string, to: string) => {
+  // The metrics answer of the range names the flagged days in its notes and quality_check (its
+  // availability keeps one entry per metric of rules.md §7); a range without a flagged day is
+  // answered as before (no quality_check, no quality note).
+  const metricsOf = async (from: string, to: string, language = "en") => {
     const answer = await app.call(
       "GET",
       `/api/v1/stores/${store.id}/metrics?scope_id=${store.scope_id}&start=${from}&end=${to}`,
-      { key: reader.key },
+      { key: reader.key, headers: { "accept-language": language } },
     );
     assert.equal(answer.status, 200);
     return answer.body as {
       availability: Array<{ metric: string; reasons: Array<string> }>;
+      quality_check?: { metric: string; label: string; reasons: Array<string> };
       notes: Array<string>;
     };
   };
+  const METRICS = ["actual", "eba", "aes", "aer", "tes", "tes_180", "tes_210", "tev"];
   const flaggedMetrics = await metricsOf(start, v);
-  const entry = flaggedMetrics.availability.find((a) => a.metric === "DATA_QUALITY");
-  assert.deepEqual(entry, described.availability);
+  assert.deepEqual(flaggedMetrics.availability.map((a) => a.metric), METRICS);
+  assert.deepEqual(flaggedMetrics.quality_check, described.availability);
+  const zh = await metricsOf(start, v, "zh-CN");
+  assert.deepEqual(zh.quality_check, { ...described.availability, label: "能耗经设备上报确认" });
   for (const note of after.notes) assert.ok(flaggedMetrics.notes.includes(note), note);
   const quiet = after.flags.length === 0 ? start : addDays(p, 1);
   const quietMetrics = await metricsOf(quiet, quiet);
   if ((await qualityOk(store, quiet, quiet)).flags.length === 0) {
-    assert.ok(!quietMetrics.availability.some((a) => a.metric === "DATA_QUALITY"));
+    assert.equal(quietMetrics.quality_check, undefined);
+    assert.deepEqual(quietMetrics.availability.map((a) => a.metric), METRICS);
     assert.ok(!quietMetrics.notes.some((n) => n.startsWith("Data quality")));
   }
 });

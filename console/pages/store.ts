@@ -368,7 +368,7 @@ const MetricsSection = (props: {
             withUnit(t("available"), t("daysUnit")),
             t("reason"),
           ]}>
-                  ${m.availability.map((a) =>
+                  ${[...m.availability, ...(m.quality_check ? [m.quality_check] : [])].map((a) =>
                     html`
                       <tr>
                         <th scope="row" title=${a.metric}>${metricWords(a.metric, a.label)}</th>

@@ -49,7 +49,8 @@ export const periodsRange = (storeId: number, scopeId: number, asOf: string): Ra
 });
 
 // The metrics answer from its computed parts: the days' metrics and their quality check, whose
-// flagged days are named in the notes and in a DATA_QUALITY availability entry.
+// flagged days are named in the notes and in `quality_check` (an entry shaped like availability's,
+// beside it: availability holds one entry per metric of rules.md §7 and nothing else).
 export const metricsAnswer = (
   head: {
     readonly store_id: number;
@@ -72,9 +73,8 @@ export const metricsAnswer = (
     rule_version: RULE_VERSION,
     tev_warning_ratio: DEFAULT_TEV_WARNING_RATIO,
     summary: result.summary,
-    availability: flagged === undefined
-      ? result.availability
-      : [...result.availability, flagged.availability],
+    availability: result.availability,
+    ...(flagged === undefined ? {} : { quality_check: flagged.availability }),
     days: result.days,
     notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
   } as const;
@@ -224,7 +224,7 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
       ).pipe(span("MetricsService.targets"));
 
     // Days whose energy disagrees with the device reports are named in the notes and in a
-    // DATA_QUALITY availability entry (src/quality/); an answer without such days is unchanged.
+    // quality_check entry (src/quality/); an answer without such days is unchanged.
     const metrics = (
       pending: PendingCallerShape,
       request: RangeRequest,

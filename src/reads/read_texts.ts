@@ -180,6 +180,10 @@ export const localizeAnswer = <A>(value: A, language: Language): A => {
       label: METRIC_LABELS.get(String(a.metric))?.zh ?? a.label,
     }));
   }
+  const check = answer.quality_check as Json | undefined;
+  if (check !== undefined) {
+    answer.quality_check = { ...check, label: METRIC_LABELS.get(String(check.metric))?.zh };
+  }
   if (Array.isArray(answer.periods)) {
     answer.periods = (answer.periods as Array<Json>).map((p) => ({
       ...p,
