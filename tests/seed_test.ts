@@ -298,6 +298,22 @@ Deno.test("validation refuses what the database would refuse or read otherwise",
     const first = s.tev_observations.find((o) => o.is_valid && o.value_kwh !== null)!;
     s.tev_observations.push({ ...first, value_kwh: "1.0000" });
   }, "a second valid observation");
+  // A dataset that serves its cleaned sample alone, holding a legacy value the service would serve.
+  refused(
+    (s) => {
+      s.dataset.source_policy = "CLEANED_SAMPLE";
+      s.energy[1].legacy = s.energy[1].legacy.map((v, i) => (i === 5 ? v ?? "1.0000" : null));
+    },
+    "energy[1].legacy[5]",
+    "CLEANED_SAMPLE",
+  );
+  const sample = clone(base);
+  sample.dataset.source_policy = "CLEANED_SAMPLE";
+  for (const e of sample.energy) {
+    e.legacy = e.legacy.map(() => null);
+    e.provisional = null;
+  }
+  assert.ok(Either.isRight(validateSnapshot(sample)), JSON.stringify(validateSnapshot(sample)));
   // Still accepted: seconds left out, an offset, Etc zones.
   const fine = clone(base);
   fine.strategies[0].synced_at = "2026-11-20T10:00+08:00";

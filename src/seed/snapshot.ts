@@ -583,6 +583,19 @@ const crossCheck = (s: Snapshot): Array<string> => {
         `${e.legacy.length} days from ${e.start} run past the dataset end ${s.dataset.end}`,
       );
     }
+    // The service serves a day's cleaned value, else its sealed legacy value (the contract's
+    // CLEANED_THEN_LEGACY_THEN_NULL). A dataset that says it serves its cleaned sample alone
+    // reads the same only while it holds no legacy value.
+    if (s.dataset.source_policy === "CLEANED_SAMPLE") {
+      const k = e.legacy.findIndex((v) => v !== null);
+      if (k >= 0) {
+        add(
+          `${p}.legacy[${k}]`,
+          "a legacy value in a CLEANED_SAMPLE dataset (served cleaned values only; the service " +
+            "would serve it where a day has no cleaned value)",
+        );
+      }
+    }
     const cleaned = new Set<number>();
     e.cleaned.forEach((c, k) => {
       const d = dayIndex(c.date);
