@@ -15,6 +15,7 @@ import {
   withLanguage,
 } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
+import { NO_SUCH_ID } from "../domain/common.ts";
 import { RequestNote } from "../domain/request.ts";
 
 const errorBody = (status: number, code: string, message: string, requestId: string) =>
@@ -64,6 +65,7 @@ const issueText = (issue: DecodeIssue) => {
 const EXPECTED_ZH: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray) => string]> = [
   [/^expected a calendar date YYYY-MM-DD/, () => "应为日历日期 YYYY-MM-DD（0001 至 9999 年）"],
   [/^expected an integer id >= 1/, () => "应为大于等于 1 的整数编号"],
+  [/^expected an id of at most (\d+)/, (m) => `编号最大为 ${m[1]}`],
   [/^expected an integer >= 0/, () => "应为大于等于 0 的整数"],
   [/^expected text without NUL/, () => "文本不能含 NUL 字符或不成对的代理项"],
   [/^expected one line of text/, () => "应为一行文本，不含控制字符"],
@@ -141,6 +143,11 @@ export const contractMiddleware = <E, R>(
         if (tag === "HttpApiDecodeError") {
           const decode = error as { issues?: ReadonlyArray<DecodeIssue> };
           const issues = decode.issues ?? [];
+          // A path that names an id past every id: an unknown object, as the contract says.
+          const named = withoutUndefined(issues);
+          if (named.length > 0 && named.every((i) => i.message === NO_SUCH_ID)) {
+            return refusal(Messages.idBeyondAll(), language, requestId);
+          }
           return refusal(
             Messages.decodeFailed(decodeMessage(issues, "en"), decodeMessage(issues, "zh-CN")),
             language,

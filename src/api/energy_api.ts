@@ -3,7 +3,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
 import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
-import { DateString, IdFromString } from "../domain/common.ts";
+import { DateString, PathId } from "../domain/common.ts";
 import { EnergyResponse, EnergyVersions, HistoryResponse } from "../domain/energy.ts";
 import { AS_OF, AS_OF_NOTE, CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
 import { RangeAsOfParams } from "./as_of_params.ts";
@@ -15,7 +15,7 @@ import { Authentication, PendingAuthentication } from "./security.ts";
 export class EnergyApi extends HttpApiGroup.make("energy")
   .add(
     HttpApiEndpoint.get("versions", "/stores/:store_id/energy/:business_date/versions")
-      .setPath(Schema.Struct({ store_id: IdFromString, business_date: DateString }))
+      .setPath(Schema.Struct({ store_id: PathId, business_date: DateString }))
       .addSuccess(EnergyVersions)
       .annotateContext(operation({
         summary: "One day's current value and all its versions",
@@ -27,7 +27,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
   )
   .add(
     HttpApiEndpoint.get("history", "/energy/:energy_id/history")
-      .setPath(Schema.Struct({ energy_id: IdFromString }))
+      .setPath(Schema.Struct({ energy_id: PathId }))
       .addSuccess(HistoryResponse)
       .annotateContext(operation({
         summary: "Revision history of an energy fact",

@@ -3,7 +3,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint";
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup";
 import * as OpenApi from "@effect/platform/OpenApi";
 import { Schema } from "effect";
-import { CountFromString, DateString, IdFromString } from "../domain/common.ts";
+import { CountFromString, DateString, IdFromString, PathId } from "../domain/common.ts";
 import {
   CommitInput,
   DiscardResult,
@@ -130,7 +130,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   .add(
     HttpApiEndpoint.post("commit", "/imports/:batch_id/commit")
       .annotate(Admission, admits("write", true))
-      .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setPath(Schema.Struct({ batch_id: PathId }))
       .setHeaders(IdempotencyHeaders)
       .setPayload(CommitInput)
       .addSuccess(Import)
@@ -159,7 +159,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   .add(
     HttpApiEndpoint.get("review", "/imports/:batch_id/review")
       .annotate(Admission, admits("write", false))
-      .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setPath(Schema.Struct({ batch_id: PathId }))
       .setUrlParams(ReviewParams)
       .addSuccess(ImportReview)
       .annotateContext(
@@ -183,7 +183,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   .add(
     HttpApiEndpoint.post("discard", "/imports/:batch_id/discard")
       .annotate(Admission, admits("write", false))
-      .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setPath(Schema.Struct({ batch_id: PathId }))
       .setPayload(CommitInput)
       .addSuccess(DiscardResult)
       .annotateContext(operation({
@@ -203,7 +203,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   )
   .add(
     HttpApiEndpoint.get("batch", "/imports/:batch_id")
-      .setPath(Schema.Struct({ batch_id: IdFromString }))
+      .setPath(Schema.Struct({ batch_id: PathId }))
       .setUrlParams(RowPageParams)
       .addSuccess(Import)
       .annotateContext(operation({
@@ -217,7 +217,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
   )
   .add(
     HttpApiEndpoint.get("lineage", "/import-rows/:import_row_id/lineage")
-      .setPath(Schema.Struct({ import_row_id: IdFromString }))
+      .setPath(Schema.Struct({ import_row_id: PathId }))
       .addSuccess(Lineage)
       .annotateContext(operation({
         summary: "Lineage of an import row",

@@ -1,8 +1,14 @@
 // Path, query and header schemas shared by the endpoint groups.
 import { Schema } from "effect";
-import { CountFromString, DateString, IdFromString, TextOfLength } from "../domain/common.ts";
+import {
+  CountFromString,
+  DateString,
+  IdFromString,
+  PathId,
+  TextOfLength,
+} from "../domain/common.ts";
 
-export const StorePath = Schema.Struct({ store_id: IdFromString });
+export const StorePath = Schema.Struct({ store_id: PathId });
 
 export const RangeParams = Schema.Struct({
   scope_id: IdFromString,

@@ -241,6 +241,12 @@ export const Messages = {
     ),
   // --- 404
   noEndpoint: () => m("NOT_FOUND", "No endpoint at this path", "此路径没有接口"),
+  idBeyondAll: () =>
+    m(
+      "NOT_FOUND",
+      "Nothing has this id: ids go up to 2147483647",
+      "没有此编号的对象：编号最大为 2147483647",
+    ),
   storeMissing: (storeId: number | string) =>
     m("NOT_FOUND", `Store ${storeId} does not exist`, `门店 ${storeId} 不存在`),
   factMissing: (energyId: number) =>
