@@ -24,7 +24,11 @@ export const ERROR_CODES = [
     status: 400,
     meaning: "scope_id is not a metering scope of the store",
   },
-  { code: "INVALID_RANGE", status: 400, meaning: "start is after end" },
+  {
+    code: "INVALID_RANGE",
+    status: 400,
+    meaning: "start is after end (an export's range: not within the dataset's days)",
+  },
   {
     code: "RANGE_TOO_LONG",
     status: 400,
