@@ -386,6 +386,11 @@ const en = {
   ZERO_BASELINE: "the baseline is zero",
   NO_PRICED_ITEMS: "the target period has no priced items",
   NO_TEV_OBSERVATION: "no TEV has been observed yet",
+  // reasons of the device-report check (quality_check)
+  NO_DEVICES: "the store has no devices to check against",
+  NO_DEVICE_EVIDENCE: "some days have no device reports",
+  PARTIAL_DEVICE_EVIDENCE: "only some devices reported on some days",
+  VOID_NOT_CHECKED: "void days are not checked",
   // codes of the service in words (each shown with its code on hover)
   ONLINE: "online",
   OFFLINE: "offline",
@@ -833,6 +838,10 @@ const zh: Record<Key, string> = {
   ZERO_BASELINE: "基线为零",
   NO_PRICED_ITEMS: "目标周期没有计价项目",
   NO_TEV_OBSERVATION: "尚无 TEV 观测值",
+  NO_DEVICES: "门店没有可对照的设备",
+  NO_DEVICE_EVIDENCE: "部分日期没有设备上报",
+  PARTIAL_DEVICE_EVIDENCE: "部分日期只有部分设备上报",
+  VOID_NOT_CHECKED: "作废日不核对",
   ONLINE: "在线",
   OFFLINE: "离线",
   UNKNOWN: "未知",

@@ -4,6 +4,9 @@
 // (Europe/Berlin: a skipped and a repeated hour).
 import assert from "node:assert/strict";
 import { MAX_FILE_BYTES } from "../src/domain/imports.ts";
+import { FLAG_KINDS } from "../src/domain/quality.ts";
+import { REASON_CODES } from "../src/metrics/engine.ts";
+import { CHECK_REASONS } from "../src/quality/quality_rules.ts";
 import {
   aboveBaseline,
   DIGITS,
@@ -140,4 +143,16 @@ Deno.test("savings above the baseline are told apart from missing savings; the f
   assert.equal(aboveBaseline({ aes_kwh: null, matched_days: 0 }), false);
   assert.equal(aboveBaseline({ aes_kwh: "0.0000", matched_days: 3 }), false);
   assert.equal(CONSOLE_MAX_FILE_BYTES, MAX_FILE_BYTES);
+});
+
+Deno.test("every reason the metrics and the device-report check give is told in words, in both languages", async () => {
+  // The console's texts set the page's language when loaded: a page for them to set it on.
+  const page = globalThis as unknown as { document?: unknown };
+  page.document ??= { documentElement: {} };
+  const { setLanguage, words } = await import("../console/i18n.ts");
+  const codes = [...REASON_CODES, ...FLAG_KINDS, ...CHECK_REASONS];
+  for (const lang of ["en", "zh-CN"] as const) {
+    setLanguage(lang);
+    for (const code of codes) assert.notEqual(words(code), code, `${lang}: ${code}`);
+  }
 });

@@ -509,6 +509,15 @@ const datesOf = (flags: ReadonlyArray<QualityFlag>): Text => {
   return more > 0 ? t(`${shown} and ${more} more`, `${shown}，另有 ${more} 天`) : t(shown, shown);
 };
 
+// Why days of a check are not confirmed, besides the flag kinds found.
+export const CHECK_REASONS = [
+  "NO_DEVICES",
+  "NO_DEVICE_EVIDENCE",
+  "PARTIAL_DEVICE_EVIDENCE",
+  "VOID_NOT_CHECKED",
+] as const;
+type CheckReason = typeof CHECK_REASONS[number];
+
 /**
  * The result as short notes (in the given language) and one availability entry shaped like the
  * metrics answer's (metric DATA_QUALITY): available_days = days whose energy device reports
@@ -521,7 +530,7 @@ export const describeQuality = (
 ): { readonly notes: Array<string>; readonly availability: QualityAvailability } => {
   const s = result.summary;
   const notes: Array<Text> = [];
-  const reasons: Array<string> = [];
+  const reasons: Array<FlagKind | CheckReason> = [];
   if (s.device_count === 0) {
     notes.push(t(
       "Data quality: the store has no devices, so its energy was not checked against device " +
