@@ -25,7 +25,7 @@ import {
   useLocation,
   useTitle,
 } from "./ui.ts";
-import { SignIn } from "./pages/signin.ts";
+import { type Notice, SignIn } from "./pages/signin.ts";
 import { PortfolioPage } from "./pages/portfolio.ts";
 import { StoresPage } from "./pages/stores.ts";
 import { StorePage } from "./pages/store.ts";
@@ -187,7 +187,9 @@ const Page = (props: { session: Session }) => {
 
 const App = () => {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
-  const [message, setMessage] = useState<string | null>(null);
+  // What the sign-in page says: a text of the console (by key, shown in the language of the moment)
+  // or the service's own words.
+  const [message, setMessage] = useState<Notice | null>(null);
   // Why the start could not learn whether a session is open (the service busy, failing or out of
   // reach): the sign-in form would be the wrong answer to a session that may well be valid.
   const [unanswered, setUnanswered] = useState<string | null>(null);
@@ -211,7 +213,7 @@ const App = () => {
     } catch (error) {
       if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
         setSession(null);
-        if (error.status !== 401) setMessage(error.message);
+        if (error.status !== 401) setMessage({ text: error.message });
       } else {
         setUnanswered(
           error instanceof ApiError && error.status >= 500 ? errorText(error) : t("networkRetry"),
@@ -225,9 +227,18 @@ const App = () => {
       if (!signedIn.current) return;
       signedIn.current = false;
       setSession(null);
-      setMessage(t("sessionEnded"));
+      setMessage({ key: "sessionEnded" });
     });
     start();
+    // A page the browser brings back from its back-forward cache (Back after a sign-out on
+    // another page) shows what it held then: it asks the service again before showing anything.
+    const shown = (event: PageTransitionEvent) => {
+      if (!event.persisted) return;
+      setSession(undefined);
+      start();
+    };
+    addEventListener("pageshow", shown);
+    return () => removeEventListener("pageshow", shown);
   }, []);
 
   // Signed out once the service has ended the session (or it had ended already: 401). Any other
@@ -248,7 +259,7 @@ const App = () => {
       }
     }
     setSession(null);
-    setMessage(t("signedOut"));
+    setMessage({ key: "signedOut" });
   };
 
   useTitle(session === null ? t("signInTitle") : null);

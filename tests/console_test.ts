@@ -853,11 +853,27 @@ Deno.test({
           await page.type("#access_key", keyOf(run, "demo-auditor").key);
           await page.click("form button[type=submit]");
           await page.waitForSelector("[data-testid=store-title]");
+          // A store's page loaded afresh, then another page, signed out there.
+          const storePage = page.url();
+          await page.goto(storePage, { waitUntil: "networkidle0" });
+          await page.waitForSelector("[data-testid=store-title]");
+          await page.goto(`${run.base}/console/stores`, { waitUntil: "networkidle0" });
+          await page.waitForSelector("header .who button");
           await page.click("header .who button");
           await page.waitForSelector("[data-testid=signin-message]");
           assert.match((await texts(page, "[data-testid=signin-message]"))[0], /signed out/);
           const after = await api<unknown>(page, "/auth/session");
           assert.equal(after.status, 401, "the session is over on the server too");
+          // The message follows the language picked on the sign-in page.
+          await page.select(".signin-top .language select", "zh-CN");
+          await page.waitForFunction("document.documentElement.lang === 'zh-CN'");
+          assert.equal((await texts(page, "[data-testid=signin-message]"))[0], "已退出。");
+          // Back brings the store page out of the browser's back-forward cache: it shows the
+          // sign-in again, not the data it held.
+          await page.goBack();
+          await page.waitForSelector("#access_key");
+          assert.equal(await page.$("[data-testid=store-title]"), null);
+          assert.equal(await page.$("header .who"), null);
           await page.close();
         },
       );

@@ -34,6 +34,7 @@ export interface Page {
   setViewport(viewport: { width: number; height: number }): Promise<void>;
   goto(url: string, options?: { waitUntil?: string }): Promise<unknown>;
   reload(options?: { waitUntil?: string }): Promise<unknown>;
+  goBack(options?: { waitUntil?: string }): Promise<unknown>;
   setRequestInterception(enabled: boolean): Promise<void>;
   waitForSelector(selector: string, options?: { timeout?: number }): Promise<ElementHandle | null>;
   waitForFunction(expression: string, options?: { timeout?: number }): Promise<unknown>;

@@ -2,12 +2,16 @@
 // Sign-in: the key goes once to POST /auth/session and is dropped; the cookie it buys is HttpOnly.
 import { useState } from "preact/hooks";
 import { ApiError, call, type SessionRequest } from "../api.ts";
-import { t } from "../i18n.ts";
+import { type Key, t } from "../i18n.ts";
 import { html } from "../ui.ts";
 
-export const SignIn = (props: { message: string | null; onSignedIn: () => void }) => {
+// A text of the console by key (said in the language chosen when it is shown), or another's words.
+export type Notice = { readonly key: Key } | { readonly text: string };
+const said = (notice: Notice) => "key" in notice ? t(notice.key) : notice.text;
+
+export const SignIn = (props: { message: Notice | null; onSignedIn: () => void }) => {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<Notice | null>(null);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -25,8 +29,8 @@ export const SignIn = (props: { message: string | null; onSignedIn: () => void }
     } catch (failure) {
       setError(
         failure instanceof ApiError && failure.status === 401
-          ? t("badKey")
-          : (failure as Error).message,
+          ? { key: "badKey" }
+          : { text: (failure as Error).message },
       );
     } finally {
       setBusy(false);
@@ -39,7 +43,7 @@ export const SignIn = (props: { message: string | null; onSignedIn: () => void }
     <p>${t("signInIntro")}</p>
     ${
     props.message &&
-    html`<p class="notice" role="status" data-testid="signin-message">${props.message}</p>`
+    html`<p class="notice" role="status" data-testid="signin-message">${said(props.message)}</p>`
   }
     <form onSubmit=${submit} autocomplete="off">
       <label for="access_key">${t("accessKey")}</label>
@@ -53,7 +57,7 @@ export const SignIn = (props: { message: string | null; onSignedIn: () => void }
         spellcheck="false"
       />
       <button type="submit" disabled=${busy}>${busy ? t("signingIn") : t("signIn")}</button>
-      ${error && html`<p class="alert" role="alert" data-testid="signin-error">${error}</p>`}
+      ${error && html`<p class="alert" role="alert" data-testid="signin-error">${said(error)}</p>`}
     </form>
   </main>`;
 };
