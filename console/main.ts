@@ -168,7 +168,14 @@ const Page = (props: { session: Session }) => {
       return html`<${StorePage} session=${props.session} storeId=${storeId} query=${query} />`;
     }
     if (parts[3] === "days" && isDate(parts[4] ?? null) && parts.length === 5) {
-      return html`<${DayPage} session=${props.session} storeId=${storeId} date=${parts[4]} />`;
+      return html`
+        <${DayPage}
+          session=${props.session}
+          storeId=${storeId}
+          date=${parts[4]}
+          query=${query}
+        />
+      `;
     }
   }
   if (parts[1] === "changes" && parts.length === 2) {

@@ -460,8 +460,13 @@ Deno.test({
             metrics.body.days.filter((d) => d.provisional === 1).map(() => "provisional"),
           );
           await shoot(page, "03-store");
-          await page.setViewport({ width: 390, height: 844 });
-          await shoot(page, "04-store-390px");
+          await page.setViewport({ width: 375, height: 844 });
+          await shoot(page, "04-store-375px");
+          // Tables scroll in their own frames; nothing makes the page itself scroll sideways.
+          const sideways = await page.evaluate(
+            "document.documentElement.scrollWidth - innerWidth",
+          ) as number;
+          assert.ok(sideways <= 0, `the page scrolls ${sideways} px sideways`);
           assert.deepEqual(errors, []);
           await page.close();
         },
@@ -632,6 +637,19 @@ Deno.test({
           assert.equal(sha, expected, "the sealed file is the uploaded one");
           assert.match((await texts(page, "[data-testid=lineage-cell]"))[0], /row 2, column B/);
           await shoot(page, "08-lineage");
+          // A day opened from a store page in a range of its own returns to that range.
+          const first = new Date(Date.parse(`${day}T00:00:00Z`) - 10 * 86_400_000)
+            .toISOString().slice(0, 10);
+          const view = `/console/stores/${store.id}?start=${first}&end=${day}`;
+          await page.goto(`${run.base}${view}`, { waitUntil: "networkidle0" });
+          await page.waitForSelector(`[data-testid=day-row][data-date="${day}"] a`);
+          await page.click("details.days summary");
+          await page.click(`[data-testid=day-row][data-date="${day}"] a`);
+          await page.waitForSelector("[data-testid=day-back]");
+          await page.click("[data-testid=day-back]");
+          await page.waitForSelector("[data-testid=day-row]");
+          assert.equal(new URL(page.url()).pathname + new URL(page.url()).search, view);
+          assert.equal((await page.$$("[data-testid=day-row]")).length, 11);
           assert.deepEqual(errors, []);
           await Deno.remove(downloads.dir, { recursive: true });
           await page.close();

@@ -115,7 +115,22 @@ const LineageView = (props: { importRowId: number; batchNo: string | null }) => 
   `;
 };
 
-export const DayPage = (props: { session: Session; storeId: number; date: string }) => {
+// The store page a day was opened from: its range and the instant it was read as of, kept in the
+// day's address so that its back link returns to that view.
+export const STORE_VIEW = ["start", "end", "known_at", "data_token"] as const;
+export const storeViewQuery = (query: URLSearchParams) => {
+  const kept = new URLSearchParams();
+  for (const name of STORE_VIEW) {
+    const value = query.get(name);
+    if (value !== null) kept.set(name, value);
+  }
+  const text = kept.toString();
+  return text === "" ? "" : `?${text}`;
+};
+
+export const DayPage = (
+  props: { session: Session; storeId: number; date: string; query: URLSearchParams },
+) => {
   const [traced, setTraced] = useState<{ row: number; batchNo: string | null } | null>(null);
   // The store by its name; its number only while the list loads or when the key may not see it.
   const stores = useLoad((signal) => get<StoresResponse>("/api/v1/stores", signal), []);
@@ -144,7 +159,9 @@ export const DayPage = (props: { session: Session; storeId: number; date: string
   );
   return html`
     <p>
-      <${Link} href=${`/console/stores/${props.storeId}`} testid="day-back">← ${storeName}<//></p>
+      <${Link} href=${`/console/stores/${props.storeId}${
+        storeViewQuery(props.query)
+      }`} testid="day-back">← ${storeName}<//></p>
         <h1 tabindex="-1" data-testid="day-title">${title}</h1>
         <${Loaded} load=${versions.load} retry=${versions.reload}>${(v: EnergyVersions) =>
           v.current === null ? html`<p class="muted">${t("noFact")}</p>` : html`

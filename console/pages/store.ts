@@ -21,6 +21,7 @@ import {
 import { EnergyChart } from "../chart.ts";
 import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
 import { MonthsSection, SavingsSection } from "./store_savings.ts";
+import { storeViewQuery } from "./day.ts";
 import { aboveBaseline, DIGITS, instantOfWall, wallInputOf, weekdays } from "../format.ts";
 import { language, metricWords, noteWords, sourceWords, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
@@ -134,12 +135,12 @@ const AsOfForm = (
 
 const AsOfBanner = (props: { asOf: AsOf; answer: Answer<unknown> }) =>
   props.asOf === null
-    ? html`<p class="muted" data-testid="data-token">${
+    ? html`<p class="muted token-line" data-testid="data-token">${
       t("dataNow", {
         token: props.answer.token ?? "—",
       })
     }</p>`
-    : html`<p class="notice" role="status" data-testid="as-of-banner">${
+    : html`<p class="notice token-line" role="status" data-testid="as-of-banner">${
       t("asOfBanner", {
         at: instant(props.answer.knownAt ?? props.asOf.value, true, true),
         token: props.answer.token ?? "—",
@@ -275,7 +276,9 @@ const EnergySection = (props: {
                           ? "1"
                           : undefined}>
                           <th scope="row">${raw && d.energy_id !== null
-                            ? html`<${Link} href=${`/console/stores/${props.storeId}/days/${d.business_date}`}>${d.business_date}<//>`
+                            ? html`<${Link} href=${`/console/stores/${props.storeId}/days/${d.business_date}${
+                              storeViewQuery(new URLSearchParams(location.search))
+                            }`}>${d.business_date}<//>`
                             : d.business_date}</th>
                           <${NumCell} value=${d.energy_kwh} digits=${DIGITS.kwh} unit="kWh"
                             testid="kwh" />
