@@ -386,6 +386,7 @@ const en = {
   ZERO_BASELINE: "the baseline is zero",
   NO_PRICED_ITEMS: "the target period has no priced items",
   NO_TEV_OBSERVATION: "no TEV has been observed yet",
+  kwhPerDay: "kWh/day",
   // reasons of the device-report check (quality_check)
   NO_DEVICES: "the store has no devices to check against",
   NO_DEVICE_EVIDENCE: "some days have no device reports",
@@ -838,6 +839,7 @@ const zh: Record<Key, string> = {
   ZERO_BASELINE: "基线为零",
   NO_PRICED_ITEMS: "目标周期没有计价项目",
   NO_TEV_OBSERVATION: "尚无 TEV 观测值",
+  kwhPerDay: "kWh/日",
   NO_DEVICES: "门店没有可对照的设备",
   NO_DEVICE_EVIDENCE: "部分日期没有设备上报",
   PARTIAL_DEVICE_EVIDENCE: "部分日期只有部分设备上报",
@@ -994,6 +996,9 @@ export const noteWords = (note: string) => {
 };
 
 // A metric of the availability table by its code ("tes_180"), or the service's label.
+// A unit the service writes in Chinese ("kWh/日"), in the page's language.
+export const unitWords = (unit: string) => unit === "kWh/日" ? t("kwhPerDay") : unit;
+
 export const metricWords = (metric: string, label: string) => {
   const key = `m_${metric}` as Key;
   return key in en ? t(key) : label;

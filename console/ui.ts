@@ -211,14 +211,23 @@ export const useLoad = <T>(fetcher: (signal: AbortSignal) => Promise<T>, deps: u
   return { load, reload: () => setRound((n) => n + 1) };
 };
 
-export const errorText = (error: ApiError) =>
-  error.status === 403
-    ? withUnit(t("forbidden"), error.message)
+// The service's instants (UTC, as it writes them) in a message, as the dataset's wall time with its
+// zone named: the time a person then types into a picker of that zone.
+const INSTANT_IN_TEXT =
+  /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})/g;
+const withWallTimes = (message: string) =>
+  message.replace(INSTANT_IN_TEXT, (at) => instant(at, true, true));
+
+export const errorText = (error: ApiError) => {
+  const message = withWallTimes(error.message);
+  return error.status === 403
+    ? withUnit(t("forbidden"), message)
     : error.status === 404
-    ? withUnit(t("notFound"), error.message)
+    ? withUnit(t("notFound"), message)
     : error.status === 409
-    ? `${words(error.code)}: ${error.message}`
-    : error.message;
+    ? `${labelOf(words(error.code))}${message}`
+    : message;
+};
 
 // Whether the same read may be answered otherwise later: no answer, a time limit, a busy or failing
 // service. A refusal of the request itself (400, 403, 404) is answered so again: no Retry.

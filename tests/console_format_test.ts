@@ -156,3 +156,25 @@ Deno.test("every reason the metrics and the device-report check give is told in 
     for (const code of codes) assert.notEqual(words(code), code, `${lang}: ${code}`);
   }
 });
+
+Deno.test("a refusal's message names the service's instants in the dataset's zone, its code with the language's colon", async () => {
+  const page = globalThis as unknown as { document?: unknown };
+  page.document ??= { documentElement: {} };
+  const { setLanguage } = await import("../console/i18n.ts");
+  const { errorText, setTimeZone } = await import("../console/ui.ts");
+  const { ApiError } = await import("../console/api.ts");
+  setTimeZone("Asia/Shanghai");
+  const kept = (message: string) => new ApiError(409, "HISTORY_NOT_KEPT", message);
+  setLanguage("en");
+  assert.equal(
+    errorText(kept("history from 2026-12-01T14:43:37.559000Z; ask later")),
+    "The history of the data does not reach back that far: history from 2026-12-01 22:43:37 " +
+      "(Asia/Shanghai); ask later",
+  );
+  setLanguage("zh-CN");
+  assert.equal(
+    errorText(kept("历史始于 2026-12-01T14:43:37Z")),
+    "数据历史未保留到那么早：历史始于 2026-12-01 22:43:37 (Asia/Shanghai)",
+  );
+  setLanguage("en");
+});

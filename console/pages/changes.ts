@@ -20,6 +20,7 @@ import {
   formatCount,
   html,
   Link,
+  listed,
   Loaded,
   Num,
   show,
@@ -218,10 +219,10 @@ const Batches = () => {
                   <td><${When} at=${b.uploaded_at} /></td>
                   <td><${When} at=${b.committed_at} /></td>
                   <td>${actorName(b.uploaded_by)}</td>
-                  <td>${Object.entries(b.action_counts).filter(([, n]) => n > 0).map(([a, n]) =>
-                    `${words(a)} ${formatCount(n)}`
-                  ).join(
-                    ", ",
+                  <td>${listed(
+                    Object.entries(b.action_counts).filter(([, n]) => n > 0).map(([a, n]) =>
+                      `${words(a)} ${formatCount(n)}`
+                    ),
                   )}</td>
                 </tr>
               `

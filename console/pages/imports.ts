@@ -281,8 +281,10 @@ const Review = (props: {
                     <td>${props.storeNames.get(row.resolved_store_id) ?? show(row.store_name)}</td>
                     <td>${row.business_date}</td>
                     <${NumCell} value=${row.before_energy_kwh} digits=${DIGITS.kwh} unit="kWh" />
-                    <${NumCell} value=${row.proposed_energy_kwh ?? row.raw_energy} digits=${DIGITS
-                      .kwh} unit="kWh" />
+                    <${NumCell} value=${row.proposed_energy_kwh ??
+                      (row.raw_energy !== null && /^\s*(void|作废)\s*$/i.test(row.raw_energy)
+                        ? words("VOID")
+                        : row.raw_energy)} digits=${DIGITS.kwh} unit="kWh" />
                     <td>
                       <${Code} code=${row.action} />
                     </td>

@@ -21,6 +21,7 @@ import {
   formatCount,
   html,
   isDate,
+  labelOf,
   Link,
   Loaded,
   navigate,
@@ -212,7 +213,7 @@ const qualityTitle = (q: QualitySummary) =>
     }),
     ...Object.entries(q.flagged_by_kind)
       .filter(([, n]) => n > 0)
-      .map(([kind, n]) => `${t(kind as Key)}: ${formatCount(n)}`),
+      .map(([kind, n]) => `${labelOf(t(kind as Key))}${formatCount(n)}`),
   ].join("\n");
 
 // The figures a store row and a roll-up row share, after their name cells.

@@ -23,7 +23,7 @@ import { AuditSection, ExportLinks, QualitySection } from "./store_extra.ts";
 import { MonthsSection, SavingsSection } from "./store_savings.ts";
 import { storeViewQuery } from "./day.ts";
 import { aboveBaseline, DIGITS, instantOfWall, wallInputOf, weekdays } from "../format.ts";
-import { language, metricWords, noteWords, sourceWords, t, words } from "../i18n.ts";
+import { language, metricWords, noteWords, sourceWords, t, unitWords, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import {
   addDays,
@@ -596,10 +596,14 @@ const ReferenceSection = (
           html`
             <p
               class="muted">${labelOf(t("candidate"))}TES-180 <${Num} value=${r.target_candidate
-                .tes_180_kwh} digits=${DIGITS.kwh} unit=${r.target_candidate
-                .unit} /> · TES-210 <${Num} value=${r.target_candidate.tes_210_kwh} digits=${DIGITS
-                .kwh} unit=${r.target_candidate.unit} /> ${r.target_candidate
-                .unit} · <${Code} code=${r
+                .tes_180_kwh} digits=${DIGITS.kwh} unit=${unitWords(
+                  r.target_candidate
+                    .unit,
+                )} /> · TES-210 <${Num} value=${r.target_candidate.tes_210_kwh} digits=${DIGITS
+                .kwh} unit=${unitWords(r.target_candidate.unit)} /> ${unitWords(
+                  r.target_candidate
+                    .unit,
+                )} · <${Code} code=${r
                 .target_candidate.status} /></p>
           `
         }
