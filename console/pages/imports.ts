@@ -24,6 +24,7 @@ import type { Session } from "../main.ts";
 import { DIGITS, MAX_FILE_BYTES } from "../format.ts";
 import {
   Code,
+  formatCount,
   formatDecimal,
   html,
   labelOf,
@@ -137,6 +138,16 @@ export const RowsByAction = (props: {
 
 // The actions whose rows a commit writes.
 const CHANGING = ["INSERT", "UPDATE", "RELINK", "RESTORE", "VOID"];
+
+// What a commit did: the days whose value changed, and apart from them the days that kept their
+// value and are now traced to the file (RELINK).
+const committedText = (b: PreviewHead) => {
+  const relinked = b.action_counts.RELINK ?? 0;
+  const changed = CHANGING.reduce((n, a) => n + (b.action_counts[a] ?? 0), 0) - relinked;
+  return relinked === 0
+    ? t("committedOk", { n: formatCount(changed) })
+    : t("committedRelinked", { n: formatCount(changed), relinked: formatCount(relinked) });
+};
 
 // A row's name: its cell, in the words the problems of a refused file use.
 const rowName = (r: ReviewRow) =>
@@ -550,9 +561,7 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
                         t("nothingToCommit")
                       }</p>`}
         `
-        : html`<p class="notice" role="status" data-testid="committed">${
-          t("committedOk", { n: changing(committed) })
-        }
+        : html`<p class="notice" role="status" data-testid="committed">${committedText(committed)}
             ${
           props.session.may("raw") && html`
             <${Link} href=${`/console/imports/${committed.id}`}>${t("openBatch")}<//>
