@@ -102,6 +102,54 @@ const send = async <T>(
   }
 };
 
+const jsonOf = (text: string): unknown => {
+  try {
+    return text === "" ? null : JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
+// The failure an answer that is not 2xx says (a 401 also ends the session in use).
+const refusal = (response: Response, body: unknown, method: string, path: string) => {
+  // The contract's error body; anything else (a proxy's page, no body) falls back below.
+  const error = (body as { error?: Partial<ErrorBody["error"]> } | null)?.error;
+  const retryAfter = response.headers.get("retry-after")?.trim() ?? "";
+  const failure = new ApiError(
+    response.status,
+    // The body's code is read as the service's list says its codes are; it is not checked.
+    (error?.code ?? "UNKNOWN") as FailureCode,
+    error?.message ?? t("answeredWithout", { status: response.status }),
+    response.status === 503 && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined,
+  );
+  if (response.status === 401 && !(method === "POST" && path === "/auth/session")) {
+    onUnauthorized(failure);
+  }
+  return failure;
+};
+
+// A file the service makes (an export, a review's rows), read with the page's language, as the
+// service writes the texts inside it, and the name the service gives it.
+export const fetchFile = async (path: string) => {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      credentials: "same-origin",
+      headers: { "accept-language": language() },
+    });
+  } catch {
+    throw new ApiError(0, "NETWORK", t("connectionFailed"));
+  }
+  if (!response.ok) throw refusal(response, jsonOf(await response.text()), "GET", path);
+  const disposition = response.headers.get("content-disposition") ?? "";
+  const encoded = /filename\*=UTF-8''([^;]+)/i.exec(disposition)?.[1];
+  const plain = /filename="([^"]+)"/i.exec(disposition)?.[1];
+  const name = encoded !== undefined
+    ? decodeURIComponent(encoded)
+    : plain ?? new URL(path, location.href).pathname.split("/").at(-1) ?? "download";
+  return { blob: await response.blob(), name };
+};
+
 const sendOnce = async <T>(
   method: string,
   path: string,
@@ -128,28 +176,8 @@ const sendOnce = async <T>(
     throw new ApiError(0, "NETWORK", t("connectionFailed"));
   }
   const text = await response.text();
-  let body: unknown = null;
-  try {
-    body = text === "" ? null : JSON.parse(text);
-  } catch {
-    body = null;
-  }
-  if (!response.ok) {
-    // The contract's error body; anything else (a proxy's page, no body) falls back below.
-    const error = (body as { error?: Partial<ErrorBody["error"]> } | null)?.error;
-    const retryAfter = response.headers.get("retry-after")?.trim() ?? "";
-    const failure = new ApiError(
-      response.status,
-      // The body's code is read as the service's list says its codes are; it is not checked.
-      (error?.code ?? "UNKNOWN") as FailureCode,
-      error?.message ?? t("answeredWithout", { status: response.status }),
-      response.status === 503 && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined,
-    );
-    if (response.status === 401 && !(method === "POST" && path === "/auth/session")) {
-      onUnauthorized(failure);
-    }
-    throw failure;
-  }
+  const body = jsonOf(text);
+  if (!response.ok) throw refusal(response, body, method, path);
   return {
     body: body as T,
     token: response.headers.get("data-token"),

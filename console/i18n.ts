@@ -389,6 +389,7 @@ const en = {
   NO_PRICED_ITEMS: "the target period has no priced items",
   NO_TEV_OBSERVATION: "no TEV has been observed yet",
   kwhPerDay: "kWh/day",
+  downloadCut: "The file did not arrive whole: try again.",
   // reasons of the device-report check (quality_check)
   NO_DEVICES: "the store has no devices to check against",
   NO_DEVICE_EVIDENCE: "some days have no device reports",
@@ -843,6 +844,7 @@ const zh: Record<Key, string> = {
   NO_PRICED_ITEMS: "目标周期没有计价项目",
   NO_TEV_OBSERVATION: "尚无 TEV 观测值",
   kwhPerDay: "kWh/日",
+  downloadCut: "文件未完整送达：请重试。",
   NO_DEVICES: "门店没有可对照的设备",
   NO_DEVICE_EVIDENCE: "部分日期没有设备上报",
   PARTIAL_DEVICE_EVIDENCE: "部分日期只有部分设备上报",

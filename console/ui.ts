@@ -6,7 +6,7 @@ import { h } from "preact";
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htmModule from "htm";
-import { ApiError } from "./api.ts";
+import { ApiError, fetchFile } from "./api.ts";
 import {
   colonAfter,
   formatCount as countIn,
@@ -264,3 +264,44 @@ export const Table = (props: { caption: string; head: string[]; children: Compon
       </table>
     </div>
   `;
+
+// A link to a file the service makes. Clicked, the file is read with the page's language and saved
+// under the service's name for it; a refusal (the session over, the service busy) or a transfer cut
+// short is said beside the link, where a plain link would leave a broken download without a word.
+export const Download = (
+  props: { href: string; testid?: string; children: ComponentChildren },
+) => {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const save = async (event: MouseEvent) => {
+    if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    event.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const file = await fetchFile(props.href);
+      const url = URL.createObjectURL(file.blob);
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = file.name;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    } catch (failure) {
+      setError(failure instanceof ApiError ? errorText(failure) : t("downloadCut"));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`
+    <a href=${props.href} download data-testid=${props.testid} aria-busy=${busy
+      ? "true"
+      : undefined}
+      onClick=${save}>${props.children}</a>${error !== null &&
+        html`
+          <span class="alert inline" role="alert" data-testid="download-error">${error}</span>
+        `}
+  `;
+};

@@ -5,7 +5,7 @@
 // demo; screenshots go to a temporary folder, named in the output. Without chromium
 // (CHROMIUM_PATH, else /usr/bin/chromium) the journeys are skipped.
 import assert from "node:assert/strict";
-import { type Page, runsJourneys, start, texts } from "./console_harness.ts";
+import { downloadsOf, type Page, runsJourneys, start, texts } from "./console_harness.ts";
 
 // An API answer as the signed-in page gets it (its cookie).
 const api = <T>(page: Page, path: string) =>
@@ -268,12 +268,27 @@ Deno.test({
         assert.match(warnings[1], /降为 0/);
         assert.match((await texts(page, "[data-testid=warnings-summary]"))[0], /不会阻止提交/);
         assert.match((await texts(page, "[data-testid=discard]"))[0], /放弃/);
+        // The rows as a file, written in the page's language (the browser's is English).
+        const downloads = await downloadsOf(page);
+        await page.click("[data-testid=review-download]");
+        const csv = await Deno.readTextFile(await downloads.file((n) => n.endsWith(".csv")));
+        assert.match(csv, /FAR_ABOVE_RECENT: [\d.]+ kWh 超过门店在/);
+        await Deno.remove(downloads.dir, { recursive: true });
         await shoot("review-zh");
         // Committed as it is: warnings never block.
         await page.click("[data-testid=commit]");
         await page.waitForSelector("[data-testid=committed]");
         await page.select("header .language select", "en");
         await page.waitForFunction("document.documentElement.lang === 'en'");
+      });
+
+      await t.step("a download once the session has ended says so", async () => {
+        await page.goto(`${run.base}/console/portfolio`, { waitUntil: "networkidle0" });
+        await page.waitForSelector("[data-testid=portfolio-csv]");
+        await page.deleteCookie(...await page.cookies());
+        await page.click("[data-testid=portfolio-csv]");
+        await page.waitForSelector("[data-testid=signin-message]");
+        assert.match((await texts(page, "[data-testid=signin-message]"))[0], /session ended/);
       });
       assert.deepEqual(errors, []);
       console.log(`screenshots: ${shots}`);

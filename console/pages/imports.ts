@@ -24,6 +24,7 @@ import type { Session } from "../main.ts";
 import { DIGITS, MAX_FILE_BYTES } from "../format.ts";
 import {
   Code,
+  Download,
   formatCount,
   formatDecimal,
   html,
@@ -256,10 +257,10 @@ const Review = (props: {
           action: null,
           warned: true,
         }, { "data-testid": "filter-warned" })}
-      <a href=${`/api/v1/imports/${batchId}/review?download=csv${reviewQuery(filter)}`}
-        download=${`review-${props.batch.batch_no}.csv`} data-testid="review-download">${t(
-          "downloadRows",
-        )}</a>
+      <${Download}
+        href=${`/api/v1/imports/${batchId}/review?download=csv${reviewQuery(filter)}`}
+        testid="review-download"
+      >${t("downloadRows")}<//>
     </div>
     <${Loaded} load=${review.load} retry=${review.reload}>${(r: ImportReview) =>
       html`

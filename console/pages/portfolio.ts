@@ -18,6 +18,7 @@ import { aboveBaseline, DIGITS } from "../format.ts";
 import {
   addDays,
   daysBetween,
+  Download,
   formatCount,
   html,
   isDate,
@@ -584,17 +585,15 @@ const apiQuery = (view: View) => {
   return query;
 };
 
-// The same read as a file; the session cookie goes with a plain link.
+// The same read as a file.
 const Downloads = (props: { view: View }) => {
   const base = `/api/v1/portfolio?${apiQuery(props.view)}`;
   return html`
     <p class="export" data-testid="portfolio-downloads">
-      <a href=${`${base}&format=csv`} download data-testid="portfolio-csv">${t(
-        "pfDownloadCsv",
-      )}</a>
-      <a href=${`${base}&format=xlsx`} download data-testid="portfolio-xlsx">${t(
+      <${Download} href=${`${base}&format=csv`} testid="portfolio-csv">${t("pfDownloadCsv")}<//>
+      <${Download} href=${`${base}&format=xlsx`} testid="portfolio-xlsx">${t(
         "pfDownloadXlsx",
-      )}</a>
+      )}<//>
       <span class="muted">${t("pfDownloadHint")}</span>
     </p>
   `;

@@ -8,6 +8,7 @@ import { type Key, t, words } from "../i18n.ts";
 import type { Session } from "../main.ts";
 import {
   Code,
+  Download,
   formatCount,
   html,
   instant,
@@ -87,7 +88,7 @@ export const QualitySection = (
   `;
 };
 
-// Links that download the range as a file the import reads back (cookie session, same origin).
+// Links that download the range as a file the import reads back.
 export const ExportLinks = (
   props: { start: string; end: string; storeIds?: ReadonlyArray<number>; asOf?: boolean },
 ) => {
@@ -97,9 +98,9 @@ export const ExportLinks = (
   return html`
     <p class="export" data-testid="export-links">
       <span>${t("exportLabel")}</span>
-      <a href=${`${base}&format=xlsx`} download data-testid="export-xlsx">XLSX</a>
-      <a href=${`${base}&format=csv`} download data-testid="export-csv">CSV</a>
-      <a href=${`${base}&format=xlsx&legacy=values`} download>${t("exportWithLegacy")}</a>
+      <${Download} href=${`${base}&format=xlsx`} testid="export-xlsx">XLSX<//>
+      <${Download} href=${`${base}&format=csv`} testid="export-csv">CSV<//>
+      <${Download} href=${`${base}&format=xlsx&legacy=values`}>${t("exportWithLegacy")}<//>
       <span class="muted">${t("exportHint")}</span>
       ${props.asOf &&
         html`<span class="notice" data-testid="export-current">${t("currentData")}</span>`}
