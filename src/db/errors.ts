@@ -1,6 +1,6 @@
 // The repository boundary: a lost database becomes 503, any other SQL failure a defect (500).
 import type { SqlError } from "@effect/sql/SqlError";
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 
@@ -38,12 +38,15 @@ export const isConnectionError = (error: SqlError): boolean => {
 // The statements run uninterruptibly: a client that disconnects must not cancel its query, since
 // the driver cancels by backend pid from another connection, and that cancel can land on the next
 // request's query once the connection is back in the pool. Interruption takes effect right after.
+// A transaction's COMMIT and ROLLBACK fail as defects (the SQL client runs them under orDie): one
+// that failed because the connection was lost (the database stopped, the backend terminated) is
+// the database's absence too, and nothing of the transaction was kept.
 export const dbBoundary = <A, E, R>(
   effect: Effect.Effect<A, E | SqlError, R>,
 ): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   Effect.catchIf(
     Effect.uninterruptible(effect),
-    (e): e is SqlError => (e as { _tag?: string })?._tag === "SqlError",
+    (e): e is SqlError => isSqlError(e),
     (error) =>
       isConnectionError(error)
         ? Effect.fail(unavailable(Messages.databaseUnreachable()))
@@ -52,7 +55,15 @@ export const dbBoundary = <A, E, R>(
         : sqlStateOf(error) === READ_ONLY
         ? Effect.fail(unavailable(Messages.noWrites()))
         : Effect.die(error),
+  ).pipe(
+    Effect.catchSomeDefect((defect) =>
+      isSqlError(defect) && isConnectionError(defect)
+        ? Option.some(Effect.fail(unavailable(Messages.databaseUnreachable())))
+        : Option.none()
+    ),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;
+
+const isSqlError = (e: unknown): e is SqlError => (e as { _tag?: string })?._tag === "SqlError";
 
 // The SQLSTATE of a failed statement ("23505" unique_violation, ...), when the driver gives one.
 export const sqlStateOf = (error: unknown): string | undefined => {
