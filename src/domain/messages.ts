@@ -452,6 +452,15 @@ export const Messages = {
       `The request took longer than ${ms} ms; try again later`,
       `请求耗时超过 ${ms} 毫秒；请稍后重试`,
     ),
+  writeTooLong: (ms: number) =>
+    m(
+      "TIMEOUT",
+      `The request took longer than ${ms} ms and was answered before its outcome was known: it ` +
+        "may still have been applied. Send it again with the same Idempotency-Key to learn its " +
+        "outcome (it is applied once), or read the data again before changing it",
+      `请求耗时超过 ${ms} 毫秒，在结果确定之前已作答：它可能仍已生效。请使用相同的 Idempotency-Key 重新发送以获知结果` +
+        "（只会生效一次），或先重新读取数据再修改",
+    ),
   qualityCurrentOnly: () =>
     m(
       "INVALID_REQUEST",

@@ -396,9 +396,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     return read.bytes;
   };
 
-  // Step 4, the endpoint's answer within the request's time limit (503 TIMEOUT past it, the work
-  // interrupted).
-  const forward = async (
+  // Step 4, the endpoint's answer.
+  const forward = (
     request: Incoming,
     note: RequestNoteShape,
     controller: AbortController,
@@ -420,18 +419,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       appendHeaders(request.headers, forwarded.headers);
       return inner(forwarded, Context.make(RequestNote, note));
     };
-    let deadline: Deadline | undefined;
-    const late = new Promise<Response>((resolve) => {
-      deadline = deadlines.add(() => {
-        controller.abort();
-        resolve(errorResponse(Messages.requestTooLong(options.requestMs), note.language ?? "en"));
-      });
-    });
-    try {
-      return await Promise.race([work(), late]);
-    } finally {
-      deadline?.clear();
-    }
+    return work();
   };
 
   // The answer to one request, before X-Request-ID and logging: the steps above in order.
@@ -450,15 +438,39 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       return offRoute ?? errorResponse(Messages.noEndpoint(), language);
     }
     const route = match.route;
-    const refused = await admit(request, route, peer, held, language);
-    if (refused !== undefined) return refused;
-    let body: Uint8Array<ArrayBuffer> | undefined;
-    if (route.body.kind === "json") {
-      const read = await readJson(request, route.body.maxBytes, language, controller.signal);
-      if (read instanceof Response) return read;
-      body = read;
+    // Admission, the body and the endpoint's answer within the request's time limit (503 TIMEOUT
+    // past it, the work interrupted). A write's transaction is not interrupted once it runs
+    // (db/errors.ts): past the limit after the endpoint was reached, its outcome is not known yet,
+    // and the answer says so.
+    let reached = false;
+    const steps = async () => {
+      const refused = await admit(request, route, peer, held, language);
+      if (refused !== undefined) return refused;
+      let body: Uint8Array<ArrayBuffer> | undefined;
+      if (route.body.kind === "json") {
+        const read = await readJson(request, route.body.maxBytes, language, controller.signal);
+        if (read instanceof Response) return read;
+        body = read;
+      }
+      reached = true;
+      return forward(request, note, controller, body);
+    };
+    let deadline: Deadline | undefined;
+    const late = new Promise<Response>((resolve) => {
+      deadline = deadlines.add(() => {
+        controller.abort();
+        const write = reached && request.method !== "GET" && request.method !== "HEAD";
+        resolve(errorResponse(
+          (write ? Messages.writeTooLong : Messages.requestTooLong)(options.requestMs),
+          language,
+        ));
+      });
+    });
+    try {
+      return await Promise.race([steps(), late]);
+    } finally {
+      deadline?.clear();
     }
-    return forward(request, note, controller, body);
   };
 
   // `controller`: the server's for this request, aborted when the client goes away; the time limit
