@@ -298,6 +298,16 @@ Deno.test("validation refuses what the database would refuse or read otherwise",
     const first = s.tev_observations.find((o) => o.is_valid && o.value_kwh !== null)!;
     s.tev_observations.push({ ...first, value_kwh: "1.0000" });
   }, "a second valid observation");
+  // An intraday value read on another day in the store's zone (the UTC date of 00:30 Beijing time).
+  refused(
+    (s) => {
+      const e = s.energy.find((x) => x.provisional)!;
+      const day = e.provisional!.date;
+      e.provisional = { date: day, observed_at: `${day}T16:30:00Z` };
+    },
+    ".provisional.observed_at",
+    "not on the provisional day",
+  );
   // A dataset that serves its cleaned sample alone, holding a legacy value the service would serve.
   refused(
     (s) => {

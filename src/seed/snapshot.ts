@@ -11,6 +11,7 @@ import {
   TextOfLength,
 } from "../domain/common.ts";
 import { dayIndex } from "../domain/range.ts";
+import { wallAt } from "../domain/wall_clock.ts";
 
 export const STAGE_CODES = [
   "BASELINE",
@@ -622,9 +623,33 @@ const crossCheck = (s: Snapshot): Array<string> => {
       else if (!cleaned.has(d) && (legacy === undefined || legacy === null)) {
         add(`${p}.provisional.date`, `${pd} has no energy value`);
       }
+      // An intraday value is read on its own day, in the store's zone (a producer that took the
+      // date of the instant in UTC would put a reading of the next day on this one).
+      const zone = stores.get(e.store_id)?.scope.timezone;
+      const read = localDate(e.provisional.observed_at, zone);
+      if (read !== undefined && read !== pd) {
+        add(
+          `${p}.provisional.observed_at`,
+          `read on ${read} in ${zone}, not on the provisional day ${pd}`,
+        );
+      }
     }
   });
   return problems;
+};
+
+// The calendar day of an instant in a zone; undefined when either cannot be read (each is refused
+// by its own check).
+const localDate = (instant: string, zone: string | undefined) => {
+  const ms = Date.parse(instant);
+  if (zone === undefined || Number.isNaN(ms)) return undefined;
+  try {
+    const wall = wallAt(ms, zone);
+    const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+    return `${pad(wall.year, 4)}-${pad(wall.month)}-${pad(wall.day)}`;
+  } catch {
+    return undefined;
+  }
 };
 
 const decode = Schema.decodeUnknownEither(Snapshot, {
