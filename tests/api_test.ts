@@ -2,7 +2,8 @@
 // dataset/stores/catalog endpoints against their strict schemas.
 import assert from "node:assert/strict";
 import { SqlClient } from "@effect/sql";
-import { Chunk, Effect, Layer, Stream } from "effect";
+import { Chunk, Effect, Layer, Option, Stream } from "effect";
+import { DatabaseLoss } from "../src/db/database.ts";
 import { makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
@@ -155,6 +156,26 @@ Deno.test("stores and catalog read page by page give the same answer at any page
 Deno.test("health: live and ready", async () => {
   assert.deepEqual((await app.call("GET", "/health/live")).body, { status: "ok" });
   assert.deepEqual((await app.call("GET", "/health/ready")).body, { status: "ready" });
+});
+
+Deno.test("health: live fails once the embedded database is lost for good", async () => {
+  let why: string | undefined;
+  const lost = await makeTestApp(undefined, {
+    wrapDatabase: (layer) =>
+      Layer.merge(
+        layer,
+        Layer.succeed(DatabaseLoss, { lost: Effect.sync(() => Option.fromNullable(why)) }),
+      ),
+  });
+  try {
+    assert.deepEqual((await lost.call("GET", "/health/live")).body, { status: "ok" });
+    why = "PGlite's worker stopped: the worker exited";
+    const answer = await lost.call("GET", "/health/live");
+    assertErrorBody(answer, 503, "NOT_READY");
+    assert.match(answer.body.error.message, /start the service again/);
+  } finally {
+    await lost.close();
+  }
 });
 
 Deno.test("/openapi.json declares every contract endpoint with strict schemas and Error bodies", async () => {

@@ -227,9 +227,21 @@ for (
     assert.equal(error.code, "08006");
     assert.ok(isConnectionError(new SqlError({ cause: error, message: "Failed" })));
     assert.equal((await failureOf(db.exec("SELECT 1"))).code, "08006");
+    // The handle says the database is lost for good (the service's liveness then fails).
+    assert.match((await db.lost!).message, /worker stopped/);
     await db.close();
   });
 }
+
+Deno.test("a worker closed on purpose is not lost", async () => {
+  const db = await startPgliteWorker(undefined, []);
+  await db.close();
+  const settled = await Promise.race([
+    db.lost!.then(() => "lost"),
+    new Promise((r) => setTimeout(() => r("pending"), 100)),
+  ]);
+  assert.equal(settled, "pending");
+});
 
 Deno.test({
   name: "close the databases",

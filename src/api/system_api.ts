@@ -12,12 +12,16 @@ export const Health = Schema.Struct({
 
 export class SystemApi extends HttpApiGroup.make("system")
   .add(
-    HttpApiEndpoint.get("live", "/health/live").addSuccess(Health).annotateContext(operation({
-      summary: "Process check",
-      description: 'Answers `{status: "ok"}` while the process serves requests; it does not ' +
-        "touch the database. Needs no credential.",
-      errors: [],
-    })),
+    HttpApiEndpoint.get("live", "/health/live")
+      .addSuccess(Health)
+      .addError(ServiceUnavailableWire)
+      .annotateContext(operation({
+        summary: "Process check",
+        description: 'Answers `{status: "ok"}` while the process serves requests; it does not ' +
+          "query the database. 503 `NOT_READY` once the embedded database is lost for good " +
+          "(its worker ended): the service must be started again. Needs no credential.",
+        errors: ["NOT_READY"],
+      })),
   )
   .add(
     HttpApiEndpoint.get("ready", "/health/ready")

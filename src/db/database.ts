@@ -3,7 +3,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import * as PgClient from "@effect/sql-pg/PgClient";
 import { SqlError } from "@effect/sql/SqlError";
-import { Data, Effect, Layer, Option, Redacted } from "effect";
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
 import { AppConfig, type AppConfigShape } from "../config.ts";
 import { layerPglite } from "./pglite_client.ts";
@@ -180,9 +180,30 @@ const databaseLayer = (statementMs: (config: AppConfigShape) => number, replicas
         );
       }
       const db = yield* openPglite(config.dataDir);
-      return Layer.merge(layerPglite(db), none);
+      let lostWhy: string | undefined;
+      if (db.lost !== undefined) {
+        yield* Effect.forkScoped(Effect.flatMap(Effect.promise(() => db.lost!), (reason) => {
+          lostWhy = reason.message;
+          return Effect.logError(
+            `the embedded database is lost (${reason.message}): every request is answered 503 ` +
+              "and /health/live fails until the service is started again",
+          );
+        }));
+      }
+      const loss = Layer.succeed(DatabaseLoss, {
+        lost: Effect.sync(() => Option.fromNullable(lostWhy)),
+      });
+      return Layer.mergeAll(layerPglite(db), none, loss);
     }),
   );
+
+// Whether the service's database is gone for good: the embedded database's worker ended (a fatal
+// error in it). Liveness then fails, so that whoever runs the service starts it again; PostgreSQL
+// away comes back by itself (readiness says so), and provides none.
+export class DatabaseLoss extends Context.Tag("Db/DatabaseLoss")<
+  DatabaseLoss,
+  { readonly lost: Effect.Effect<Option.Option<string>> }
+>() {}
 
 export const DatabaseLive: Layer.Layer<SqlClient.SqlClient | ReadReplica, never, AppConfig> =
   databaseLayer((config) => config.limits.statementMs, true);

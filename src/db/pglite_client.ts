@@ -19,6 +19,9 @@ export interface PgliteHandle {
   // Parameterless text of one or more statements (migrations): the rows of the last.
   readonly exec: (sql: string) => Promise<ReadonlyArray<object>>;
   readonly close: () => Promise<void>;
+  // Settles with why, if the database is lost for good while open (its worker ended); never once
+  // it is closed.
+  readonly lost?: Promise<Error>;
 }
 
 // PGlite's extended protocol takes one statement; parameterless text (migrations) may hold several.

@@ -272,7 +272,8 @@ const jsonBytesAsBinary = (value: unknown): string =>
 
 // The errors of a handle that can no longer reach its database carry connection SQLSTATEs, which
 // errors.ts reports as "not ready": 08003 connection_does_not_exist, 08006 connection_failure.
-const closedError = () => Object.assign(new Error("PGlite is closed"), { code: "08003" });
+const CLOSED = "PGlite is closed";
+const closedError = () => Object.assign(new Error(CLOSED), { code: "08003" });
 const lostError = (reason: string) =>
   Object.assign(new Error(`PGlite's worker stopped: ${reason}`), { code: "08006" });
 
@@ -291,6 +292,8 @@ export const startPgliteWorker = async (
   let nextId = 0;
   let failure: Error | undefined;
   let ended = false;
+  let markLost: (reason: Error) => void = () => {};
+  const lost = new Promise<Error>((resolve) => (markLost = resolve));
   const end = (reason: Error) => {
     failure ??= reason;
     if (ended) return;
@@ -298,6 +301,7 @@ export const startPgliteWorker = async (
     worker.terminate();
     for (const { reject } of pending.values()) reject(reason);
     pending.clear();
+    if (failure.message !== CLOSED) markLost(failure);
   };
   worker.onmessage = ({ data }: MessageEvent<Reply>) => {
     if ("gone" in data) return end(lostError(data.gone));
@@ -350,6 +354,7 @@ export const startPgliteWorker = async (
         rowMode: "array",
       }),
     exec: (sql) => call<ReadonlyArray<object>>({ op: "exec", sql }),
+    lost,
     close: async () => {
       if (failure !== undefined) return end(failure);
       failure = closedError();

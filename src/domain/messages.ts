@@ -406,6 +406,12 @@ export const Messages = {
       `操作失败（请求 ${requestId}）`,
     ),
   // --- 503
+  databaseLost: () =>
+    m(
+      "NOT_READY",
+      "The embedded database stopped and cannot be reached again: start the service again",
+      "内置数据库已停止且无法再连接：请重新启动服务",
+    ),
   databaseUnreachable: () => m("NOT_READY", "The database is not reachable", "无法连接数据库"),
   noSnapshot: () => m("NOT_READY", "No snapshot is loaded", "尚未加载快照"),
   noData: () => m("NOT_READY", "No data is loaded", "尚未加载数据"),

@@ -5,6 +5,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect, Option } from "effect";
 import { Api } from "../api/api.ts";
+import { DatabaseLoss } from "../db/database.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { pendingMigrations } from "../db/migrator.ts";
 import { ReadReplica } from "../db/read_replica.ts";
@@ -39,8 +40,17 @@ export const SystemHttpLive = HttpApiBuilder.group(
           HttpServerResponse.unsafeJson(body, {
             headers: { "reads-from": reads.used ? "replica" : `primary; ${reads.reason}` },
           }));
+      // Alive while the process can answer and its database is not lost for good.
+      const loss = yield* Effect.serviceOption(DatabaseLoss);
+      const live = Option.isNone(loss) ? Effect.succeed({ status: "ok" as const }) : Effect.flatMap(
+        loss.value.lost,
+        Option.match({
+          onNone: () => Effect.succeed({ status: "ok" as const }),
+          onSome: () => Effect.fail(unavailable(Messages.databaseLost())),
+        }),
+      );
       return handlers
-        .handle("live", () => Effect.succeed({ status: "ok" as const }))
+        .handle("live", () => live)
         .handle("ready", () => readyAnswer);
     }),
 );
