@@ -347,6 +347,9 @@ const en = {
   warnedRows: "With warnings ({n})",
   downloadRows: "Download these rows (CSV)",
   nothingToCommit: "Nothing to commit: no row of this file changes a day.",
+  keepCleanedHint:
+    "{n} rows keep the day's cleaned value: an import never overwrites one (its value in the file is struck through). To correct such a day, import VOID for it, commit, then import the new value (a restore).",
+  notWritten: "not written: the day keeps its cleaned value",
   discard: "Discard",
   discarding: "Discarding…",
   discardedOk: "Preview {batch} discarded: it can no longer be committed.",
@@ -805,6 +808,9 @@ const zh: Record<Key, string> = {
   warnedRows: "有提醒的行（{n}）",
   downloadRows: "下载这些行（CSV）",
   nothingToCommit: "没有可提交的内容：该文件没有任何一行会改变数据。",
+  keepCleanedHint:
+    "{n} 行保留当日已清洗值：导入从不覆盖已清洗值（文件中的值以删除线显示）。如需更正这类日期，请先为其导入 VOID 并提交，再导入新值（恢复）。",
+  notWritten: "不写入：当日保留已清洗值",
   discard: "放弃",
   discarding: "正在放弃…",
   discardedOk: "预览 {batch} 已放弃，不能再提交。",

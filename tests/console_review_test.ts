@@ -282,6 +282,22 @@ Deno.test({
         await page.waitForFunction("document.documentElement.lang === 'en'");
       });
 
+      await t.step("a committed day's new value is kept out, and the page says why", async () => {
+        await openImports();
+        // The day committed with 99999.9 above now has a cleaned value: a different one is not
+        // written (KEEP_CLEANED), its cell struck through.
+        await upload("again.csv", [line(high.store, high.day.business_date, "70.5")], "again");
+        await page.waitForSelector("[data-testid=keep-cleaned-hint]");
+        assert.match((await texts(page, "[data-testid=keep-cleaned-hint]"))[0], /never overwrites/);
+        const struck = await page.$$eval(
+          "[data-testid=review-row][data-action=KEEP_CLEANED] td.ignored",
+          (cells) => cells.map((c) => c.textContent?.trim()),
+        );
+        assert.deepEqual(struck, ["70.5"]);
+        await page.click("[data-testid=discard]");
+        await page.waitForSelector("[data-testid=discarded]");
+      });
+
       await t.step("a download once the session has ended says so", async () => {
         await page.goto(`${run.base}/console/portfolio`, { waitUntil: "networkidle0" });
         await page.waitForSelector("[data-testid=portfolio-csv]");

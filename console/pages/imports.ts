@@ -264,6 +264,12 @@ const Review = (props: {
     </div>
     <${Loaded} load=${review.load} retry=${review.reload}>${(r: ImportReview) =>
       html`
+        ${(r.action_counts.KEEP_CLEANED ?? 0) > 0 &&
+          html`<p class="muted" data-testid="keep-cleaned-hint">${
+            t("keepCleanedHint", {
+              n: formatCount(r.action_counts.KEEP_CLEANED),
+            })
+          }</p>`}
         ${r.matched_rows === 0
           ? html`<p class="muted" data-testid="review-empty">${t("noRowsMatch")}</p>`
           : html`
@@ -293,10 +299,19 @@ const Review = (props: {
                     <td>${props.storeNames.get(row.resolved_store_id) ?? show(row.store_name)}</td>
                     <td>${row.business_date}</td>
                     <${NumCell} value=${row.before_energy_kwh} digits=${DIGITS.kwh} unit="kWh" />
-                    <${NumCell} value=${row.proposed_energy_kwh ??
-                      (row.raw_energy !== null && /^\s*(void|作废)\s*$/i.test(row.raw_energy)
-                        ? words("VOID")
-                        : row.raw_energy)} digits=${DIGITS.kwh} unit="kWh" />
+                    ${row.action === "KEEP_CLEANED"
+                      // The file's value, not written: the day keeps its cleaned value.
+                      ? html`<td class="num ignored" title=${t("notWritten")}>${
+                        show(
+                          row.raw_energy,
+                        )
+                      }</td>`
+                      : html`<${NumCell} value=${
+                        row.proposed_energy_kwh ??
+                          (row.raw_energy !== null && /^\s*(void|作废)\s*$/i.test(row.raw_energy)
+                            ? words("VOID")
+                            : row.raw_energy)
+                      } digits=${DIGITS.kwh} unit="kWh" />`}
                     <td>
                       <${Code} code=${row.action} />
                     </td>
