@@ -63,6 +63,20 @@ Deno.test({
           assert.match(page.url(), /brand_id=\d+/, `step ${step}`);
           assert.equal(await focused(), "brand", `step ${step}: the brand list keeps the focus`);
         }
+        // Keys pressed one after another move through the list: one read once the choice settles.
+        const reads: Array<string> = [];
+        page.on("request", (request) => {
+          if (new URL(request.url()).pathname === "/api/v1/portfolio") reads.push(request.url());
+        });
+        const before = page.url();
+        const pages = await page.evaluate<number>("history.length");
+        await page.keyboard.press("ArrowUp");
+        await page.keyboard.press("ArrowUp");
+        await page.keyboard.press("ArrowDown");
+        await page.waitForFunction(`location.href !== ${JSON.stringify(before)}`);
+        await settle(page, "[data-testid=portfolio-row]");
+        assert.equal(reads.length, 1, reads.join(" "));
+        assert.equal(await page.evaluate<number>("history.length"), pages + 1);
         await page.click("[data-control=summer]");
         await settle(page, "[data-testid=portfolio-row]");
         assert.equal(await focused(), "summer");

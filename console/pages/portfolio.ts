@@ -288,6 +288,8 @@ const remember = (session: Session, answer: PortfolioResponse) => {
 // Back and Forward reset its fields), and the same control of the new form takes the focus back.
 let refocus: string | null = null;
 
+const CHOICE_SETTLES_MS = 400;
+
 const Controls = (props: { session: Session; view: View }) => {
   const { view } = props;
   knownFor(props.session);
@@ -303,6 +305,14 @@ const Controls = (props: { session: Session; view: View }) => {
   const go = (change: Partial<View>, control: string | null = null) => {
     refocus = control;
     navigate(urlOf({ ...view, ...change }));
+  };
+  // A list's choice is read once the person has settled on it: arrow keys on a closed list change
+  // it once a key (a read of the whole portfolio and a page in the history each), a pause ends it.
+  const settling = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(settling.current), []);
+  const chosen = (change: Partial<View>, control: string) => {
+    clearTimeout(settling.current);
+    settling.current = setTimeout(() => go(change, control), CHOICE_SETTLES_MS);
   };
   const submit = (event: Event) => {
     const range = rangeOfForm(event, PORTFOLIO_MAX_DAYS);
@@ -340,7 +350,7 @@ const Controls = (props: { session: Session; view: View }) => {
         value=${view.brand === null ? "" : String(view.brand)}
         onChange=${(event: Event) => {
     const value = (event.target as HTMLSelectElement).value;
-    go({ brand: value === "" ? null : Number(value) }, "brand");
+    chosen({ brand: value === "" ? null : Number(value) }, "brand");
   }}
       >
         <option value="">${t("allBrands")}</option>
@@ -354,7 +364,7 @@ const Controls = (props: { session: Session; view: View }) => {
         value=${view.city ?? ""}
         onChange=${(event: Event) => {
     const value = (event.target as HTMLSelectElement).value;
-    go({ city: value === "" ? null : value }, "city");
+    chosen({ city: value === "" ? null : value }, "city");
   }}
       >
         <option value="">${t("allCities")}</option>
