@@ -145,11 +145,28 @@ Deno.test("savings above the baseline are told apart from missing savings; the f
   assert.equal(CONSOLE_MAX_FILE_BYTES, MAX_FILE_BYTES);
 });
 
-Deno.test("every reason the metrics and the device-report check give is told in words, in both languages", async () => {
-  // The console's texts set the page's language when loaded: a page for them to set it on.
+// The console's modules that are written for a browser (they reference the DOM's types, which
+// would change the types of every test checked with this file), loaded untyped, with a page for
+// them to set the language on.
+type Texts = {
+  setLanguage: (lang: "en" | "zh-CN") => void;
+  words: (code: string) => string;
+};
+type Ui = {
+  errorText: (error: unknown) => string;
+  setTimeZone: (zone: string) => void;
+};
+type Api = {
+  ApiError: new (status: number, code: string, message: string) => unknown;
+};
+const browserModule = <T>(path: string): Promise<T> => {
   const page = globalThis as unknown as { document?: unknown };
   page.document ??= { documentElement: {} };
-  const { setLanguage, words } = await import("../console/i18n.ts");
+  return import(new URL(path, import.meta.url).href);
+};
+
+Deno.test("every reason the metrics and the device-report check give is told in words, in both languages", async () => {
+  const { setLanguage, words } = await browserModule<Texts>("../console/i18n.ts");
   const codes = [...REASON_CODES, ...FLAG_KINDS, ...CHECK_REASONS];
   for (const lang of ["en", "zh-CN"] as const) {
     setLanguage(lang);
@@ -158,11 +175,9 @@ Deno.test("every reason the metrics and the device-report check give is told in 
 });
 
 Deno.test("a refusal's message names the service's instants in the dataset's zone, its code with the language's colon", async () => {
-  const page = globalThis as unknown as { document?: unknown };
-  page.document ??= { documentElement: {} };
-  const { setLanguage } = await import("../console/i18n.ts");
-  const { errorText, setTimeZone } = await import("../console/ui.ts");
-  const { ApiError } = await import("../console/api.ts");
+  const { setLanguage } = await browserModule<Texts>("../console/i18n.ts");
+  const { errorText, setTimeZone } = await browserModule<Ui>("../console/ui.ts");
+  const { ApiError } = await browserModule<Api>("../console/api.ts");
   setTimeZone("Asia/Shanghai");
   const kept = (message: string) => new ApiError(409, "HISTORY_NOT_KEPT", message);
   setLanguage("en");
