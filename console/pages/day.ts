@@ -117,7 +117,7 @@ const LineageView = (props: { importRowId: number; batchNo: string | null }) => 
 
 // The store page a day was opened from: its range and the instant it was read as of, kept in the
 // day's address so that its back link returns to that view.
-export const STORE_VIEW = ["start", "end", "known_at", "data_token"] as const;
+const STORE_VIEW = ["start", "end", "known_at", "data_token"] as const;
 export const storeViewQuery = (query: URLSearchParams) => {
   const kept = new URLSearchParams();
   for (const name of STORE_VIEW) {

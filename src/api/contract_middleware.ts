@@ -68,7 +68,7 @@ const EXPECTED_ZH: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray) => strin
   [/^expected an id of at most (\d+)/, (m) => `编号最大为 ${m[1]}`],
   [/^expected an integer >= 0/, () => "应为大于等于 0 的整数"],
   [/^expected text without NUL/, () => "文本不能含 NUL 字符或不成对的代理项"],
-  [/^expected one line of text/, () => "应为一行文本，不含控制字符"],
+  [/^expected one line of text/, () => "应为一行文本，不含控制字符或不可见的格式字符"],
   [/^expected (\d+) to (\d+) characters/, (m) => `应为 ${m[1]} 至 ${m[2]} 个字符`],
   [/^expected a cursor/, () => "应为先前某页的 next_cursor 或 head_cursor 给出的游标"],
   [/^expected an RFC 3339 instant/, () => "应为 RFC 3339 时刻，如 2026-11-20T08:00:00Z"],

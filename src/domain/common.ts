@@ -43,26 +43,24 @@ export const Id = Schema.Int.pipe(Schema.between(1, MAX_ID)).annotations({
   identifier: "Id",
 });
 
-// A query id: decoded from text, shown in the OpenAPI document as the integer it is.
-export const IdFromString = Schema.String.pipe(
-  Schema.pattern(/^[1-9]\d*$/, { message: () => "expected an integer id >= 1" }),
-  Schema.filter((s) => ID_TEXT.test(s) && Number(s) <= MAX_ID, {
-    message: () => `expected an id of at most ${MAX_ID}`,
-  }),
-  Schema.compose(Schema.NumberFromString),
-  Schema.compose(Id),
-).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: MAX_ID } });
+// An id decoded from text, shown in the OpenAPI document as the integer it is; `beyond`: what an
+// integer past MAX_ID is told.
+const idFromText = (beyond: string) =>
+  Schema.String.pipe(
+    Schema.pattern(/^[1-9]\d*$/, { message: () => "expected an integer id >= 1" }),
+    Schema.filter((s) => ID_TEXT.test(s) && Number(s) <= MAX_ID, { message: () => beyond }),
+    Schema.compose(Schema.NumberFromString),
+    Schema.compose(Id),
+  ).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: MAX_ID } });
+
+// A query id.
+export const IdFromString = idFromText(`expected an id of at most ${MAX_ID}`);
 
 // A path's id. The contract's ids are integers >= 1 and an unknown one is 404: an integer past
 // every id the database can hold names nothing (NO_SUCH_ID, which the contract middleware answers
 // with 404) rather than a malformed request.
 export const NO_SUCH_ID = "no object has an id beyond 2147483647";
-export const PathId = Schema.String.pipe(
-  Schema.pattern(/^[1-9]\d*$/, { message: () => "expected an integer id >= 1" }),
-  Schema.filter((s) => ID_TEXT.test(s) && Number(s) <= MAX_ID, { message: () => NO_SUCH_ID }),
-  Schema.compose(Schema.NumberFromString),
-  Schema.compose(Id),
-).annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: MAX_ID } });
+export const PathId = idFromText(NO_SUCH_ID);
 
 export const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(0));
 

@@ -396,30 +396,23 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     return read.bytes;
   };
 
-  // Step 4, the endpoint's answer.
+  // Step 4, the endpoint's answer. The stream holds the body until the endpoint reads it, then
+  // nothing does: no caller keeps the bytes while the answer is awaited.
   const forward = (
     request: Incoming,
     note: RequestNoteShape,
     controller: AbortController,
     body: Uint8Array<ArrayBuffer> | undefined,
   ): Promise<Response> => {
-    const signal = controller.signal;
-    // The stream holds the body until the endpoint reads it, then nothing does: this function,
-    // which waits for the answer, lets go of it here.
-    const stream = body === undefined ? undefined : bytesBody(body);
-    body = undefined;
-    const work = () => {
-      const forwarded = new Request(request.url, {
-        method: request.method === "HEAD" ? "GET" : request.method,
-        body: stream,
-        // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
-        duplex: "half",
-        signal,
-      });
-      appendHeaders(request.headers, forwarded.headers);
-      return inner(forwarded, Context.make(RequestNote, note));
-    };
-    return work();
+    const forwarded = new Request(request.url, {
+      method: request.method === "HEAD" ? "GET" : request.method,
+      body: body === undefined ? undefined : bytesBody(body),
+      // @ts-ignore: Deno's RequestInit lacks the standard duplex field that streamed bodies need.
+      duplex: "half",
+      signal: controller.signal,
+    });
+    appendHeaders(request.headers, forwarded.headers);
+    return inner(forwarded, Context.make(RequestNote, note));
   };
 
   // The answer to one request, before X-Request-ID and logging: the steps above in order.
