@@ -265,6 +265,18 @@ export const Table = (props: { caption: string; head: string[]; children: Compon
     </div>
   `;
 
+// Bytes saved as a file of this name, as a download the browser makes.
+export const saveFile = (blob: Blob, name: string) => {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+};
+
 // A link to a file the service makes. Clicked, the file is read with the page's language and saved
 // under the service's name for it; a refusal (the session over, the service busy) or a transfer cut
 // short is said beside the link, where a plain link would leave a broken download without a word.
@@ -281,14 +293,7 @@ export const Download = (
     setError(null);
     try {
       const file = await fetchFile(props.href);
-      const url = URL.createObjectURL(file.blob);
-      const link = document.createElement("a");
-      link.href = url;
-      link.download = file.name;
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      saveFile(file.blob, file.name);
     } catch (failure) {
       setError(failure instanceof ApiError ? errorText(failure) : t("downloadCut"));
     } finally {

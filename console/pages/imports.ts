@@ -33,6 +33,7 @@ import {
   Loaded,
   navigate,
   NumCell,
+  saveFile,
   show,
   Table,
   useLoad,
@@ -62,18 +63,12 @@ const base64Of = (bytes: Uint8Array) => {
 
 const download = (template: Template) => {
   const bytes = Uint8Array.from(atob(template.content_base64), (c) => c.charCodeAt(0));
-  const url = URL.createObjectURL(
+  saveFile(
     new Blob([bytes], {
       type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     }),
+    template.filename,
   );
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = template.filename;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 };
 
 // The conflicts the page explains in its own words: each is a code of the service and a word here.
