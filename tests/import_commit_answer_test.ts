@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { Effect } from "effect";
 import { addDays } from "../src/domain/range.ts";
-import { IMPORT_PAGE_ROWS } from "../src/imports/import_service.ts";
+import { IMPORT_PAGE_ROWS, wholeBatch } from "../src/imports/import_service.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
@@ -60,6 +60,55 @@ Deno.test("a commit of more rows than a page answers every row, as the batch rea
     }),
   );
   assert.equal(await read.text(), answer);
+});
+
+Deno.test("rows read while the batch was a preview answer for it only when they are all of them", () => {
+  const counts = { INSERT: 2, UPDATE: 1, SKIP_MISSING: 1 };
+  assert.equal(wholeBatch([1, 2, 3, 4], counts), true);
+  // A concurrent commit of the batch ended the early read after its first pages.
+  assert.equal(wholeBatch([1, 2], counts), false);
+  assert.equal(wholeBatch([], {}), false);
+  assert.equal(wholeBatch(undefined, counts), false);
+});
+
+// The same commit sent again while the first runs (a client's retry) is answered with the first
+// result: every row, whichever answer it is (on the embedded database one of them may be 503 BUSY).
+Deno.test("the same commit sent several times at once answers every row each time", async () => {
+  for (let round = 1; round <= 3; round++) {
+    const file = [
+      lines[0],
+      ...lines.slice(1).map((line) => line.replace(/,([\d.]+)$/, `,$1${round}`)),
+    ];
+    const previewed = await app.handler(
+      new Request("http://service.test/api/v1/imports/preview", {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          "idempotency-key": `again-preview-${round}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          filename: "again.csv",
+          content_base64: b64(file.join("\n") + "\n"),
+          reason: "sent again",
+        }),
+      }),
+    );
+    assert.equal(previewed.status, 200);
+    const batch = JSON.parse(await previewed.text());
+    const answers = await Promise.all(
+      [0, 1, 2].map(async (n) => {
+        await new Promise((r) => setTimeout(r, n * 15));
+        const answer = await call(`/api/v1/imports/${batch.id}/commit`, `again-commit-${round}`);
+        return { status: answer.status, body: JSON.parse(await answer.text()) };
+      }),
+    );
+    const done = answers.filter((a) => a.status === 200);
+    assert.ok(done.length >= 1, JSON.stringify(answers.map((a) => a.status)));
+    for (const answer of done) {
+      assert.equal(answer.body.rows.length, batch.total_rows, `round ${round}`);
+    }
+  }
 });
 
 Deno.test({

@@ -90,6 +90,16 @@ const allCounts = (counts: Partial<Record<ImportAction, number>>) =>
     number
   >;
 
+// Rows read early (while the batch was a preview) answer for the batch only when they are all of
+// them: a concurrent commit of the same batch ends the early read part way (its pages are read
+// while the batch is PREVIEWED), and a part must not pass for the whole.
+export const wholeBatch = (
+  rowsRead: ReadonlyArray<unknown> | undefined,
+  counts: Partial<Record<ImportAction, number>>,
+) =>
+  rowsRead !== undefined && rowsRead.length > 0 &&
+  rowsRead.length === Object.values(allCounts(counts)).reduce((sum, n) => sum + n, 0);
+
 // Rows in memory as the pages of an answer.
 const inPages = (rows: ReadonlyArray<ImportRowOut>) =>
   Stream.fromIterable(Arr.chunksOf(rows, IMPORT_PAGE_ROWS));
@@ -161,7 +171,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         const head = yield* dbBoundary(repo.importHead(batchId));
         if (head === undefined) return yield* notFound(Messages.batchMissing(batchId));
         const { action_counts, batch_kind: _kind, ...rest } = head;
-        if (rowsRead !== undefined) {
+        if (rowsRead !== undefined && wholeBatch(rowsRead, action_counts)) {
           return { head: rest, counts: allCounts(action_counts), rows: inPages(rowsRead) };
         }
         // The first page now (a failure is an error answer), the others as the answer is sent.
@@ -401,9 +411,7 @@ export class ImportService extends Effect.Service<ImportService>()("Imports/Impo
         const answer = yield* replay(
           caller,
           committed.batchId,
-          committed.batchId === batchId && rowsRead !== undefined && rowsRead.length > 0
-            ? rowsRead
-            : undefined,
+          committed.batchId === batchId ? rowsRead : undefined,
         );
         return { ...answer, token: committed.token } satisfies ImportAnswer;
       }).pipe(span("ImportService.commit"));
