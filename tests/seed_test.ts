@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { SqlClient } from "@effect/sql";
 import { Decimal } from "decimal.js";
 import { Effect, Either } from "effect";
+import pg from "pg";
 import { DEMO_END, DEMO_OBSERVED_AT, generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { addDays, dayIndex } from "../src/domain/range.ts";
@@ -714,6 +715,52 @@ const runSeed = async (args: Array<string>, env: Record<string, string>) => {
   const decode = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 };
+
+Deno.test({
+  name: "a reload that meets a preview's locks in the other order is tried again (PostgreSQL)",
+  ignore: databaseKind !== "postgres",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const db = await makeTestDatabase();
+    const writer = new pg.Client({ connectionString: db.url });
+    try {
+      await db.run(loadSnapshot(generateSnapshot({ stores: 2 }), { reset: false }));
+      // A preview under way: its file written (source_files), its batch not yet (import_batches).
+      // Its own deadlock check waits longer, so that the reload is the one PostgreSQL ends.
+      await writer.connect();
+      await writer.query("SET deadlock_timeout = '30s'");
+      await writer.query("BEGIN");
+      await writer.query("LOCK TABLE source_files IN ROW EXCLUSIVE MODE");
+      const reload = db.run(Effect.either(
+        loadSnapshot(generateSnapshot({ stores: 3 }), { reset: true, discardUploads: true }),
+      ));
+      // The reload holds import_batches and waits for source_files.
+      for (;;) {
+        const { rows } = await writer.query(
+          `SELECT count(*)::int AS n FROM pg_locks
+           WHERE NOT granted AND relation = 'source_files'::regclass`,
+        );
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await writer.query("LOCK TABLE import_batches IN ROW EXCLUSIVE MODE");
+      await writer.query("ROLLBACK");
+      const loaded = await reload;
+      assert.ok(Either.isRight(loaded), JSON.stringify(loaded));
+      const [{ n }] = await db.run(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM stores`,
+        ),
+      );
+      assert.equal(n, 3);
+    } finally {
+      await writer.end().catch(() => {});
+      await db.close();
+    }
+  },
+});
 
 Deno.test("seed CLI: --out writes the generated snapshot without a database", async () => {
   const dir = await Deno.makeTempDir();

@@ -15,6 +15,7 @@ import { generateSnapshot } from "./generate.ts";
 import { dateOfDay, dayIndex } from "../domain/range.ts";
 import { type Snapshot, type SnapshotInvalid, validateSnapshot } from "./snapshot.ts";
 import { span } from "../ops/span.ts";
+import { sqlStateOf } from "../db/errors.ts";
 
 export interface LoadOptions {
   readonly reset: boolean;
@@ -755,6 +756,9 @@ export const settleLoadedTables = Effect.gen(function* () {
 }).pipe(span("Seed.settleLoadedTables"));
 
 // Validates, then loads everything in one transaction: on any error nothing is loaded.
+const DEADLOCK = "40P01";
+const DEADLOCK_RETRIES = 3;
+
 export const loadSnapshot = (
   input: unknown,
   options: LoadOptions,
@@ -762,11 +766,18 @@ export const loadSnapshot = (
   Effect.gen(function* () {
     const snapshot = yield* validateSnapshot(input);
     const sql = yield* SqlClient.SqlClient;
-    const summary = yield* sql.withTransaction(loadValid(snapshot, options));
-    // Inside a caller's transaction VACUUM cannot run: the caller settles after its commit.
     const inTransaction = Option.isSome(
       yield* Effect.serviceOption(SqlClient.TransactionConnection),
     );
+    const load = sql.withTransaction(loadValid(snapshot, options));
+    // A write already under way when a reload takes its locks (a preview between its file and its
+    // batch) may meet them in the other order: PostgreSQL ends one of the two, and a load it ended
+    // (nothing of it kept) is tried again. A caller's own transaction is the caller's to retry.
+    const summary = yield* (inTransaction ? load : Effect.retry(load, {
+      times: DEADLOCK_RETRIES,
+      while: (error) => error._tag === "SqlError" && sqlStateOf(error) === DEADLOCK,
+    }));
+    // Inside a caller's transaction VACUUM cannot run: the caller settles after its commit.
     if (!inTransaction) yield* settleLoadedTables;
     return summary;
   }).pipe(span("Seed.loadSnapshot"));
