@@ -42,6 +42,8 @@ export interface Bootstrapped {
   readonly built: boolean;
 }
 
+const DEMO_LOCK_WAIT = "120s";
+
 // Migrates, installs the routines and, on an empty database, loads the demo. The snapshot, the keys
 // and `keep` (which writes the keys where a person finds them) happen in one transaction, so a
 // start that fails between them leaves no demo whose keys are lost: the next start loads it again.
@@ -58,6 +60,9 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
     if (stores > 0) return migrated;
     yield* Effect.logInfo("empty database: loading the demo snapshot");
     const loaded = yield* sql.withTransaction(Effect.gen(function* () {
+      // Another instance loading the demo at the same moment holds the tables for longer than a
+      // request's lock wait: this one waits for it (then finds the demo there), within a bound.
+      yield* sql.unsafe(`SET LOCAL lock_timeout = '${DEMO_LOCK_WAIT}'`);
       yield* seedDatabase({ stores: DEMO_STORES });
       const first = yield* sql<{ id: number }>`SELECT id FROM stores ORDER BY id LIMIT 3`;
       const keys: Array<DemoKey> = [];
@@ -78,7 +83,16 @@ export const bootstrap = <E>(keep: (keys: ReadonlyArray<DemoKey>) => Effect.Effe
       }
       yield* keep(keys);
       return keys;
-    }));
+    })).pipe(
+      // Another instance on the same database loaded it first (both found it empty): its demo
+      // and its keys are the ones; this start goes on without its own.
+      Effect.catchTag("SnapshotAlreadyLoaded", () =>
+        Effect.as(
+          Effect.logInfo("another process loaded the demo meanwhile: its keys are the demo's"),
+          undefined,
+        )),
+    );
+    if (loaded === undefined) return migrated;
     yield* settleLoadedTables;
     return { keys: loaded, built: true } satisfies Bootstrapped;
   });

@@ -61,16 +61,22 @@ export const latestMigrationId = Math.max(
   ...Object.keys(migrations).map((key) => Number(key.slice(0, 4))),
 );
 
-// Creating the table up front keeps the migrator's existence probe from failing inside its transaction.
+// Creating the table up front keeps the migrator's existence probe from failing inside its
+// transaction; two processes that start on an empty database at once create it one after the
+// other (CREATE TABLE IF NOT EXISTS run at the same moment fails in one of them), and the
+// migrator's own lock of the table orders their migrations.
 export const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient;
-  yield* sql.unsafe(
-    `CREATE TABLE IF NOT EXISTS ${migrationsTable} (
-      migration_id integer PRIMARY KEY,
-      created_at timestamptz NOT NULL DEFAULT now(),
-      name text NOT NULL
-    )`,
-  );
+  yield* sql.withTransaction(Effect.zipRight(
+    sql`SELECT pg_advisory_xact_lock(hashtext(${migrationsTable}))`,
+    sql.unsafe(
+      `CREATE TABLE IF NOT EXISTS ${migrationsTable} (
+        migration_id integer PRIMARY KEY,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        name text NOT NULL
+      )`,
+    ),
+  ));
   return yield* runMigrations;
 });
 
