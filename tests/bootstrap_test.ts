@@ -16,7 +16,11 @@ Deno.test({
     try {
       const start = () =>
         db.run(Effect.provide(bootstrap(() => Effect.void), AppConfig.make({ seedDemo: true })));
-      const [first, second] = await Promise.all([start(), start()]);
+      // Both are awaited whatever happens, so that the database is dropped with neither using it.
+      const [first, second] = (await Promise.allSettled([start(), start()])).map((result) => {
+        if (result.status === "rejected") throw result.reason;
+        return result.value;
+      });
       const issued = [first.keys.length, second.keys.length].sort((a, b) => a - b);
       assert.equal(issued[0], 0, "one start loaded nothing");
       assert.ok(issued[1] > 0, "the other loaded the demo and issued its keys");
