@@ -755,10 +755,10 @@ export const settleLoadedTables = Effect.gen(function* () {
   yield* sql.unsafe("ANALYZE");
 }).pipe(span("Seed.settleLoadedTables"));
 
-// Validates, then loads everything in one transaction: on any error nothing is loaded.
 const DEADLOCK = "40P01";
 const DEADLOCK_RETRIES = 3;
 
+// Validates, then loads everything in one transaction: on any error nothing is loaded.
 export const loadSnapshot = (
   input: unknown,
   options: LoadOptions,
