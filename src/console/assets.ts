@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { CONSOLE_DIST, readStamp } from "./build.ts";
-import { acceptsGzip, etagMatches, type Incoming } from "../domain/request.ts";
+import { acceptsGzip, etagMatches, type Incoming, markGzipped } from "../domain/request.ts";
 import { type Language, pick } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 
@@ -124,11 +124,7 @@ export const makeConsoleHandler = (): ConsoleHandler => {
     }
     const gzip = acceptsGzip(request);
     const body = gzip ? found.gzip : found.plain;
-    // The compressed bytes are another representation: a weak tag (If-None-Match compares weakly).
-    if (gzip) {
-      headers.set("content-encoding", "gzip");
-      headers.set("etag", `W/${found.etag}`);
-    }
+    if (gzip) markGzipped(headers, found.etag);
     headers.set("content-length", String(body.byteLength));
     return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });
   };

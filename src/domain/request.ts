@@ -54,6 +54,13 @@ export const acceptsGzip = (
   return gzip ?? any ?? false;
 };
 
+// An answer sent gzip-encoded: the compressed bytes are another representation of it, named by a
+// weak tag (If-None-Match compares weakly).
+export const markGzipped = (headers: Headers, etag: string) => {
+  headers.set("content-encoding", "gzip");
+  headers.set("etag", `W/${etag}`);
+};
+
 // Whether If-None-Match names this ETag (weak comparison, as RFC 9110 has it for If-None-Match).
 export const etagMatches = (header: string | null | undefined, etag: string) =>
   header !== null && header !== undefined && (matchesAny(header) || tagsOf(header).includes(etag));

@@ -11,6 +11,7 @@ import {
   etagMatches,
   loggedPart,
   loggedPath,
+  markGzipped,
   RequestNote,
   type RequestNoteShape,
 } from "../domain/request.ts";
@@ -251,11 +252,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       return new Response(null, { status: 304, headers });
     }
     const gzip = acceptsGzip(request);
-    // The compressed bytes are another representation: a weak tag (If-None-Match compares weakly).
-    if (gzip) {
-      headers.set("content-encoding", "gzip");
-      headers.set("etag", `W/${doc.etag}`);
-    }
+    if (gzip) markGzipped(headers, doc.etag);
     const body = gzip ? doc.gzip : doc.plain;
     headers.set("content-length", String(body.byteLength));
     return new Response(request.method === "HEAD" ? null : body, { status: 200, headers });

@@ -6,7 +6,7 @@ import { EARLY_END } from "./body.ts";
 import { BodilessRequest, type Incoming } from "./incoming.ts";
 import type { Message } from "../domain/errors.ts";
 import { statusOfCode } from "../domain/error_codes.ts";
-import { negotiateLanguage, pick } from "../domain/language.ts";
+import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 
 export interface ServeOptions {
@@ -130,6 +130,10 @@ const NOT_HTTP = { reason: "Bad Request", message: Messages.notHttp };
 
 const ACCEPT_LANGUAGE = /\r\naccept-language:[ \t]*([^\r\n]{0,512})/i;
 
+// The contract's error body of a refusal made here, below the front door.
+const errorBodyOf = (m: Message, language: Language) =>
+  JSON.stringify({ error: { code: m.code, message: pick(m, language) } });
+
 const parseFailure = (error: Error & { code?: string; rawPacket?: unknown }) => {
   const { reason, message } = PARSE_FAILURES[error.code ?? ""] ?? NOT_HTTP;
   const m = message();
@@ -137,8 +141,7 @@ const parseFailure = (error: Error & { code?: string; rawPacket?: unknown }) => 
     ? new TextDecoder().decode(error.rawPacket.subarray(0, MAX_HEADER_BYTES + 1024))
     : "";
   const language = negotiateLanguage(ACCEPT_LANGUAGE.exec(raw)?.[1]);
-  const body = JSON.stringify({ error: { code: m.code, message: pick(m, language) } });
-  return { status: statusOfCode(m.code), reason, body };
+  return { status: statusOfCode(m.code), reason, body: errorBodyOf(m, language) };
 };
 
 // The methods a CONNECT's 405 names in its Allow header (RFC 9110 15.5.6).
@@ -391,12 +394,9 @@ export const serve = (
     // RFC 9112 3.2: an HTTP/1.1 request without Host is 400, and its connection is closed.
     if (req.httpVersion === "1.1" && req.headers.host === undefined) {
       const m = Messages.hostMissing();
-      const body = new TextEncoder().encode(JSON.stringify({
-        error: {
-          code: m.code,
-          message: pick(m, negotiateLanguage(req.headers["accept-language"])),
-        },
-      }));
+      const body = new TextEncoder().encode(
+        errorBodyOf(m, negotiateLanguage(req.headers["accept-language"])),
+      );
       const headers = {
         "content-type": "application/json",
         "content-length": String(body.byteLength),
