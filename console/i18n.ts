@@ -323,6 +323,7 @@ const en = {
   commit: "Commit",
   committing: "Committing…",
   committedOk: "Committed: {n} days changed.",
+  committedOkOne: "Committed: 1 day changed.",
   committedRelinked:
     "Committed: {n} days changed; {relinked} days kept their value, now confirmed by this file.",
   STALE_PREVIEW: "Days changed since this preview. Preview the file again.",
@@ -787,6 +788,7 @@ const zh: Record<Key, string> = {
   commit: "提交",
   committing: "正在提交…",
   committedOk: "已提交：{n} 天发生变化。",
+  committedOkOne: "已提交：1 天发生变化。",
   committedRelinked: "已提交：{n} 天发生变化；{relinked} 天数值不变，现由此文件确认。",
   STALE_PREVIEW: "预览之后相关日期已有变化，请重新预览文件。",
   BATCH_EXPIRED: "该预览已无法提交：已被放弃，或生成已超过 24 小时。请重新预览文件。",

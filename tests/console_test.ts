@@ -598,6 +598,11 @@ Deno.test({
           await shoot(page, "06-preview");
           await page.click("[data-testid=commit]");
           await page.waitForSelector("[data-testid=committed]", { timeout: 20_000 });
+          // One value replaced (the rest of the template blank): said in the singular.
+          assert.match(
+            (await texts(page, "[data-testid=committed]"))[0],
+            /^Committed: 1 day changed\./,
+          );
           await shoot(page, "07-committed");
 
           // The day now reads 4,321.1250 and its history holds the upload, traced

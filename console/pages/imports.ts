@@ -141,7 +141,7 @@ const committedText = (b: PreviewHead) => {
   const relinked = b.action_counts.RELINK ?? 0;
   const changed = CHANGING.reduce((n, a) => n + (b.action_counts[a] ?? 0), 0) - relinked;
   return relinked === 0
-    ? t("committedOk", { n: formatCount(changed) })
+    ? (changed === 1 ? t("committedOkOne") : t("committedOk", { n: formatCount(changed) }))
     : t("committedRelinked", { n: formatCount(changed), relinked: formatCount(relinked) });
 };
 
