@@ -18,10 +18,19 @@ import { Messages } from "../domain/messages.ts";
 import { NO_SUCH_ID } from "../domain/common.ts";
 import { RequestNote } from "../domain/request.ts";
 
+// Seconds a client is asked to wait after a 503 BUSY made here (a lock or statement timeout, every
+// database connection in use): such a wait is over within a statement's time.
+const DATA_RETRY_S = "1";
+
 const errorBody = (status: number, code: string, message: string, requestId: string) =>
   HttpServerResponse.unsafeJson(
     { error: { code, message } },
-    { status, headers: { "x-request-id": requestId } },
+    {
+      status,
+      headers: code === "BUSY"
+        ? { "x-request-id": requestId, "retry-after": DATA_RETRY_S }
+        : { "x-request-id": requestId },
+    },
   );
 
 const refusal = (m: Message, language: Language, requestId: string) =>

@@ -10,7 +10,7 @@ import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
 import { BytesClient } from "./pg_bytes.ts";
-import { unwatchPool, watchPool } from "../ops/pg_pools.ts";
+import { POOL_WAIT_MS, unwatchPool, watchPool } from "../ops/pg_pools.ts";
 import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
@@ -71,7 +71,7 @@ export interface PoolOptions {
   // fails (503 BUSY) instead of holding a pooled connection, and so every other request, hostage.
   readonly statementMs: number;
   readonly lockMs: number;
-  // How long a new connection may take (default 5 s).
+  // How long a request may wait for a connection, new or pooled (default POOL_WAIT_MS).
   readonly connectMs?: number;
 }
 
@@ -92,7 +92,7 @@ const makePool = (options: PoolOptions, check = true) =>
         new pg.Pool({
           ...connectionOf(Redacted.value(options.url)),
           max: options.maxConnections,
-          connectionTimeoutMillis: options.connectMs ?? 5_000,
+          connectionTimeoutMillis: options.connectMs ?? POOL_WAIT_MS,
           // The idle timeout (10 s, pg-pool's default) stays: an open connection keeps its driver's
           // read buffer as large as the largest answer it read, so idle ones are let go.
           statement_timeout: options.statementMs,

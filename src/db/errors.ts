@@ -1,8 +1,10 @@
-// The repository boundary: a lost database becomes 503, any other SQL failure a defect (500).
+// The repository boundary: a lost database or a busy one becomes 503, any other SQL failure a
+// defect (500).
 import type { SqlError } from "@effect/sql/SqlError";
 import { Effect, Option } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
+import { POOL_WAIT_MS, poolBusyWithin } from "../ops/pg_pools.ts";
 
 const connectionCodes = new Set([
   "ECONNREFUSED",
@@ -22,6 +24,17 @@ const busyCodes = new Set(["57014", "55P03"]);
 // A write refused by a database that takes none now (a standby, a primary being failed over, a
 // database set read-only for maintenance): not a defect of the request either.
 const READ_ONLY = "25006";
+
+// pg-pool's failure of a request that waited for a connection of a full pool past the wait.
+const POOL_WAIT_TIMEOUT = "timeout exceeded when trying to connect";
+
+// A request that waited past the pool's wait while the database kept answering the pool's other
+// connections met a busy service (503 BUSY, retry shortly), not a database away (NOT_READY).
+const unreachableOrBusy = (error: SqlError) =>
+  (error.cause as { message?: unknown } | undefined)?.message === POOL_WAIT_TIMEOUT &&
+    poolBusyWithin(POOL_WAIT_MS)
+    ? unavailable(Messages.connectionsBusy())
+    : unavailable(Messages.databaseUnreachable());
 
 export const isConnectionError = (error: SqlError): boolean => {
   if (/acquire connection|Connection error|Failed to connect|timed out/i.test(error.message)) {
@@ -49,7 +62,7 @@ export const dbBoundary = <A, E, R>(
     (e): e is SqlError => isSqlError(e),
     (error) =>
       isConnectionError(error)
-        ? Effect.fail(unavailable(Messages.databaseUnreachable()))
+        ? Effect.fail(unreachableOrBusy(error))
         : busyCodes.has(sqlStateOf(error) ?? "")
         ? Effect.fail(unavailable(Messages.dataBusy()))
         : sqlStateOf(error) === READ_ONLY
@@ -58,7 +71,7 @@ export const dbBoundary = <A, E, R>(
   ).pipe(
     Effect.catchSomeDefect((defect) =>
       isSqlError(defect) && isConnectionError(defect)
-        ? Option.some(Effect.fail(unavailable(Messages.databaseUnreachable())))
+        ? Option.some(Effect.fail(unreachableOrBusy(defect)))
         : Option.none()
     ),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;

@@ -153,8 +153,9 @@ export const ERROR_CODES = [
   {
     code: "BUSY",
     status: 503,
-    meaning: "A lock or statement timeout fired, or as many uploads, imports or exports as the " +
-      "service takes at once are under way: retry after the Retry-After header's seconds",
+    meaning: "A lock or statement timeout fired, every database connection was in use past the " +
+      "wait, or as many uploads, imports or exports as the service takes at once are under way: " +
+      "retry after the Retry-After header's seconds",
   },
   {
     code: "TIMEOUT",

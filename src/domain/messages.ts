@@ -434,6 +434,12 @@ export const Messages = {
       "The console is not built: run deno task console:build",
       "控制台尚未构建：请运行 deno task console:build",
     ),
+  connectionsBusy: () =>
+    m(
+      "BUSY",
+      "Every database connection is in use by other requests; try again shortly",
+      "所有数据库连接都在处理其他请求；请稍后重试",
+    ),
   dataBusy: () =>
     m(
       "BUSY",

@@ -12,6 +12,10 @@ import { ReadReplica } from "../db/read_replica.ts";
 import { unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { pendingRoutines } from "../routines.ts";
+import { POOL_WAIT_MS, poolBusyWithin } from "../ops/pg_pools.ts";
+
+// How long a passed readiness check stands for a database whose connections are all in use.
+const READY_KEPT_MS = 60_000;
 
 export const SystemHttpLive = HttpApiBuilder.group(
   Api,
@@ -20,7 +24,8 @@ export const SystemHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient;
       const pending = Effect.all([pendingMigrations, pendingRoutines]);
-      const ready = dbBoundary(Effect.provideService(pending, SqlClient.SqlClient, sql))
+      let passedAt = -Infinity;
+      const checked = dbBoundary(Effect.provideService(pending, SqlClient.SqlClient, sql))
         .pipe(
           Effect.catchAllDefect(() => Effect.fail(unavailable(Messages.databaseUnreachable()))),
           Effect.flatMap(([migrations, routines]) =>
@@ -28,9 +33,20 @@ export const SystemHttpLive = HttpApiBuilder.group(
               ? Effect.fail(unavailable(Messages.migrationsPending(migrations)))
               : routines > 0
               ? Effect.fail(unavailable(Messages.routinesPending(routines)))
-              : Effect.succeed({ status: "ready" as const })
+              : Effect.sync(() => {
+                passedAt = performance.now();
+                return { status: "ready" as const };
+              })
           ),
         );
+      // A pool whose connections are all in use while the database answers them is a busy
+      // service, not one to take out of rotation: the probe is answered from its last passed check
+      // (within READY_KEPT_MS) instead of queueing behind the requests for a connection.
+      const ready = Effect.suspend(() =>
+        poolBusyWithin(POOL_WAIT_MS) && performance.now() - passedAt <= READY_KEPT_MS
+          ? Effect.succeed({ status: "ready" as const })
+          : checked
+      );
       // The database checked is the primary; a replica away or behind leaves the service ready,
       // reading the primary: "Reads-From: replica", or "primary; <why>".
       const replica = yield* Effect.serviceOption(ReadReplica);

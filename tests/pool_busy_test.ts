@@ -1,0 +1,111 @@
+// A pool whose connections are all in use while PostgreSQL answers them is a busy service (503 BUSY
+// with Retry-After, readiness kept), not a database away (503 NOT_READY, readiness failing).
+import assert from "node:assert/strict";
+import { SqlClient, SqlError } from "@effect/sql";
+import { Effect, Exit, Layer, ManagedRuntime, Redacted } from "effect";
+import pg from "pg";
+import { makeHandler } from "../src/app.ts";
+import { issueKey } from "../src/auth/keys.ts";
+import { AppConfig, DEFAULT_LIMITS } from "../src/config.ts";
+import { pgLayer } from "../src/db/database.ts";
+import { dbBoundary } from "../src/db/errors.ts";
+import { unwatchPool, watchPool } from "../src/ops/pg_pools.ts";
+import { assertErrorBody, quietLog } from "./helpers.ts";
+import { makeTestDatabase, testDatabaseUrl } from "./db.ts";
+
+// What dbBoundary makes of a pool's failure to give a connection.
+const codeOf = async (cause: unknown) => {
+  const exit = await Effect.runPromiseExit(dbBoundary(Effect.fail(
+    new SqlError.SqlError({ message: "Failed to acquire connection", cause }),
+  )));
+  assert.ok(Exit.isFailure(exit) && exit.cause._tag === "Fail", String(exit));
+  return (exit.cause.error as { code: string }).code;
+};
+
+Deno.test("a full pool whose database never answered is NOT_READY, not BUSY", async () => {
+  // A server that takes connections and never says a word: every connection hangs in its start.
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of silent) held.push(conn);
+  })();
+  const pool = new pg.Pool({
+    host: "127.0.0.1",
+    port: silent.addr.port,
+    user: "nobody",
+    database: "nothing",
+    max: 1,
+    connectionTimeoutMillis: 200,
+  }).on("error", () => {});
+  watchPool(pool);
+  try {
+    // The first connection is made and times out; the second waits for the full pool and times out.
+    const failures: Error[] = await Promise.all([pool.connect(), pool.connect()].map((p) =>
+      p.then(
+        (): Error => assert.fail("the silent server gave a connection"),
+        (error: Error) => error,
+      )
+    ));
+    assert.ok(
+      failures.some((error) => error.message === "timeout exceeded when trying to connect"),
+      failures.map((error) => error.message).join("; "),
+    );
+    for (const error of failures) assert.equal(await codeOf(error), "NOT_READY");
+  } finally {
+    unwatchPool(pool);
+    await pool.end();
+    silent.close();
+    for (const conn of held) conn.close();
+    await accepting.catch(() => {});
+  }
+});
+
+Deno.test({
+  name: "a request that waited for a busy pool is 503 BUSY with Retry-After, and readiness holds",
+  ignore: !testDatabaseUrl,
+  fn: async () => {
+    const db = await makeTestDatabase();
+    // One connection, given up after 300 ms of waiting.
+    const runtime = ManagedRuntime.make(pgLayer({
+      url: Redacted.make(db.url!),
+      maxConnections: 1,
+      statementMs: DEFAULT_LIMITS.statementMs,
+      lockMs: DEFAULT_LIMITS.lockMs,
+      connectMs: 300,
+    }));
+    const layer = Layer.effectContext(runtime.runtimeEffect.pipe(Effect.map((rt) => rt.context)));
+    const { key } = await runtime.runPromise(
+      issueKey({ member: "m", permissions: ["read"], stores: null, lifetime: null }),
+    );
+    const { handler, dispose } = makeHandler(Layer.merge(layer, AppConfig.make({})), {
+      log: quietLog,
+    });
+    try {
+      assert.equal((await handler(new Request("http://x/health/ready"))).status, 200);
+      // The one connection held by a long statement; the database answers it in the end.
+      const holding = runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(2)`),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const ready = await handler(new Request("http://x/health/ready"));
+      assert.equal(ready.status, 200, await ready.text());
+      const stores = await handler(
+        new Request("http://x/api/v1/stores", { headers: { authorization: `Bearer ${key}` } }),
+      );
+      const body = await stores.json();
+      assertErrorBody({ status: stores.status, headers: stores.headers, body }, 503, "BUSY");
+      assert.equal(stores.headers.get("retry-after"), "1");
+      await holding;
+      // Free again: the same request is answered.
+      const again = await handler(
+        new Request("http://x/api/v1/stores", { headers: { authorization: `Bearer ${key}` } }),
+      );
+      assert.equal(again.status, 200);
+      await again.body?.cancel();
+    } finally {
+      await dispose();
+      await runtime.dispose();
+      await db.close();
+    }
+  },
+});
