@@ -230,6 +230,28 @@ Deno.test({
           new RegExp(after.body.batch_no),
         );
         await shoot("discarded-en");
+        // The discarded preview's address (a bookmark, a link sent on) says it can no longer be
+        // committed and links its batch; an address naming no batch says it could not be opened.
+        await page.goto(`${run.base}/console/imports?preview=${id}`, { waitUntil: "networkidle0" });
+        await page.waitForSelector("[data-testid=preview-gone]");
+        assert.match(
+          (await texts(page, "[data-testid=preview-gone]"))[0],
+          new RegExp(`${after.body.batch_no}.*can no longer be committed`),
+        );
+        assert.equal(
+          await attribute(page, "[data-testid=preview-gone] a", "href"),
+          `/console/imports/${id}`,
+        );
+        assert.equal(await page.$("[data-testid=preview]"), null);
+        await shoot("preview-gone-en");
+        await page.goto(`${run.base}/console/imports?preview=999999999`, {
+          waitUntil: "networkidle0",
+        });
+        await page.waitForSelector("[data-testid=preview-gone][role=alert]");
+        assert.match(
+          (await texts(page, "[data-testid=preview-gone]"))[0],
+          /could not be opened: .+/,
+        );
         // The same file and reason again make a new preview that can be committed (not the
         // discarded one handed back for the same request key).
         await upload("july.csv", good, "meter check");

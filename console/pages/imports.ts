@@ -378,9 +378,14 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
   // the request is answered.
   const [previewKey, setPreviewKey] = useState<{ signature: string; key: string } | null>(null);
   const [commitKey, setCommitKey] = useState<{ batch: number; key: string } | null>(null);
+  // The preview named in the address when it can no longer be committed, or could not be read.
+  const [namedGone, setNamedGone] = useState<
+    { batch: ImportReview } | { failure: string } | null
+  >(null);
 
   // The preview named in the address, while it can still be committed (and no file has been sent
-  // since the page was drawn: its answer is the preview then).
+  // since the page was drawn: its answer is the preview then). One committed, discarded or expired
+  // since (a bookmark, a link sent to a colleague) is said so, with its batch.
   const named = props.query.get("preview");
   const sent = useRef(false);
   useEffect(() => {
@@ -389,12 +394,17 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
     get<ImportReview>(`/api/v1/imports/${named}/review?row_limit=1`, controller.signal).then(
       (review) => {
         if (sent.current) return;
-        if (review.status !== "PREVIEWED") return showPreviewIn(null);
+        if (review.status !== "PREVIEWED") {
+          setNamedGone({ batch: review });
+          return showPreviewIn(null);
+        }
         setPreview(review);
         setCommitKey({ batch: review.id, key: crypto.randomUUID() });
       },
       (failure) => {
-        if ((failure as Error).name !== "AbortError") showPreviewIn(null);
+        if ((failure as Error).name === "AbortError" || sent.current) return;
+        setNamedGone({ failure: (failure as Error).message });
+        showPreviewIn(null);
       },
     );
     return () => controller.abort();
@@ -426,6 +436,7 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
     const reason = (form.elements.namedItem("reason") as HTMLInputElement).value;
     if (file === undefined) return;
     sent.current = true;
+    setNamedGone(null);
     setBusy("preview");
     setProblems(null);
     setError(null);
@@ -539,6 +550,22 @@ export const ImportsPage = (props: { session: Session; query: URLSearchParams })
     }</div>`
   }
     </section>
+    ${
+    namedGone &&
+    ("batch" in namedGone
+      ? html`
+        <p class="notice" role="status"
+          data-testid="preview-gone">${t(
+            namedGone.batch.status === "COMMITTED" ? "previewWasCommitted" : "previewNoLonger",
+            {
+              batch: namedGone.batch.batch_no,
+            },
+          )} <${Link} href=${`/console/imports/${namedGone.batch.id}`}>${t("openBatch")}<//></p>
+      `
+      : html`<p class="alert" role="alert" data-testid="preview-gone">${
+        t("previewNotRead", { message: namedGone.failure })
+      }</p>`)
+  }
     ${
     discarded &&
     html`<p class="notice" role="status" data-testid="discarded">${
