@@ -234,13 +234,22 @@ export const errorText = (error: ApiError) => {
 const mayPassLater = (error: ApiError) =>
   error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500;
 
+// An as-of instant before the history the service keeps: every section of the page is refused
+// alike, and the first says so.
+export const historyNotKept = (error: ApiError) => error.code === "HISTORY_NOT_KEPT";
+
+// `saidAbove`: a failure the page already shows once for all its sections (an as-of instant
+// before the history kept) is named here in a short line instead of being repeated in full.
 export const Loaded = <T>(props: {
   load: Load<T>;
   retry?: () => void;
+  saidAbove?: (error: ApiError) => boolean;
   children: (value: T) => ComponentChildren;
 }) =>
   props.load.state === "loading"
     ? html`<p class="muted" role="status">${t("loading")}</p>`
+    : props.load.state === "failed" && props.saidAbove?.(props.load.error) === true
+    ? html`<p class="muted" data-testid="said-above">${t("saidAbove")}</p>`
     : props.load.state === "failed"
     ? html`<div class="alert" role="alert">
       <p>${errorText(props.load.error)}</p>

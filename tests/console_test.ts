@@ -742,6 +742,18 @@ Deno.test({
           await page.waitForSelector("[data-testid=quality-current]");
           await page.waitForSelector("[data-testid=export-current]");
           await shoot(page, "09-as-of-permalink");
+          // An instant before the kept history: the energy section says so once, with the way
+          // back to the current data; the sections below name it in a line instead of repeating it.
+          await page.goto(`${run.base}${pagePath}&known_at=2001-01-01T00:00:00Z`, {
+            waitUntil: "networkidle0",
+          });
+          await page.waitForFunction(
+            `document.querySelectorAll("[data-testid=said-above]").length === 4`,
+          );
+          const alerts = await texts(page, "main [role=alert]");
+          assert.equal(alerts.length, 1, alerts.join(" | "));
+          assert.match(alerts[0], /history of the data does not reach back that far/);
+          await shoot(page, "09-as-of-before-history");
           await page.goto(`${run.base}${pagePath}`, { waitUntil: "networkidle0" });
           await page.waitForSelector("[data-testid=data-token]");
           assert.equal(await shownKwh(), "1234.5678");

@@ -30,6 +30,7 @@ import {
   Code,
   Flag,
   formatCount,
+  historyNotKept,
   html,
   instant,
   isDate,
@@ -362,7 +363,9 @@ const MetricsSection = (props: {
   html`
     <section aria-labelledby="metrics-title">
       <h2 id="metrics-title">${t("metricsTitle")}</h2>
-      <${Loaded} load=${props.load} retry=${props.retry}>${(m: MetricsResponse) =>
+      <${Loaded} load=${props.load} retry=${props.retry} saidAbove=${historyNotKept}>${(
+        m: MetricsResponse,
+      ) =>
         html`
           <${Cards} summary=${m.summary} />
           <${Table} caption=${t("availability")} head=${[
@@ -415,7 +418,9 @@ const PeriodsSection = (
   return html`
     <section aria-labelledby="periods-title">
       <h2 id="periods-title">${t("periodsTitle", { date: props.asOf })}</h2>
-      <${Loaded} load=${periods.load} retry=${periods.reload}>${(p: PeriodOverview) =>
+      <${Loaded} load=${periods.load} retry=${periods.reload} saidAbove=${historyNotKept}>${(
+        p: PeriodOverview,
+      ) =>
         html`
           <${Table}
             caption=${t("periodsTitle", { date: props.asOf })}

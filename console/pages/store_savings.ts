@@ -9,7 +9,16 @@ import { get } from "../api.ts";
 import { SavingsChart, savingsCount } from "../chart.ts";
 import { type Key, language, t } from "../i18n.ts";
 import { DIGITS } from "../format.ts";
-import { formatCount, html, Loaded, NumCell, Table, useLoad, withUnit } from "../ui.ts";
+import {
+  formatCount,
+  historyNotKept,
+  html,
+  Loaded,
+  NumCell,
+  Table,
+  useLoad,
+  withUnit,
+} from "../ui.ts";
 
 // Each verdict of the range's summary as one phrase: "TES-180: not met".
 const VERDICTS: ReadonlyArray<readonly [keyof MetricSummary, string | Key]> = [
@@ -41,7 +50,9 @@ export const SavingsSection = (props: { load: Load<MetricsResponse>; retry: () =
     <section aria-labelledby="savings-title" data-testid="savings">
       <h2 id="savings-title">${t("savingsTitle")}</h2>
       <p class="muted">${t("savingsIntro")}</p>
-      <${Loaded} load=${props.load} retry=${props.retry}>${(m: MetricsResponse) => {
+      <${Loaded} load=${props.load} retry=${props.retry} saidAbove=${historyNotKept}>${(
+        m: MetricsResponse,
+      ) => {
         const counted =
           m.days.filter((d) => d.actual_kwh !== null && d.eba_kwh !== null && savingsCount(d.stage))
             .length;
@@ -146,7 +157,9 @@ export const MonthsSection = (
   return html`
     <section aria-labelledby="months-title" data-testid="months">
       <h2 id="months-title">${t("monthsTitle")}</h2>
-      <${Loaded} load=${months.load} retry=${months.reload}>${(m: MonthsResponse) =>
+      <${Loaded} load=${months.load} retry=${months.reload} saidAbove=${historyNotKept}>${(
+        m: MonthsResponse,
+      ) =>
         html`
           <${Table} caption=${caption} head=${[
             t("colMonth"),
