@@ -160,7 +160,7 @@ const Page = (props: { session: Session }) => {
     return html`<${PortfolioPage} session=${props.session} query=${query} />`;
   }
   if (parts[1] === "stores" && parts.length === 2) {
-    return html`<${StoresPage} session=${props.session} />`;
+    return html`<${StoresPage} session=${props.session} query=${query} />`;
   }
   if (parts[1] === "stores" && id(parts[2])) {
     const storeId = Number(parts[2]);

@@ -43,12 +43,31 @@ const Select = (props: {
     </label>
   `;
 
-const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
-  const [text, setText] = useState("");
-  const [brand, setBrand] = useState("");
-  const [city, setCity] = useState("");
-  const [stage, setStage] = useState("");
-  const [key, setKey] = useState("");
+// The filters in the address (q, brand, city, stage, key_store), so that a reload, Back from a
+// store and a link sent on show the same list. Each change replaces the address: typing a search
+// does not fill the browser's history.
+const FILTERS = ["q", "brand", "city", "stage", "key_store"] as const;
+type Filters = Record<typeof FILTERS[number], string>;
+
+const filtersOf = (query: URLSearchParams): Filters =>
+  Object.fromEntries(FILTERS.map((name) => [name, query.get(name) ?? ""])) as Filters;
+
+const showFilters = (filters: Filters) => {
+  const query = new URLSearchParams();
+  for (const name of FILTERS) if (filters[name] !== "") query.set(name, filters[name]);
+  const search = query.size === 0 ? "" : `?${query}`;
+  if (search !== location.search) history.replaceState(null, "", `${location.pathname}${search}`);
+};
+
+const Catalog = (props: { stores: ReadonlyArray<CatalogStore>; query: URLSearchParams }) => {
+  const [filters, setFilters] = useState(() => filtersOf(props.query));
+  const set = (name: keyof Filters) => (value: string) => {
+    const next = { ...filters, [name]: value };
+    setFilters(next);
+    showFilters(next);
+  };
+  const { q: text, brand, city, stage, key_store: key } = filters;
+  const [setText, setBrand, setCity, setStage, setKey] = FILTERS.map(set);
   const brands = useMemo(() => distinct(props.stores.map((s) => s.brand_name)), [props.stores]);
   const cities = useMemo(() => distinct(props.stores.map((s) => s.city)), [props.stores]);
   const stages = useMemo(() => distinct(props.stores.map((s) => s.stage)), [props.stores]);
@@ -133,7 +152,7 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore> }) => {
   `;
 };
 
-export const StoresPage = (props: { session: Session }) => {
+export const StoresPage = (props: { session: Session; query: URLSearchParams }) => {
   useTitle(t("storesTitle"));
   const end = props.session.dataset.end;
   const { load, reload } = useLoad(
@@ -144,6 +163,7 @@ export const StoresPage = (props: { session: Session }) => {
     <h1 tabindex="-1">${t("storesTitle")}</h1>
     <${ExportLinks} start=${addDays(end, -29)} end=${end} />
     <${Loaded} load=${load} retry=${reload}>${(value: CatalogResponse) =>
-      html`<${Catalog} stores=${value.stores} />`}<//>
+      // Drawn anew when the address changes other than by the filters themselves (a link, Back).
+      html`<${Catalog} key=${props.query.toString()} stores=${value.stores} query=${props.query} />`}<//>
   `;
 };
