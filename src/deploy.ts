@@ -3,9 +3,10 @@
 // request time limits), answering the platform's web Requests. An instance there has no disk that
 // outlives it, so DATABASE_URL is required and nothing is written: no embedded database, no pid
 // file, no demo keys, no console build (its bundle comes from the build step). It needs no FFI, no
-// child process and no runtime or V8 flag: `--allow-net --allow-env --allow-read` suffice. The
-// listening socket and its header and idle limits are `deno serve`'s, and so is the graceful stop on
-// SIGINT and SIGTERM (no new request, those in flight finish), after which the pool is closed.
+// child process and no runtime or V8 flag: `--allow-net --allow-env --allow-read --allow-sys` suffice
+// (exceljs reads the process's umask). The listening socket is `deno serve`'s (the platform's edge
+// bounds slow and idle connections), and so is the graceful stop on SIGINT and SIGTERM (no new
+// request, those in flight finish), after which the pool is closed.
 import { Effect, Option } from "effect";
 import { processLog } from "./log.ts";
 import {
@@ -29,7 +30,9 @@ const refuseDemo: KeepDemoKeys = () =>
 const log = processLog();
 let service: PreparedService;
 try {
-  const config = await readConfig(log);
+  // The port is the platform's (deno serve's): the one a request reached is the service's own for
+  // its origin check, as with PORT=0; PORT is not read.
+  const config = { ...(await readConfig(log)), port: 0 };
   if (Option.isNone(config.databaseUrl)) {
     log.error("start-up failed: DATABASE_URL is not set", {
       cause: "this entry serves PostgreSQL only: the embedded database needs a lasting disk",

@@ -87,9 +87,10 @@ export const prepareService = async (options: PrepareOptions): Promise<PreparedS
   const hold = embedded
     ? ManagedRuntime.make(Layer.scopedDiscard(holdDataDir(config.dataDir)))
     : undefined;
+  // The configuration given is the one the service runs on (an entry may have set some of it).
   const Infrastructure = Layer.provideMerge(
     DatabaseLive,
-    Layer.merge(AppConfig.layer, effectLoggerLayer(log)),
+    Layer.merge(Layer.succeed(AppConfig, config), effectLoggerLayer(log)),
   );
   let runtime = ManagedRuntime.make(Infrastructure);
   const disposeAll = async () => {

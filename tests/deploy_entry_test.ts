@@ -1,5 +1,5 @@
 // The Deno Deploy entry (src/deploy.ts) under `deno serve` with Deploy's permissions only (net, env,
-// read: no write, no FFI, no child process) and no runtime flag, against PostgreSQL: it refuses to
+// read, sys: no write, no FFI, no child process) and no runtime flag, against PostgreSQL: it refuses to
 // start without DATABASE_URL, and refuses the demo on an empty database (it cannot keep its keys);
 // with data loaded and a key issued the way docs/deploy.md says (deno task seed, deno task keys),
 // it answers the contract through the front door and stops cleanly on SIGTERM.
@@ -11,7 +11,9 @@ import { assertErrorBody, readAnswer } from "./helpers.ts";
 import { baseEnv, spawnService } from "./service_process.ts";
 
 const ROOT = new URL("..", import.meta.url);
-const DEPLOY_PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
+// The system's facts too: a module exceljs loads reads the process's umask, which Deno counts as
+// one (Deploy grants every permission; the point is no write, no FFI, no child process).
+const DEPLOY_PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-sys"];
 const LISTENING = /Listening on http:\/\/127\.0\.0\.1:(\d+)\//;
 const READY = /"msg":"ready for deno serve/;
 
@@ -110,7 +112,7 @@ Deno.test({
       await admin("scripts/seed.ts", [], databaseUrl);
       const issued = await admin(
         "scripts/keys.ts",
-        ["issue", "--member", "deploy-check", "--permissions", "read"],
+        ["issue", "--member", "deploy-check", "--permissions", "read,write"],
         databaseUrl,
       );
       const key = issued.trim().split("\n").at(-1)!;
@@ -143,6 +145,20 @@ Deno.test({
         assert.ok(energy.headers.get("etag"));
         const stores = await fetch(`${base}/api/v1/stores`, { headers: auth });
         assert.equal((await stores.json()).stores.length, 60);
+        // A browser's sign-in from the address the entry was reached at (the port is deno
+        // serve's: PORT, unset here, is not what it listens on).
+        const session = await fetch(`${base}/auth/session`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: base },
+          body: JSON.stringify({ access_key: key }),
+        });
+        assert.equal(session.status, 200, await session.clone().text());
+        assert.match(session.headers.get("set-cookie") ?? "", /HttpOnly/i);
+        await session.body?.cancel();
+        // The template is written by exceljs, which the entry loads on the first request for it.
+        const template = await fetch(`${base}/api/v1/imports/template`, { headers: auth });
+        assert.equal(template.status, 200);
+        assert.match((await template.json()).filename, /\.xlsx$/);
 
         // Error bodies, from the HttpApi and from the front door.
         assertErrorBody(

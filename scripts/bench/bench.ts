@@ -99,7 +99,7 @@ Environment:
                         the requests: a little more CPU a request than without); default off
   BENCH_ENTRY           main (default): src/main.ts as the start task runs it; deploy: the Deno
                         Deploy entry, src/deploy.ts under deno serve with Deploy's permissions
-                        (--allow-net --allow-env --allow-read) and no flag (needs BENCH_V8_FLAGS="")
+                        (--allow-net --allow-env --allow-read --allow-sys) and no flag (needs BENCH_V8_FLAGS="")
   BENCH_ONLY            reads: only the reads (and the RSS over them);
                         imports: only the import benchmark (no wrk, no baseline server);
                         scale: only the scale run (60, 500 and 2,000 stores) and the portfolio;

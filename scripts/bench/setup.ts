@@ -47,7 +47,7 @@ if (ENTRY === "deploy" && V8_FLAGS !== "") {
 }
 export const startSettingsText = () =>
   ENTRY === "deploy"
-    ? `the Deploy entry (deno serve src/deploy.ts, --allow-net --allow-env --allow-read); environment ${startEnvText()}`
+    ? `the Deploy entry (deno serve src/deploy.ts, --allow-net --allow-env --allow-read --allow-sys); environment ${startEnvText()}`
     : `V8 flags ${V8_FLAGS.trim() || "none"}; environment ${startEnvText()}`;
 export const serviceArgs = (flags: string, port: number) =>
   ENTRY === "deploy"
@@ -56,6 +56,7 @@ export const serviceArgs = (flags: string, port: number) =>
       "--allow-net",
       "--allow-env",
       "--allow-read",
+      "--allow-sys",
       "--host",
       "127.0.0.1",
       "--port",
