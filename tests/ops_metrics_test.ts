@@ -8,6 +8,7 @@ import { makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
 import { apiRoutes } from "../src/http/routes.ts";
+import { OpsMetrics } from "../src/ops/metrics.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { databaseKind, makeTestDatabase } from "./db.ts";
@@ -281,15 +282,37 @@ Deno.test("the database, its pool and the process are reported", async () => {
   assert.ok(again > allocated, `${again} after ${allocated}`);
   assert.ok((valueOf(samples, "process_cpu_seconds_total") ?? 0) > 0);
   if (databaseKind === "postgres") {
-    assert.equal(valueOf(samples, "db_pool_max_connections"), 30);
-    const idle = valueOf(samples, "db_pool_connections", { state: "idle" }) ?? -1;
-    const used = valueOf(samples, "db_pool_connections", { state: "in_use" }) ?? -1;
+    // The pool of the primary, by its label: each pool's series apart (a replica's has its own).
+    const primary = { pool: "primary" };
+    assert.equal(valueOf(samples, "db_pool_max_connections", primary), 30);
+    const idle = valueOf(samples, "db_pool_connections", { ...primary, state: "idle" }) ?? -1;
+    const used = valueOf(samples, "db_pool_connections", { ...primary, state: "in_use" }) ?? -1;
     assert.ok(idle >= 0 && used >= 0 && idle + used <= 30);
-    assert.ok((valueOf(samples, "db_pool_checkouts_total") ?? 0) > 0);
+    assert.ok((valueOf(samples, "db_pool_checkouts_total", primary) ?? 0) > 0);
+    assert.equal(valueOf(samples, "db_pool_max_connections", { pool: "replica" }), undefined);
     assert.ok((valueOf(samples, "db_server_connections") ?? 0) >= 1);
   } else {
     assert.equal(valueOf(samples, "db_pool_max_connections"), undefined);
   }
+});
+
+Deno.test("with a read replica, each pool is reported apart, so that a full one shows", async () => {
+  const registry = new OpsMetrics();
+  registry.setSources({
+    pool: () => [
+      { role: "primary", total: 10, idle: 0, waiting: 3, max: 10, checkouts: 500 },
+      { role: "replica", total: 2, idle: 2, waiting: 0, max: 10, checkouts: 40 },
+    ],
+  });
+  const samples = parse(await registry.render());
+  const inUse = (pool: string) =>
+    valueOf(samples, "db_pool_connections", { pool, state: "in_use" });
+  const max = (pool: string) => valueOf(samples, "db_pool_max_connections", { pool });
+  // The alert's ratio, per pool: the primary's is full, whatever the replica's.
+  assert.equal(inUse("primary")! / max("primary")!, 1);
+  assert.equal(inUse("replica")! / max("replica")!, 0);
+  assert.equal(valueOf(samples, "db_pool_waiting", { pool: "primary" }), 3);
+  assert.equal(valueOf(samples, "db_pool_checkouts_total", { pool: "replica" }), 40);
 });
 
 Deno.test("kept answers are reported: their cost, and how many requests they answered", async () => {

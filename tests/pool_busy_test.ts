@@ -37,7 +37,7 @@ Deno.test("a full pool whose database never answered is NOT_READY, not BUSY", as
     max: 1,
     connectionTimeoutMillis: 200,
   }).on("error", () => {});
-  watchPool(pool);
+  watchPool(pool, "primary");
   try {
     // The first connection is made and times out; the second waits for the full pool and times out.
     const failures: Error[] = await Promise.all([pool.connect(), pool.connect()].map((p) =>

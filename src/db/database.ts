@@ -10,7 +10,7 @@ import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
 import { BytesClient } from "./pg_bytes.ts";
-import { POOL_WAIT_MS, unwatchPool, watchPool } from "../ops/pg_pools.ts";
+import { POOL_WAIT_MS, type PoolRole, unwatchPool, watchPool } from "../ops/pg_pools.ts";
 import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
@@ -84,8 +84,9 @@ export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> 
 
 const APPLICATION = "energy-saving-service";
 
-// `check`: one statement before the pool is handed out, so that a database away fails the start.
-const makePool = (options: PoolOptions, check = true) =>
+// `role`: the database it reaches, for /metrics. `check`: one statement before the pool is handed
+// out, so that a database away fails the start.
+const makePool = (options: PoolOptions, role: PoolRole = "primary", check = true) =>
   Effect.acquireRelease(
     Effect.try({
       try: () =>
@@ -115,7 +116,7 @@ const makePool = (options: PoolOptions, check = true) =>
           })
           : Effect.void
       ),
-      Effect.tap((pool) => watchPool(pool)),
+      Effect.tap((pool) => watchPool(pool, role)),
     ),
     (pool) => Effect.promise(() => (unwatchPool(pool), pool.end())),
   );
@@ -148,7 +149,7 @@ const replicaLayer = (config: AppConfigShape, primaryUrl: Redacted.Redacted<stri
     // service reading the primary until it answers.
     return routingLayer(
       makePool({ ...options, url: primaryUrl }),
-      makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, false),
+      makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, "replica", false),
       config.replica,
       APPLICATION,
     );

@@ -80,6 +80,8 @@ export interface DatabaseFacts {
 }
 
 export interface PoolFacts {
+  // The database its connections go to: primary, or replica (DATABASE_READ_URL).
+  readonly role: string;
   readonly total: number;
   readonly idle: number;
   readonly waiting: number;
@@ -89,7 +91,7 @@ export interface PoolFacts {
 
 export interface OpsSources {
   readonly database?: () => Promise<DatabaseFacts>;
-  readonly pool?: () => PoolFacts | undefined;
+  readonly pool?: () => ReadonlyArray<PoolFacts>;
   readonly answers?: () => ReadCacheFacts;
 }
 
@@ -268,21 +270,25 @@ export class OpsMetrics {
       sample("answer_cache_served_total", "", answers.served);
     }
 
-    const pool = this.#sources.pool?.();
-    if (pool !== undefined) {
+    // One series per pool, labelled with the database it reaches (primary, replica).
+    const pools = this.#sources.pool?.() ?? [];
+    if (pools.length > 0) {
+      const of = (p: PoolFacts) => `pool="${p.role}"`;
       head(
         "db_pool_connections",
         "gauge",
-        "PostgreSQL connections of this process's pool, by state.",
+        "PostgreSQL connections of this process's pools, by pool and state.",
       );
-      sample("db_pool_connections", `state="idle"`, pool.idle);
-      sample("db_pool_connections", `state="in_use"`, pool.total - pool.idle);
-      head("db_pool_max_connections", "gauge", "Size limit of the pool (DB_POOL_MAX).");
-      sample("db_pool_max_connections", "", pool.max);
-      head("db_pool_waiting", "gauge", "Queries waiting for a pooled connection.");
-      sample("db_pool_waiting", "", pool.waiting);
-      head("db_pool_checkouts_total", "counter", "Connections taken from the pool.");
-      sample("db_pool_checkouts_total", "", pool.checkouts);
+      for (const p of pools) {
+        sample("db_pool_connections", `${of(p)},state="idle"`, p.idle);
+        sample("db_pool_connections", `${of(p)},state="in_use"`, p.total - p.idle);
+      }
+      head("db_pool_max_connections", "gauge", "Size limit of each pool (DB_POOL_MAX).");
+      for (const p of pools) sample("db_pool_max_connections", of(p), p.max);
+      head("db_pool_waiting", "gauge", "Queries waiting for a connection of each pool.");
+      for (const p of pools) sample("db_pool_waiting", of(p), p.waiting);
+      head("db_pool_checkouts_total", "counter", "Connections taken from each pool.");
+      for (const p of pools) sample("db_pool_checkouts_total", of(p), p.checkouts);
     }
 
     if (this.#sources.database !== undefined) {

@@ -8,18 +8,19 @@ import type { PoolFacts } from "./metrics.ts";
 // connectionTimeoutMillis, which also bounds making a new connection).
 export const POOL_WAIT_MS = 5_000;
 
-// Each pool, with when one of its connections was last given back without an error (a statement
-// that reached the database and was answered).
-const pools = new Map<pg.Pool, { answeredAt: number }>();
-let checkouts = 0;
-const counted = () => {
-  checkouts++;
-};
+// Which database a pool's connections go to.
+export type PoolRole = "primary" | "replica";
 
-export const watchPool = (pool: pg.Pool) => {
-  const state = { answeredAt: -Infinity };
+// Each pool, with its role, its checkouts, and when one of its connections was last given back
+// without an error (a statement that reached the database and was answered).
+const pools = new Map<pg.Pool, { role: PoolRole; checkouts: number; answeredAt: number }>();
+
+export const watchPool = (pool: pg.Pool, role: PoolRole) => {
+  const state = { role, checkouts: 0, answeredAt: -Infinity };
   pools.set(pool, state);
-  pool.on("acquire", counted);
+  pool.on("acquire", () => {
+    state.checkouts++;
+  });
   pool.on("release", (error: unknown) => {
     if (!error) state.answeredAt = performance.now();
   });
@@ -42,20 +43,22 @@ export const unwatchPool = (pool: pg.Pool) => {
   pools.delete(pool);
 };
 
-// Every live pool together (the service has one, two with a read replica); undefined when none has
-// been made.
-export const pgPoolFacts = (): PoolFacts | undefined => {
-  let total = 0, idle = 0, waiting = 0, max = 0, live = 0;
-  for (const pool of pools.keys()) {
+// Each live pool (the service has one, two with a read replica); none when none has been made.
+export const pgPoolFacts = (): ReadonlyArray<PoolFacts> => {
+  const facts: Array<PoolFacts> = [];
+  for (const [pool, state] of pools) {
     if (pool.ended) {
       pools.delete(pool);
       continue;
     }
-    live++;
-    total += pool.totalCount;
-    idle += pool.idleCount;
-    waiting += pool.waitingCount;
-    max += pool.options.max ?? 10;
+    facts.push({
+      role: state.role,
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: pool.options.max ?? 10,
+      checkouts: state.checkouts,
+    });
   }
-  return live === 0 ? undefined : { total, idle, waiting, max, checkouts };
+  return facts;
 };
