@@ -84,7 +84,7 @@ Deno.test({
       assert.equal((await handler(new Request("http://x/health/ready"))).status, 200);
       // The one connection held by a long statement; the database answers it in the end.
       const holding = runtime.runPromise(
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(2)`),
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(4)`),
       );
       await new Promise((resolve) => setTimeout(resolve, 100));
       const ready = await handler(new Request("http://x/health/ready"));
@@ -95,6 +95,19 @@ Deno.test({
       const body = await stores.json();
       assertErrorBody({ status: stores.status, headers: stores.headers, body }, 503, "BUSY");
       assert.equal(stores.headers.get("retry-after"), "1");
+      // The same refusal made by the front door's credential check, before a body is read (a
+      // preview, an export, the portfolio): the console waits for its Retry-After and asks again.
+      const portfolio = await handler(
+        new Request("http://x/api/v1/portfolio?start=2026-01-01&end=2026-01-31", {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      );
+      assertErrorBody(
+        { status: portfolio.status, headers: portfolio.headers, body: await portfolio.json() },
+        503,
+        "BUSY",
+      );
+      assert.equal(portfolio.headers.get("retry-after"), "1");
       await holding;
       // Free again: the same request is answered.
       const again = await handler(

@@ -6,7 +6,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import type * as HttpApp from "@effect/platform/HttpApp";
 import { Cause, Effect, Option } from "effect";
 import { type Message, messageIn, statusOfError } from "../domain/errors.ts";
-import { statusOfCode } from "../domain/error_codes.ts";
+import { BUSY_RETRY_S, statusOfCode } from "../domain/error_codes.ts";
 import {
   DEFAULT_LANGUAGE,
   type Language,
@@ -18,17 +18,13 @@ import { Messages } from "../domain/messages.ts";
 import { NO_SUCH_ID } from "../domain/common.ts";
 import { RequestNote } from "../domain/request.ts";
 
-// Seconds a client is asked to wait after a 503 BUSY made here (a lock or statement timeout, every
-// database connection in use): such a wait is over within a statement's time.
-const DATA_RETRY_S = "1";
-
 const errorBody = (status: number, code: string, message: string, requestId: string) =>
   HttpServerResponse.unsafeJson(
     { error: { code, message } },
     {
       status,
       headers: code === "BUSY"
-        ? { "x-request-id": requestId, "retry-after": DATA_RETRY_S }
+        ? { "x-request-id": requestId, "retry-after": String(BUSY_RETRY_S) }
         : { "x-request-id": requestId },
     },
   );

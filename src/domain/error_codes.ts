@@ -172,6 +172,11 @@ export const errorCodesOf = (status: number): ReadonlyArray<ErrorCode> =>
 export const statusOfCode = (code: ErrorCode): number =>
   ERROR_CODES.find((e) => e.code === code)!.status;
 
+// The Retry-After seconds of a 503 BUSY that names no other wait (a lock or statement timeout,
+// every database connection in use): such a wait is over within a statement's time. Every BUSY
+// answer carries a Retry-After (the admission limits name their own).
+export const BUSY_RETRY_S = 1;
+
 // The README.md table, in the layout `deno fmt` gives it.
 export const errorCodesTable = (): string => {
   const rows = [
