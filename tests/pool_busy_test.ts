@@ -9,35 +9,53 @@ import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig, DEFAULT_LIMITS } from "../src/config.ts";
 import { pgLayer } from "../src/db/database.ts";
 import { dbBoundary } from "../src/db/errors.ts";
-import { unwatchPool, watchPool } from "../src/ops/pg_pools.ts";
+import { onTarget } from "../src/db/read_replica.ts";
+import { poolBusy, unwatchPool, watchPool } from "../src/ops/pg_pools.ts";
 import { assertErrorBody, quietLog } from "./helpers.ts";
 import { makeTestDatabase, testDatabaseUrl } from "./db.ts";
 
-// What dbBoundary makes of a pool's failure to give a connection.
-const codeOf = async (cause: unknown) => {
-  const exit = await Effect.runPromiseExit(dbBoundary(Effect.fail(
+// What dbBoundary makes of a pool's failure to give a connection, for statements sent to the
+// primary (or the replica, `replica`).
+const codeOf = async (cause: unknown, replica = false) => {
+  const failed = dbBoundary(Effect.fail(
     new SqlError.SqlError({ message: "Failed to acquire connection", cause }),
-  )));
+  ));
+  const exit = await Effect.runPromiseExit(replica ? onTarget("replica")(failed) : failed);
   assert.ok(Exit.isFailure(exit) && exit.cause._tag === "Fail", String(exit));
   return (exit.cause.error as { code: string }).code;
 };
 
-Deno.test("a full pool whose database never answered is NOT_READY, not BUSY", async () => {
-  // A server that takes connections and never says a word: every connection hangs in its start.
-  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+// A server that takes connections and never says a word: every connection hangs in its start.
+const silentServer = () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const held: Deno.Conn[] = [];
   const accepting = (async () => {
-    for await (const conn of silent) held.push(conn);
+    for await (const conn of listener) held.push(conn);
   })();
-  const pool = new pg.Pool({
+  return {
+    port: listener.addr.port,
+    close: async () => {
+      listener.close();
+      for (const conn of held) conn.close();
+      await accepting.catch(() => {});
+    },
+  };
+};
+
+const silentPool = (port: number, waitMs = 200) =>
+  new pg.Pool({
     host: "127.0.0.1",
-    port: silent.addr.port,
+    port,
     user: "nobody",
     database: "nothing",
     max: 1,
-    connectionTimeoutMillis: 200,
+    connectionTimeoutMillis: waitMs,
   }).on("error", () => {});
-  watchPool(pool, "primary");
+
+Deno.test("a full pool whose database never answered is NOT_READY, not BUSY", async () => {
+  const silent = silentServer();
+  const pool = silentPool(silent.port);
+  watchPool(pool, "primary", 20_000);
   try {
     // The first connection is made and times out; the second waits for the full pool and times out.
     const failures: Error[] = await Promise.all([pool.connect(), pool.connect()].map((p) =>
@@ -54,14 +72,46 @@ Deno.test("a full pool whose database never answered is NOT_READY, not BUSY", as
   } finally {
     unwatchPool(pool);
     await pool.end();
-    silent.close();
-    for (const conn of held) conn.close();
-    await accepting.catch(() => {});
+    await silent.close();
   }
 });
 
 Deno.test({
-  name: "a request that waited for a busy pool is 503 BUSY with Retry-After, and readiness holds",
+  name: "a full pool is judged by the database the request's statements went to",
+  ignore: !testDatabaseUrl,
+  fn: async () => {
+    // A replica's pool, full and answering; a primary's, full and never answering.
+    const answering = new pg.Pool({ connectionString: testDatabaseUrl, max: 1 });
+    watchPool(answering, "replica", 20_000);
+    await answering.query("SELECT 1");
+    const holding = await answering.connect();
+    const silent = silentServer();
+    // Its one connection hangs in its start for the whole test.
+    const stuck = silentPool(silent.port, 30_000);
+    watchPool(stuck, "primary", 20_000);
+    const connecting = stuck.connect().then(() => assert.fail("connected"), () => {});
+    try {
+      assert.equal(poolBusy("replica"), true);
+      assert.equal(poolBusy("primary"), false);
+      const timedOut = new Error("timeout exceeded when trying to connect");
+      assert.equal(await codeOf(timedOut), "NOT_READY");
+      assert.equal(await codeOf(timedOut, true), "BUSY");
+    } finally {
+      holding.release();
+      // The silent server's end fails the hanging start.
+      await silent.close();
+      await connecting;
+      unwatchPool(answering);
+      unwatchPool(stuck);
+      await answering.end();
+      await stuck.end();
+    }
+  },
+});
+
+Deno.test({
+  name: "a request that waited for a pool held by long statements is 503 BUSY with Retry-After, " +
+    "and readiness holds",
   ignore: !testDatabaseUrl,
   fn: async () => {
     const db = await makeTestDatabase();
@@ -82,11 +132,12 @@ Deno.test({
     });
     try {
       assert.equal((await handler(new Request("http://x/health/ready"))).status, 200);
-      // The one connection held by a long statement; the database answers it in the end.
+      // The one connection held by a statement longer than a client waits for a connection (and
+      // than the pool's wait), within its time limit: the database answers it in the end.
       const holding = runtime.runPromise(
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(4)`),
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(7.5)`),
       );
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
       const ready = await handler(new Request("http://x/health/ready"));
       assert.equal(ready.status, 200, await ready.text());
       const stores = await handler(

@@ -10,7 +10,8 @@ import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
 import { BytesClient } from "./pg_bytes.ts";
-import { POOL_WAIT_MS, type PoolRole, unwatchPool, watchPool } from "../ops/pg_pools.ts";
+import { POOL_WAIT_MS, unwatchPool, watchPool } from "../ops/pg_pools.ts";
+import type { ReadTarget } from "./read_target.ts";
 import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
@@ -86,7 +87,7 @@ const APPLICATION = "energy-saving-service";
 
 // `role`: the database it reaches, for /metrics. `check`: one statement before the pool is handed
 // out, so that a database away fails the start.
-const makePool = (options: PoolOptions, role: PoolRole = "primary", check = true) =>
+const makePool = (options: PoolOptions, role: ReadTarget = "primary", check = true) =>
   Effect.acquireRelease(
     Effect.try({
       try: () =>
@@ -116,7 +117,9 @@ const makePool = (options: PoolOptions, role: PoolRole = "primary", check = true
           })
           : Effect.void
       ),
-      Effect.tap((pool) => watchPool(pool, role)),
+      Effect.tap((pool) =>
+        watchPool(pool, role, options.statementMs + (options.connectMs ?? POOL_WAIT_MS))
+      ),
     ),
     (pool) => Effect.promise(() => (unwatchPool(pool), pool.end())),
   );

@@ -1,10 +1,11 @@
 // The repository boundary: a lost database or a busy one becomes 503, any other SQL failure a
 // defect (500).
 import type { SqlError } from "@effect/sql/SqlError";
-import { Effect, Option } from "effect";
+import { Effect, FiberRef, Option } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
-import { POOL_WAIT_MS, poolBusyWithin } from "../ops/pg_pools.ts";
+import { poolBusy } from "../ops/pg_pools.ts";
+import { readTarget } from "./read_target.ts";
 
 const connectionCodes = new Set([
   "ECONNREFUSED",
@@ -28,13 +29,18 @@ const READ_ONLY = "25006";
 // pg-pool's failure of a request that waited for a connection of a full pool past the wait.
 const POOL_WAIT_TIMEOUT = "timeout exceeded when trying to connect";
 
-// A request that waited past the pool's wait while the database kept answering the pool's other
-// connections met a busy service (503 BUSY, retry shortly), not a database away (NOT_READY).
+// A request that waited past the pool's wait while the database kept answering that pool's
+// connections (the pool of the database its statements went to) met a busy service (503 BUSY,
+// retry shortly), not a database away (NOT_READY).
 const unreachableOrBusy = (error: SqlError) =>
-  (error.cause as { message?: unknown } | undefined)?.message === POOL_WAIT_TIMEOUT &&
-    poolBusyWithin(POOL_WAIT_MS)
-    ? unavailable(Messages.connectionsBusy())
-    : unavailable(Messages.databaseUnreachable());
+  Effect.map(
+    FiberRef.get(readTarget),
+    (target) =>
+      (error.cause as { message?: unknown } | undefined)?.message === POOL_WAIT_TIMEOUT &&
+        poolBusy(target)
+        ? unavailable(Messages.connectionsBusy())
+        : unavailable(Messages.databaseUnreachable()),
+  );
 
 export const isConnectionError = (error: SqlError): boolean => {
   if (/acquire connection|Connection error|Failed to connect|timed out/i.test(error.message)) {
@@ -62,7 +68,7 @@ export const dbBoundary = <A, E, R>(
     (e): e is SqlError => isSqlError(e),
     (error) =>
       isConnectionError(error)
-        ? Effect.fail(unreachableOrBusy(error))
+        ? Effect.flip(unreachableOrBusy(error))
         : busyCodes.has(sqlStateOf(error) ?? "")
         ? Effect.fail(unavailable(Messages.dataBusy()))
         : sqlStateOf(error) === READ_ONLY
@@ -71,7 +77,7 @@ export const dbBoundary = <A, E, R>(
   ).pipe(
     Effect.catchSomeDefect((defect) =>
       isSqlError(defect) && isConnectionError(defect)
-        ? Option.some(Effect.fail(unreachableOrBusy(defect)))
+        ? Option.some(Effect.flip(unreachableOrBusy(defect)))
         : Option.none()
     ),
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>;

@@ -23,12 +23,7 @@ import {
 import type pg from "pg";
 import type { ReplicaSettings } from "../config.ts";
 import { isConnectionError } from "./errors.ts";
-
-export type ReadTarget = "primary" | "replica";
-
-// Where the running fiber's statements go. The default is the primary: start-up, writes, and
-// every request ReadReplica.route did not send to the replica.
-export const readTarget = FiberRef.unsafeMake<ReadTarget>("primary");
+import { type ReadTarget, readTarget } from "./read_target.ts";
 
 export function onTarget(target: ReadTarget) {
   return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -2,21 +2,27 @@
 // from one away: src/db/ hands each pool it makes to watchPool, which counts its checkouts from
 // the pool's own "acquire" event and notes when a connection last came back from the database.
 import type pg from "pg";
+import type { ReadTarget } from "../db/read_target.ts";
 import type { PoolFacts } from "./metrics.ts";
 
 // How long a request waits for a connection of a pool whose connections are all in use (pg-pool's
 // connectionTimeoutMillis, which also bounds making a new connection).
 export const POOL_WAIT_MS = 5_000;
 
-// Which database a pool's connections go to.
-export type PoolRole = "primary" | "replica";
+// Each pool, with the database it reaches, its checkouts, when one of its connections was last
+// given back without an error (a statement that reached the database and was answered), and how
+// long after that its connections may all still be held by statements the database will answer (a
+// statement's time limit, then the wait for a connection).
+interface PoolState {
+  readonly role: ReadTarget;
+  readonly answersWithinMs: number;
+  checkouts: number;
+  answeredAt: number;
+}
+const pools = new Map<pg.Pool, PoolState>();
 
-// Each pool, with its role, its checkouts, and when one of its connections was last given back
-// without an error (a statement that reached the database and was answered).
-const pools = new Map<pg.Pool, { role: PoolRole; checkouts: number; answeredAt: number }>();
-
-export const watchPool = (pool: pg.Pool, role: PoolRole) => {
-  const state = { role, checkouts: 0, answeredAt: -Infinity };
+export const watchPool = (pool: pg.Pool, role: ReadTarget, answersWithinMs: number) => {
+  const state: PoolState = { role, answersWithinMs, checkouts: 0, answeredAt: -Infinity };
   pools.set(pool, state);
   pool.on("acquire", () => {
     state.checkouts++;
@@ -26,17 +32,23 @@ export const watchPool = (pool: pg.Pool, role: PoolRole) => {
   });
 };
 
-// Whether a pool has every connection in use (or requests waiting for one) while its database
-// answered within the last `ms`: a pool that is busy, not a database away. A request that waited
-// for a connection past the pool's wait, or a readiness probe, is then told the service is busy.
-export const poolBusyWithin = (ms: number): boolean => {
+const isFull = (pool: pg.Pool) =>
+  pool.waitingCount > 0 || (pool.totalCount >= (pool.options.max ?? 10) && pool.idleCount === 0);
+
+// Whether a full pool (every connection in use, or requests waiting for one) is busy rather than
+// cut off from its database: one of its connections came back answered within its window. The
+// pool judged is the full one reaching `role` (the database the request's statements went to),
+// else the other one if that one is full; false when no pool is full.
+export const poolBusy = (role: ReadTarget): boolean => {
   const now = performance.now();
+  let other: boolean | undefined;
   for (const [pool, state] of pools) {
-    if (pool.ended || now - state.answeredAt > ms) continue;
-    const max = pool.options.max ?? 10;
-    if (pool.waitingCount > 0 || (pool.totalCount >= max && pool.idleCount === 0)) return true;
+    if (pool.ended || !isFull(pool)) continue;
+    const answering = now - state.answeredAt <= state.answersWithinMs;
+    if (state.role === role) return answering;
+    other ??= answering;
   }
-  return false;
+  return other ?? false;
 };
 
 export const unwatchPool = (pool: pg.Pool) => {

@@ -12,10 +12,7 @@ import { ReadReplica } from "../db/read_replica.ts";
 import { unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { pendingRoutines } from "../routines.ts";
-import { POOL_WAIT_MS, poolBusyWithin } from "../ops/pg_pools.ts";
-
-// How long a passed readiness check stands for a database whose connections are all in use.
-const READY_KEPT_MS = 60_000;
+import { poolBusy } from "../ops/pg_pools.ts";
 
 export const SystemHttpLive = HttpApiBuilder.group(
   Api,
@@ -24,7 +21,7 @@ export const SystemHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient;
       const pending = Effect.all([pendingMigrations, pendingRoutines]);
-      let passedAt = -Infinity;
+      let passed = false;
       const checked = dbBoundary(Effect.provideService(pending, SqlClient.SqlClient, sql))
         .pipe(
           Effect.catchAllDefect(() => Effect.fail(unavailable(Messages.databaseUnreachable()))),
@@ -34,18 +31,22 @@ export const SystemHttpLive = HttpApiBuilder.group(
               : routines > 0
               ? Effect.fail(unavailable(Messages.routinesPending(routines)))
               : Effect.sync(() => {
-                passedAt = performance.now();
+                passed = true;
                 return { status: "ready" as const };
               })
           ),
         );
-      // A pool whose connections are all in use while the database answers them is a busy
-      // service, not one to take out of rotation: the probe is answered from its last passed check
-      // (within READY_KEPT_MS) instead of queueing behind the requests for a connection.
+      // A primary whose connections are all in use while the database answers them is a busy
+      // service, not one to take out of rotation: once a check has passed, the probe is answered
+      // ready instead of queueing behind the requests for a connection (or failing BUSY when it
+      // waited past the pool's wait).
       const ready = Effect.suspend(() =>
-        poolBusyWithin(POOL_WAIT_MS) && performance.now() - passedAt <= READY_KEPT_MS
-          ? Effect.succeed({ status: "ready" as const })
-          : checked
+        passed && poolBusy("primary") ? Effect.succeed({ status: "ready" as const }) : checked.pipe(
+          Effect.catchIf(
+            (e) => passed && (e as { code?: string }).code === "BUSY" && poolBusy("primary"),
+            () => Effect.succeed({ status: "ready" as const }),
+          ),
+        )
       );
       // The database checked is the primary; a replica away or behind leaves the service ready,
       // reading the primary: "Reads-From: replica", or "primary; <why>".
