@@ -145,7 +145,7 @@ const useFocusOnPathChange = (path: string) => {
 };
 
 const Page = (props: { session: Session }) => {
-  const { path, query } = useLocation();
+  const { path, query, visit } = useLocation();
   useFocusOnPathChange(path);
   const parts = path.split("/").filter((p) => p !== "");
   const id = (text: string | undefined) => text !== undefined && /^\d+$/.test(text);
@@ -160,7 +160,7 @@ const Page = (props: { session: Session }) => {
     return html`<${PortfolioPage} session=${props.session} query=${query} />`;
   }
   if (parts[1] === "stores" && parts.length === 2) {
-    return html`<${StoresPage} session=${props.session} query=${query} />`;
+    return html`<${StoresPage} session=${props.session} query=${query} visit=${visit} />`;
   }
   if (parts[1] === "stores" && id(parts[2])) {
     const storeId = Number(parts[2]);

@@ -30,12 +30,20 @@ export const html = htm.bind(h);
 // --- Routing: paths under /console, changed with pushState; links are real <a href>.
 
 const listeners = new Set<() => void>();
+// Moves through the browser's history (a link followed, Back, Forward), counted: a page whose own
+// state follows the address (a list's filters) starts again from the address at each one, even when
+// the address is the same as before the page changed it itself.
+let visits = 0;
+const visited = () => {
+  visits++;
+  listeners.forEach((l) => l());
+};
 export const navigate = (path: string) => {
   if (path !== location.pathname + location.search) history.pushState(null, "", path);
   // The page of the new path moves the focus to its heading (main.ts).
-  listeners.forEach((l) => l());
+  visited();
 };
-addEventListener("popstate", () => listeners.forEach((l) => l()));
+addEventListener("popstate", visited);
 
 export const useLocation = () => {
   const [, setTick] = useState(0);
@@ -44,7 +52,7 @@ export const useLocation = () => {
     listeners.add(listener);
     return () => void listeners.delete(listener);
   }, []);
-  return { path: location.pathname, query: new URLSearchParams(location.search) };
+  return { path: location.pathname, query: new URLSearchParams(location.search), visit: visits };
 };
 
 // A link handled by the console (a modified click opens a new tab as usual); `current` marks the

@@ -152,7 +152,9 @@ const Catalog = (props: { stores: ReadonlyArray<CatalogStore>; query: URLSearchP
   `;
 };
 
-export const StoresPage = (props: { session: Session; query: URLSearchParams }) => {
+export const StoresPage = (
+  props: { session: Session; query: URLSearchParams; visit: number },
+) => {
   useTitle(t("storesTitle"));
   const end = props.session.dataset.end;
   const { load, reload } = useLoad(
@@ -163,7 +165,7 @@ export const StoresPage = (props: { session: Session; query: URLSearchParams }) 
     <h1 tabindex="-1">${t("storesTitle")}</h1>
     <${ExportLinks} start=${addDays(end, -29)} end=${end} />
     <${Loaded} load=${load} retry=${reload}>${(value: CatalogResponse) =>
-      // Drawn anew when the address changes other than by the filters themselves (a link, Back).
-      html`<${Catalog} key=${props.query.toString()} stores=${value.stores} query=${props.query} />`}<//>
+      // Drawn anew from the address at each move through the history (a link, Back, Forward).
+      html`<${Catalog} key=${props.visit} stores=${value.stores} query=${props.query} />`}<//>
   `;
 };
