@@ -9,6 +9,7 @@ import { issueKey } from "../src/auth/keys.ts";
 import { AppConfig } from "../src/config.ts";
 import { apiRoutes } from "../src/http/routes.ts";
 import { OpsMetrics } from "../src/ops/metrics.ts";
+import { noReplica, ReadReplica } from "../src/db/read_replica.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { databaseKind, makeTestDatabase } from "./db.ts";
@@ -293,6 +294,36 @@ Deno.test("the database, its pool and the process are reported", async () => {
     assert.ok((valueOf(samples, "db_server_connections") ?? 0) >= 1);
   } else {
     assert.equal(valueOf(samples, "db_pool_max_connections"), undefined);
+  }
+});
+
+Deno.test("with a read replica, /metrics says whether reads go to it", async () => {
+  let used = true;
+  const replica = Layer.succeed(ReadReplica, {
+    ...noReplica,
+    configured: true,
+    status: Effect.sync(() => ({ used, reason: used ? undefined : "replica unreachable" })),
+  });
+  const withReplica = makeHandler(Layer.merge(infrastructure, replica), {
+    log: quietLog,
+    metricsToken: Redacted.make(TOKEN),
+  });
+  const replicaUsed = async () => {
+    const answer = await call(withReplica.handler, "/metrics", {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    return valueOf(parse(answer.text), "db_replica_used");
+  };
+  try {
+    // The layers are built on the first request, as start-up's readiness check builds them.
+    assert.equal((await call(withReplica.handler, "/health/ready")).status, 200);
+    assert.equal(await replicaUsed(), 1);
+    used = false;
+    assert.equal(await replicaUsed(), 0);
+    // Without a replica there is no such series.
+    assert.equal(valueOf(parse(await scrape()), "db_replica_used"), undefined);
+  } finally {
+    await withReplica.dispose();
   }
 });
 

@@ -5,6 +5,7 @@ import * as PgClient from "@effect/sql-pg/PgClient";
 import { Effect, Layer, Option, Runtime } from "effect";
 import type { DatabaseFacts, OpsMetrics } from "./metrics.ts";
 import { pgPoolFacts } from "./pg_pools.ts";
+import { ReadReplica } from "../db/read_replica.ts";
 
 const PROBE_TTL_MS = 5_000;
 const PROBE_TIMEOUT = "2 seconds";
@@ -70,8 +71,14 @@ export const databaseProbeLayer = (metrics: OpsMetrics) =>
       Effect.catchAllDefect(() => Effect.succeed({ driver, up: false, probeSeconds: 0 })),
       Effect.withTracerEnabled(false),
     );
+    // With a read replica configured: whether reads go to it now (its probe, at most one per
+    // quarter second).
+    const replica = Option.filter(yield* Effect.serviceOption(ReadReplica), (r) => r.configured);
     let last: { at: number; facts: Promise<DatabaseFacts> } | undefined;
     metrics.setSources({
+      replica: Option.isNone(replica)
+        ? undefined
+        : () => Runtime.runPromise(runtime)(replica.value.status),
       database: () => {
         const now = performance.now();
         if (last === undefined || now - last.at > PROBE_TTL_MS) {

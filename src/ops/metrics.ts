@@ -93,6 +93,8 @@ export interface OpsSources {
   readonly database?: () => Promise<DatabaseFacts>;
   readonly pool?: () => ReadonlyArray<PoolFacts>;
   readonly answers?: () => ReadCacheFacts;
+  // Whether reads of current data go to the read replica now (only when one is configured).
+  readonly replica?: () => Promise<{ readonly used: boolean }>;
 }
 
 const outcomeOf = (status: number) =>
@@ -289,6 +291,16 @@ export class OpsMetrics {
       for (const p of pools) sample("db_pool_waiting", of(p), p.waiting);
       head("db_pool_checkouts_total", "counter", "Connections taken from each pool.");
       for (const p of pools) sample("db_pool_checkouts_total", of(p), p.checkouts);
+    }
+
+    if (this.#sources.replica !== undefined) {
+      head(
+        "db_replica_used",
+        "gauge",
+        "1 while reads of current data go to the read replica (DATABASE_READ_URL), 0 while they " +
+          "fall back to the primary.",
+      );
+      sample("db_replica_used", "", (await this.#sources.replica()).used ? 1 : 0);
     }
 
     if (this.#sources.database !== undefined) {
