@@ -135,7 +135,7 @@ Deno.test({
       // The one connection held by a statement longer than a client waits for a connection (and
       // than the pool's wait), within its time limit: the database answers it in the end.
       const holding = runtime.runPromise(
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(7.5)`),
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_sleep(10)`),
       );
       await new Promise((resolve) => setTimeout(resolve, 5_500));
       const ready = await handler(new Request("http://x/health/ready"));
