@@ -6,7 +6,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse";
 import type * as HttpApp from "@effect/platform/HttpApp";
 import { Cause, Effect, Option } from "effect";
 import { type Message, messageIn, statusOfError } from "../domain/errors.ts";
-import { BUSY_RETRY_S, statusOfCode } from "../domain/error_codes.ts";
+import { retryAfterOf, statusOfCode } from "../domain/error_codes.ts";
 import {
   DEFAULT_LANGUAGE,
   type Language,
@@ -21,12 +21,7 @@ import { RequestNote } from "../domain/request.ts";
 const errorBody = (status: number, code: string, message: string, requestId: string) =>
   HttpServerResponse.unsafeJson(
     { error: { code, message } },
-    {
-      status,
-      headers: code === "BUSY"
-        ? { "x-request-id": requestId, "retry-after": String(BUSY_RETRY_S) }
-        : { "x-request-id": requestId },
-    },
+    { status, headers: { "x-request-id": requestId, ...retryAfterOf(code) } },
   );
 
 const refusal = (m: Message, language: Language, requestId: string) =>

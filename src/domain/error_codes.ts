@@ -177,6 +177,10 @@ export const statusOfCode = (code: ErrorCode): number =>
 // answer carries a Retry-After (the admission limits name their own).
 export const BUSY_RETRY_S = 1;
 
+// The Retry-After header a refusal of this code carries when it names no other wait.
+export const retryAfterOf = (code: string): Record<string, string> =>
+  code === "BUSY" ? { "retry-after": String(BUSY_RETRY_S) } : {};
+
 // The README.md table, in the layout `deno fmt` gives it.
 export const errorCodesTable = (): string => {
   const rows = [

@@ -16,7 +16,7 @@ import {
   type RequestNoteShape,
 } from "../domain/request.ts";
 import type { Message } from "../domain/errors.ts";
-import { BUSY_RETRY_S, statusOfCode } from "../domain/error_codes.ts";
+import { retryAfterOf, statusOfCode } from "../domain/error_codes.ts";
 import { type Language, negotiateLanguage, pick } from "../domain/language.ts";
 import { Messages } from "../domain/messages.ts";
 import type { Log } from "../log.ts";
@@ -96,10 +96,8 @@ const encoder = new TextEncoder();
 
 // A refusal in the request's language; its status is its code's (error_codes.ts).
 export const errorResponse = (m: Message, language: Language, extra?: HeadersInit) => {
-  const headers = new Headers(extra);
-  if (m.code === "BUSY" && !headers.has("retry-after")) {
-    headers.set("retry-after", String(BUSY_RETRY_S));
-  }
+  const headers = new Headers({ ...retryAfterOf(m.code) });
+  new Headers(extra).forEach((value, name) => headers.set(name, value));
   const body = encoder.encode(
     JSON.stringify({ error: { code: m.code, message: pick(m, language) } }),
   );

@@ -32,8 +32,11 @@ export const watchPool = (pool: pg.Pool, role: ReadTarget, answersWithinMs: numb
   });
 };
 
+// pg-pool's own default when no max is given.
+const maxOf = (pool: pg.Pool) => pool.options.max ?? 10;
+
 const isFull = (pool: pg.Pool) =>
-  pool.waitingCount > 0 || (pool.totalCount >= (pool.options.max ?? 10) && pool.idleCount === 0);
+  pool.waitingCount > 0 || (pool.totalCount >= maxOf(pool) && pool.idleCount === 0);
 
 // Whether a full pool (every connection in use, or requests waiting for one) is busy rather than
 // cut off from its database: one of its connections came back answered within its window. The
@@ -68,7 +71,7 @@ export const pgPoolFacts = (): ReadonlyArray<PoolFacts> => {
       total: pool.totalCount,
       idle: pool.idleCount,
       waiting: pool.waitingCount,
-      max: pool.options.max ?? 10,
+      max: maxOf(pool),
       checkouts: state.checkouts,
     });
   }

@@ -21,6 +21,7 @@ export const SystemHttpLive = HttpApiBuilder.group(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient;
       const pending = Effect.all([pendingMigrations, pendingRoutines]);
+      const READY = { status: "ready" as const };
       let passed = false;
       const checked = dbBoundary(Effect.provideService(pending, SqlClient.SqlClient, sql))
         .pipe(
@@ -32,7 +33,7 @@ export const SystemHttpLive = HttpApiBuilder.group(
               ? Effect.fail(unavailable(Messages.routinesPending(routines)))
               : Effect.sync(() => {
                 passed = true;
-                return { status: "ready" as const };
+                return READY;
               })
           ),
         );
@@ -40,11 +41,12 @@ export const SystemHttpLive = HttpApiBuilder.group(
       // service, not one to take out of rotation: once a check has passed, the probe is answered
       // ready instead of queueing behind the requests for a connection (or failing BUSY when it
       // waited past the pool's wait).
+      const busyAfterPass = () => passed && poolBusy("primary");
       const ready = Effect.suspend(() =>
-        passed && poolBusy("primary") ? Effect.succeed({ status: "ready" as const }) : checked.pipe(
+        busyAfterPass() ? Effect.succeed(READY) : checked.pipe(
           Effect.catchIf(
-            (e) => passed && (e as { code?: string }).code === "BUSY" && poolBusy("primary"),
-            () => Effect.succeed({ status: "ready" as const }),
+            (e) => e.code === "BUSY" && busyAfterPass(),
+            () => Effect.succeed(READY),
           ),
         )
       );
