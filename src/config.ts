@@ -295,7 +295,14 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
         Config.withDefault(DEFAULT_REPLICA.maxLagMs),
       ),
     }),
-    dataDir: Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
+    // A blank folder would put the embedded database in memory, a new empty one at each open.
+    dataDir: Config.string("DATA_DIR").pipe(
+      Config.validate({
+        message: "DATA_DIR must name a folder (unset: .data)",
+        validation: (dir) => dir.trim() !== "",
+      }),
+      Config.withDefault(".data"),
+    ),
     dbPoolMax: inRange("DB_POOL_MAX", 1, 1_000).pipe(Config.withDefault(10)),
     sessionSecret: Config.option(Config.redacted("SESSION_SECRET")).pipe(
       Config.map(Option.filter((secret) => Redacted.value(secret).trim() !== "")),

@@ -52,6 +52,18 @@ Deno.test("PORT and DB_POOL_MAX are whole numbers in digits, within their range"
   assert.deepEqual([defaults.right.port, defaults.right.dbPoolMax], [8000, 10]);
 });
 
+Deno.test("DATA_DIR names a folder: blank is refused, unset is .data", async () => {
+  for (const dir of ["", "  "]) {
+    await refused({ DATA_DIR: dir }, "DATA_DIR must name a folder");
+  }
+  const unset = await configOf({});
+  assert.ok(Either.isRight(unset));
+  assert.equal(unset.right.dataDir, ".data");
+  const named = await configOf({ DATA_DIR: "/srv/energy" });
+  assert.ok(Either.isRight(named));
+  assert.equal(named.right.dataDir, "/srv/energy");
+});
+
 Deno.test("PUBLIC_ORIGIN is an http(s) origin, kept as browsers send it", async () => {
   for (
     const origin of ["energy.example.com", "ftp://energy.example.com", "https://x.example/app"]
