@@ -398,11 +398,6 @@ const en = {
   NO_TEV_OBSERVATION: "no TEV has been observed yet",
   kwhPerDay: "kWh/day",
   downloadCut: "The file did not arrive whole: try again.",
-  // reasons of the device-report check (quality_check)
-  NO_DEVICES: "the store has no devices to check against",
-  NO_DEVICE_EVIDENCE: "some days have no device reports",
-  PARTIAL_DEVICE_EVIDENCE: "only some devices reported on some days",
-  VOID_NOT_CHECKED: "void days are not checked",
   // codes of the service in words (each shown with its code on hover)
   ONLINE: "online",
   OFFLINE: "offline",
@@ -861,10 +856,6 @@ const zh: Record<Key, string> = {
   NO_TEV_OBSERVATION: "尚无 TEV 观测值",
   kwhPerDay: "kWh/日",
   downloadCut: "文件未完整送达：请重试。",
-  NO_DEVICES: "门店没有可对照的设备",
-  NO_DEVICE_EVIDENCE: "部分日期没有设备上报",
-  PARTIAL_DEVICE_EVIDENCE: "部分日期只有部分设备上报",
-  VOID_NOT_CHECKED: "作废日不核对",
   ONLINE: "在线",
   OFFLINE: "离线",
   UNKNOWN: "未知",

@@ -209,13 +209,13 @@ Deno.test("data quality notes and flag messages have Chinese forms, in the langu
     flags: [],
   };
   for (const r of [result, noDevices, agreeing]) {
-    const en = describeQuality(r).notes;
-    const cn = describeQuality(r, "zh-CN").notes;
+    const en = describeQuality(r);
+    const cn = describeQuality(r, "zh-CN");
     assert.equal(cn.length, en.length);
     for (const n of en) assert.ok(!CJK.test(n), n);
     for (const n of cn) assertChinese(n, [...dates, "kWh"], n);
   }
-  assert.match(describeQuality(result).notes[0], /2026-07-05 and 2 more/);
+  assert.match(describeQuality(result)[0], /2026-07-05 and 2 more/);
   for (const kind of kinds) {
     for (const total of [1, 3]) {
       const m = flagMessage(kind, kind === "NO_DATA_WHILE_ONLINE" ? null : "12.5000", 1, total);

@@ -1,16 +1,14 @@
-// Data quality: the pure rules against an independent reference (property tests), their notes and
-// availability entry, and the endpoint end to end over HTTP on a snapshot with hand-made
+// Data quality: the pure rules against an independent reference (property tests), their notes,
+// and the endpoint end to end over HTTP on a snapshot with hand-made
 // disagreements (device events inserted, a day set to 0 and one voided by an import commit).
 import assert from "node:assert/strict";
 import { Effect, Exit, FastCheck as fc, Schema } from "effect";
 import { EnergyResponse } from "../src/domain/energy.ts";
-import { Availability } from "../src/domain/metrics.ts";
 import { FLAG_KINDS, QualityFlag, QualityResponse } from "../src/domain/quality.ts";
 import { addDays } from "../src/domain/range.ts";
 import { QualityRepo } from "../src/quality/quality_repo.ts";
 import {
   checkQuality,
-  DATA_QUALITY_METRIC,
   type DayVerdict,
   describeQuality,
   type DeviceEvidence,
@@ -84,7 +82,6 @@ const isKind = (v: DayVerdict) => (FLAG_KINDS as ReadonlyArray<string>).includes
 
 const strict = { onExcessProperty: "error" } as const;
 const decodeFlag = Schema.decodeUnknownSync(QualityFlag, strict);
-const decodeAvailability = Schema.decodeUnknownSync(Availability, strict);
 
 // --- Generators: a window of Beijing days, devices, reports around it (exact midnights often).
 
@@ -268,44 +265,23 @@ Deno.test("rules: the order of the reports does not matter", () => {
   );
 });
 
-Deno.test("rules: notes and the DATA_QUALITY availability entry follow the summary", () => {
+Deno.test("rules: the notes follow the summary", () => {
   fc.assert(
     fc.property(caseArb, ({ days, evidence }) => {
       const result = checkQuality(days, evidence);
       const s = result.summary;
-      const { notes, availability } = describeQuality(result);
-      decodeAvailability(availability);
-      assert.equal(availability.metric, DATA_QUALITY_METRIC);
-      assert.equal(availability.available_days, s.agreeing_days);
-      assert.equal(availability.requested_days, s.requested_days);
-      assert.equal(
-        availability.status,
-        s.agreeing_days === s.requested_days
-          ? "AVAILABLE"
-          : s.agreeing_days === 0
-          ? "UNAVAILABLE"
-          : "PARTIAL",
-      );
-      assert.deepEqual(availability.reasons, [...availability.reasons].sort());
-      for (const kind of FLAG_KINDS) {
-        assert.equal(availability.reasons.includes(kind), s.flagged_by_kind[kind] > 0);
-      }
-      assert.equal(availability.reasons.includes("VOID_NOT_CHECKED"), s.void_days > 0);
-      assert.equal(
-        availability.reasons.includes("NO_DEVICES"),
-        s.device_count === 0 && s.void_days < s.requested_days,
-      );
-      assert.equal(
-        availability.reasons.includes("NO_DEVICE_EVIDENCE"),
-        s.device_count > 0 && s.no_evidence_days > 0,
-      );
-      // Every day that is not confirmed has its reason.
-      if (s.agreeing_days < s.requested_days) assert.ok(availability.reasons.length > 0);
+      const notes = describeQuality(result);
       assert.ok(notes.every((n) => n.startsWith("Data quality: ")));
       assert.equal(notes.some((n) => n.includes("disagree")), s.flagged_days > 0);
       for (const flag of result.flags.slice(0, 5)) {
         assert.ok(notes.some((n) => n.includes(flag.business_date)));
       }
+      assert.equal(notes.some((n) => n.includes("has no devices")), s.device_count === 0);
+      assert.equal(
+        notes.some((n) => n.includes("were not checked")),
+        s.device_count > 0 && s.no_evidence_days + s.partial_evidence_days > 0,
+      );
+      assert.equal(notes.some((n) => n.includes("void day")), s.void_days > 0);
     }),
     { numRuns: 500 },
   );
@@ -456,20 +432,11 @@ Deno.test("rules: void days are never flagged; a store without devices has no ev
   const result = checkQuality(days, evidence);
   assert.deepEqual(result.verdicts, ["VOID", "AGREES"]);
   const described = describeQuality(result);
-  assert.deepEqual(described.availability, {
-    metric: "DATA_QUALITY",
-    label: "Energy confirmed by device reports",
-    available_days: 1,
-    requested_days: 2,
-    status: "PARTIAL",
-    reasons: ["VOID_NOT_CHECKED"],
-  });
+  assert.ok(described.some((n) => n.includes("1 void day not checked")));
   const none = checkQuality(days, { ...evidence, devices: [], reports: [] });
   assert.deepEqual(none.verdicts, ["VOID", "NO_EVIDENCE"]);
   const noDevices = describeQuality(none);
-  assert.equal(noDevices.availability.status, "UNAVAILABLE");
-  assert.deepEqual(noDevices.availability.reasons, ["NO_DEVICES", "VOID_NOT_CHECKED"]);
-  assert.ok(noDevices.notes[0].includes("no devices"));
+  assert.ok(noDevices[0].includes("no devices"));
 });
 
 Deno.test("rules: a flag's evidence is capped, the reports that show its state kept first", () => {
@@ -813,20 +780,11 @@ Deno.test("http: each kind of flag end to end, with its evidence; values are nev
       await repoEvidence(store.scope_id, energyAfter.map((d) => d.business_date)),
     ),
   );
-  assert.deepEqual(described.notes, after.notes);
-  assert.deepEqual(described.availability.reasons, [
-    "NO_DATA_WHILE_ONLINE",
-    "NO_DEVICE_EVIDENCE",
-    "PARTIAL_DEVICE_EVIDENCE",
-    "POSITIVE_WHILE_ALL_OFFLINE",
-    "VOID_NOT_CHECKED",
-    "ZERO_WHILE_ONLINE",
-  ]);
-  assert.equal(described.availability.available_days, after.summary.agreeing_days);
+  assert.deepEqual(described, after.notes);
 
-  // The metrics answer of the range names the flagged days in its notes and quality_check (its
-  // availability keeps one entry per metric of rules.md §7); a range without a flagged day is
-  // answered as before (no quality_check, no quality note).
+  // The metrics answer of the range names the flagged days in its notes and has the contract's
+  // fields only (every response schema rejects unknown fields); a range without a flagged day is
+  // answered without a quality note.
   const metricsOf = async (from: string, to: string, language = "en") => {
     const answer = await app.call(
       "GET",
@@ -836,21 +794,37 @@ Deno.test("http: each kind of flag end to end, with its evidence; values are nev
     assert.equal(answer.status, 200);
     return answer.body as {
       availability: Array<{ metric: string; reasons: Array<string> }>;
-      quality_check?: { metric: string; label: string; reasons: Array<string> };
       notes: Array<string>;
     };
   };
+  const CONTRACT_FIELDS = [
+    "availability",
+    "baseline_policy",
+    "baseline_usage",
+    "days",
+    "end",
+    "notes",
+    "rule_version",
+    "scope_id",
+    "start",
+    "store_id",
+    "summary",
+    "tev_warning_ratio",
+    "timezone",
+    "unit",
+  ];
   const METRICS = ["actual", "eba", "aes", "aer", "tes", "tes_180", "tes_210", "tev"];
   const flaggedMetrics = await metricsOf(start, v);
+  assert.deepEqual(Object.keys(flaggedMetrics).sort(), CONTRACT_FIELDS);
   assert.deepEqual(flaggedMetrics.availability.map((a) => a.metric), METRICS);
-  assert.deepEqual(flaggedMetrics.quality_check, described.availability);
-  const zh = await metricsOf(start, v, "zh-CN");
-  assert.deepEqual(zh.quality_check, { ...described.availability, label: "能耗经设备上报确认" });
   for (const note of after.notes) assert.ok(flaggedMetrics.notes.includes(note), note);
+  const zh = await metricsOf(start, v, "zh-CN");
+  assert.deepEqual(Object.keys(zh).sort(), CONTRACT_FIELDS);
+  assert.ok(zh.notes.some((n) => n.startsWith("数据质量：") && n.includes(z)));
   const quiet = after.flags.length === 0 ? start : addDays(p, 1);
   const quietMetrics = await metricsOf(quiet, quiet);
   if ((await qualityOk(store, quiet, quiet)).flags.length === 0) {
-    assert.equal(quietMetrics.quality_check, undefined);
+    assert.deepEqual(Object.keys(quietMetrics).sort(), CONTRACT_FIELDS);
     assert.deepEqual(quietMetrics.availability.map((a) => a.metric), METRICS);
     assert.ok(!quietMetrics.notes.some((n) => n.startsWith("Data quality")));
   }

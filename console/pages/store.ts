@@ -374,7 +374,7 @@ const MetricsSection = (props: {
             withUnit(t("available"), t("daysUnit")),
             t("reason"),
           ]}>
-                  ${[...m.availability, ...(m.quality_check ? [m.quality_check] : [])].map((a) =>
+                  ${m.availability.map((a) =>
                     html`
                       <tr>
                         <th scope="row" title=${a.metric}>${metricWords(a.metric, a.label)}</th>

@@ -107,8 +107,6 @@ export const MetricsResponse = Schema.Struct({
   tev_warning_ratio: Schema.Literal("1.2"),
   summary: MetricSummary,
   availability: Schema.Array(Availability),
-  // Beyond the contract: present when some days disagree with device reports (docs/quality.md).
-  quality_check: Schema.optional(Availability),
   days: Schema.Array(MetricDay),
   notes: Schema.Array(Schema.String),
 }).annotations({ identifier: "MetricsResponse" });

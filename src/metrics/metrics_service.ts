@@ -49,8 +49,8 @@ export const periodsRange = (storeId: number, scopeId: number, asOf: string): Ra
 });
 
 // The metrics answer from its computed parts: the days' metrics and their quality check, whose
-// flagged days are named in the notes and in `quality_check` (an entry shaped like availability's,
-// beside it: availability holds one entry per metric of rules.md §7 and nothing else).
+// flagged days are named in the notes (the contract's fields only: the check's details are the
+// quality endpoint's).
 export const metricsAnswer = (
   head: {
     readonly store_id: number;
@@ -64,7 +64,7 @@ export const metricsAnswer = (
   checked: ReturnType<typeof checkQuality>,
   language: Language,
 ) => {
-  const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked, language) : undefined;
+  const flagged = checked.summary.flagged_days > 0 ? describeQuality(checked, language) : [];
   return {
     ...head,
     unit,
@@ -74,9 +74,8 @@ export const metricsAnswer = (
     tev_warning_ratio: DEFAULT_TEV_WARNING_RATIO,
     summary: result.summary,
     availability: result.availability,
-    ...(flagged === undefined ? {} : { quality_check: flagged.availability }),
     days: result.days,
-    notes: flagged === undefined ? result.notes : [...result.notes, ...flagged.notes],
+    notes: flagged.length === 0 ? result.notes : [...result.notes, ...flagged],
   } as const;
 };
 
@@ -223,8 +222,8 @@ export class MetricsService extends Effect.Service<MetricsService>()("Metrics/Me
         },
       ).pipe(span("MetricsService.targets"));
 
-    // Days whose energy disagrees with the device reports are named in the notes and in a
-    // quality_check entry (src/quality/); an answer without such days is unchanged.
+    // Days whose energy disagrees with the device reports are named in the notes (src/quality/);
+    // an answer without such days is unchanged.
     const metrics = (
       pending: PendingCallerShape,
       request: RangeRequest,

@@ -1,8 +1,6 @@
 // Pure data-quality rules (docs/quality.md): which days' energy disagrees with what the store's
-// devices reported, with the evidence, a summary, and the same result as metrics notes and an
-// availability entry. No I/O: the days and the device reports come in, the flags go out.
+// devices reported, with the evidence, a summary, and the same result as notes. No I/O: the days and the device reports come in, the flags go out.
 import { Decimal } from "decimal.js";
-import type { Availability } from "../domain/metrics.ts";
 import {
   type DeviceCase,
   type DeviceReport,
@@ -482,12 +480,7 @@ const judgeDays = (
   };
 };
 
-// --- The result as metrics notes and an availability entry.
-
-export type QualityAvailability = typeof Availability.Type;
-
-export const DATA_QUALITY_METRIC = "DATA_QUALITY";
-export const DATA_QUALITY_LABEL = "Energy confirmed by device reports";
+// --- The result as notes.
 
 const MAX_NOTE_DATES = 5;
 
@@ -509,35 +502,19 @@ const datesOf = (flags: ReadonlyArray<QualityFlag>): Text => {
   return more > 0 ? t(`${shown} and ${more} more`, `${shown}，另有 ${more} 天`) : t(shown, shown);
 };
 
-// Why days of a check are not confirmed, besides the flag kinds found.
-export const CHECK_REASONS = [
-  "NO_DEVICES",
-  "NO_DEVICE_EVIDENCE",
-  "PARTIAL_DEVICE_EVIDENCE",
-  "VOID_NOT_CHECKED",
-] as const;
-type CheckReason = typeof CHECK_REASONS[number];
-
-/**
- * The result as short notes (in the given language) and one availability entry shaped like the
- * metrics answer's (metric DATA_QUALITY): available_days = days whose energy device reports
- * confirm; reasons name why other days are not confirmed (a flag kind, NO_DEVICES,
- * NO_DEVICE_EVIDENCE, PARTIAL_DEVICE_EVIDENCE, VOID_NOT_CHECKED), sorted.
- */
+// The result as short notes in the given language: the flagged days, what was not checked and why.
 export const describeQuality = (
   result: QualityResult,
   language: Language = "en",
-): { readonly notes: Array<string>; readonly availability: QualityAvailability } => {
+): Array<string> => {
   const s = result.summary;
   const notes: Array<Text> = [];
-  const reasons: Array<FlagKind | CheckReason> = [];
   if (s.device_count === 0) {
     notes.push(t(
       "Data quality: the store has no devices, so its energy was not checked against device " +
         "reports.",
       "数据质量：门店没有设备，因此其能耗未与设备报告核对。",
     ));
-    if (s.requested_days > s.void_days) reasons.push("NO_DEVICES");
   } else {
     if (s.flagged_days > 0) {
       const flagged = FLAG_KINDS.filter((k) => s.flagged_by_kind[k] > 0);
@@ -551,7 +528,6 @@ export const describeQuality = (
           flagged.map((k) => `${s.flagged_by_kind[k]} 天${KIND_WORDS[k].zh}`).join("；")
         }）：${dates.zh}。数值保持原样，仅作标记。`,
       ));
-      reasons.push(...flagged);
     } else if (s.checked_days > 0) {
       notes.push(t(
         `Data quality: the ${plural(s.checked_days, "day")} that device reports cover agree ` +
@@ -567,8 +543,6 @@ export const describeQuality = (
         `数据质量：${unchecked} 天没有确定的设备证据，未核对。`,
       ));
     }
-    if (s.no_evidence_days > 0) reasons.push("NO_DEVICE_EVIDENCE");
-    if (s.partial_evidence_days > 0) reasons.push("PARTIAL_DEVICE_EVIDENCE");
   }
   if (s.void_days > 0) {
     notes.push(t(
@@ -576,22 +550,6 @@ export const describeQuality = (
         "decision).",
       `数据质量：${s.void_days} 个作废日未核对（作废是审核人的决定）。`,
     ));
-    reasons.push("VOID_NOT_CHECKED");
   }
-  const available = s.agreeing_days;
-  return {
-    notes: notes.map((note) => pick(note, language)),
-    availability: {
-      metric: DATA_QUALITY_METRIC,
-      label: DATA_QUALITY_LABEL,
-      available_days: available,
-      requested_days: s.requested_days,
-      status: available === s.requested_days
-        ? "AVAILABLE"
-        : available === 0
-        ? "UNAVAILABLE"
-        : "PARTIAL",
-      reasons: reasons.sort(),
-    },
-  };
+  return notes.map((note) => pick(note, language));
 };

@@ -46,7 +46,7 @@ export class QualityService extends Effect.Service<QualityService>()("Quality/Qu
               language,
             ),
           })),
-          notes: describeQuality(result, language).notes,
+          notes: describeQuality(result, language),
         } satisfies QualityResponse;
       }).pipe(span("QualityService.check"));
 

@@ -4,7 +4,6 @@
 import { type JsonPart, JsonText } from "../domain/answers.ts";
 import { type Language, type Text, text as t } from "../domain/language.ts";
 import { METRICS, NOTES as METRICS_NOTES } from "../metrics/engine.ts";
-import { DATA_QUALITY_LABEL } from "../quality/quality_rules.ts";
 import { PORTFOLIO_NOTES } from "../portfolio/portfolio_service.ts";
 
 const METRIC_ZH: Record<string, string> = {
@@ -19,10 +18,9 @@ const METRIC_ZH: Record<string, string> = {
 };
 
 // A metric's label, by its code (the English is the engine's).
-export const METRIC_LABELS: ReadonlyMap<string, Text> = new Map([
-  ...METRICS.map(({ metric, label }) => [metric, t(label, METRIC_ZH[metric] ?? label)] as const),
-  ["DATA_QUALITY", t(DATA_QUALITY_LABEL, "能耗经设备上报确认")],
-]);
+export const METRIC_LABELS: ReadonlyMap<string, Text> = new Map(
+  METRICS.map(({ metric, label }) => [metric, t(label, METRIC_ZH[metric] ?? label)] as const),
+);
 
 export const PERIOD_LABELS: ReadonlyMap<string, Text> = new Map([
   ["day", t("Day", "当日")],
@@ -179,10 +177,6 @@ export const localizeAnswer = <A>(value: A, language: Language): A => {
       ...a,
       label: METRIC_LABELS.get(String(a.metric))?.zh ?? a.label,
     }));
-  }
-  const check = answer.quality_check as Json | undefined;
-  if (check !== undefined) {
-    answer.quality_check = { ...check, label: METRIC_LABELS.get(String(check.metric))?.zh };
   }
   if (Array.isArray(answer.periods)) {
     answer.periods = (answer.periods as Array<Json>).map((p) => ({
