@@ -66,6 +66,48 @@ Deno.test("an announced oversized body is refused with 413 before any of it is r
   assert.equal(body.pulled() <= 64 * 1024, true, `read ${body.pulled()} bytes`);
 });
 
+Deno.test("the credential and its permission are decided before the body's size or coding: 401, 403, then 413", async () => {
+  const oversized = (headers: Record<string, string>) => {
+    const body = lazyBody(PREVIEW_JSON_BYTES + 1);
+    return {
+      body,
+      request: post("/api/v1/imports/preview", body.stream, {
+        "content-type": "application/json",
+        "content-length": String(PREVIEW_JSON_BYTES + 1),
+        "idempotency-key": "order-1",
+        ...headers,
+      }),
+    };
+  };
+  const cases: Array<[Record<string, string>, number, string]> = [
+    [{}, 401, "MISSING_CREDENTIAL"],
+    [{ authorization: "Bearer esk_not_a_key_at_all" }, 401, "INVALID_CREDENTIAL"],
+    [{ authorization: `Bearer ${reader.key}` }, 403, "PERMISSION_MISSING"],
+    [{ authorization: `Bearer ${writer.key}` }, 413, "PAYLOAD_TOO_LARGE"],
+    [{ "content-encoding": "gzip" }, 401, "MISSING_CREDENTIAL"],
+    [
+      { authorization: `Bearer ${reader.key}`, "content-encoding": "gzip" },
+      403,
+      "PERMISSION_MISSING",
+    ],
+  ];
+  for (const [headers, status, code] of cases) {
+    const { body, request } = oversized(headers);
+    const answer = await send(request);
+    assertErrorBody(answer, status, code);
+    assert.equal(body.pulled() <= 64 * 1024, true, `read ${body.pulled()} bytes`);
+  }
+  // A body on a read that takes none: the credential first there too.
+  const exportWithBody = (headers: Record<string, string>) =>
+    send(
+      new Request(`${BASE}/api/v1/stores/export?start=2026-01-01&end=2026-01-02&format=csv`, {
+        method: "GET",
+        headers: { "content-length": "5", ...headers },
+      }),
+    );
+  assertErrorBody(await exportWithBody({}), 401, "MISSING_CREDENTIAL");
+});
+
 Deno.test("an unannounced oversized body stops being read at the cap (413)", async () => {
   for (
     const [path, cap] of [["/auth/session", SMALL_JSON_BYTES], [

@@ -298,9 +298,10 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     return undefined;
   };
 
-  // Step 2, from the headers alone: a body where none is taken, an announced length past the cap,
-  // then the credential and its permission, then the endpoint's headers, then the shares of the
-  // limits all clients have together. No body byte is read before all of them.
+  // Step 2, from the headers alone: the credential and its permission (the contract's 401 and 403
+  // come before any refusal of what was sent), then a body where none is taken, an announced
+  // length past the cap, the endpoint's headers, then the shares of the limits all clients have
+  // together. No body byte is read before all of them.
   const admit = async (
     request: Incoming,
     route: Route,
@@ -308,6 +309,13 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     held: Held,
     language: Language,
   ): Promise<Response | undefined> => {
+    let holder = peer === undefined ? "anonymous" : `peer ${peer}`;
+    const admission = route.admission;
+    if (options.gate !== undefined && route.credential && admission !== undefined) {
+      const gated = await options.gate(request, route, language);
+      if (gated.kind === "refused") return gated.response;
+      holder = gated.holder;
+    }
     const policy = route.body;
     if (policy.kind === "none" && announcesBody(request)) {
       return errorResponse(Messages.noBodyTaken(), language);
@@ -318,13 +326,6 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     }
     if (policy.kind === "json" && otherCoding(request)) {
       return errorResponse(Messages.bodyFraming(), language);
-    }
-    let holder = peer === undefined ? "anonymous" : `peer ${peer}`;
-    const admission = route.admission;
-    if (options.gate !== undefined && route.credential && admission !== undefined) {
-      const gated = await options.gate(request, route, language);
-      if (gated.kind === "refused") return gated.response;
-      holder = gated.holder;
     }
     const badHeaders = route.checkHeaders?.(request.headers);
     if (badHeaders !== undefined) return errorResponse(badHeaders, language);
