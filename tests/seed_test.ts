@@ -6,6 +6,7 @@ import { Effect, Either } from "effect";
 import pg from "pg";
 import { DEMO_END, DEMO_OBSERVED_AT, generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
+import { holdDataDir } from "../src/db/database.ts";
 import { addDays, dayIndex } from "../src/domain/range.ts";
 import { type Snapshot, validateSnapshot } from "../src/seed/snapshot.ts";
 import { databaseKind, makeTestDatabase, type TestDatabase } from "./db.ts";
@@ -809,15 +810,17 @@ Deno.test("seed CLI: an invalid file prints its problems and exits 1", async () 
 Deno.test("seed CLI: refuses, before opening it, an embedded database the service holds", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.mkdir(`${dir}/data`);
     // This test process stands in for a running service holding the folder.
-    await Deno.writeTextFile(`${dir}/data/service.pid`, String(Deno.pid));
-    const result = await runSeed(["--stores", "3"], { DATA_DIR: `${dir}/data` });
-    assert.equal(result.code, 1);
-    assert.match(result.stderr, new RegExp(`the service \\(pid ${Deno.pid}\\) is using`));
-    const entries = [];
-    for await (const entry of Deno.readDir(`${dir}/data`)) entries.push(entry.name);
-    assert.deepEqual(entries, ["service.pid"], "nothing was opened or created");
+    await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+      yield* holdDataDir(`${dir}/data`);
+      const result = yield* Effect.promise(() =>
+        runSeed(["--stores", "3"], { DATA_DIR: `${dir}/data` })
+      );
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, new RegExp(`the service \\(pid ${Deno.pid}\\) is using`));
+      const entries = [...Deno.readDirSync(`${dir}/data`)].map((e) => e.name);
+      assert.deepEqual(entries, ["service.pid"], "nothing was opened or created");
+    })));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

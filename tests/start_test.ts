@@ -122,18 +122,22 @@ Deno.test({
   fn: async () => {
     const dir = await Deno.makeTempDir();
     const dataDir = `${dir}/data`;
-    await Deno.mkdir(dataDir);
-    // This test process stands in for the service that holds the folder.
-    await Deno.writeTextFile(`${dataDir}/service.pid`, String(Deno.pid));
-    const service = startOnEmbedded(dataDir);
     try {
-      await assertRefused(service, `the service (pid ${Deno.pid}) is using`);
-      const entries = [];
-      for await (const entry of Deno.readDir(dataDir)) entries.push(entry.name);
-      assert.deepEqual(entries, ["service.pid"], "nothing was opened or created");
-      assert.equal(await Deno.readTextFile(`${dataDir}/service.pid`), String(Deno.pid));
+      // This test process stands in for the service that holds the folder.
+      await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+        yield* holdDataDir(dataDir);
+        const service = startOnEmbedded(dataDir);
+        try {
+          yield* Effect.promise(() =>
+            assertRefused(service, `the service (pid ${Deno.pid}) is using`)
+          );
+        } finally {
+          yield* Effect.promise(() => service.kill());
+        }
+        assert.deepEqual([...Deno.readDirSync(dataDir)].map((e) => e.name), ["service.pid"]);
+        assert.equal(Deno.readTextFileSync(`${dataDir}/service.pid`), `${Deno.pid} service\n`);
+      })));
     } finally {
-      await service.kill();
       await Deno.remove(dir, { recursive: true });
     }
   },
@@ -169,6 +173,30 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("a folder held by a process of another program (the single binary, say) is refused, whatever its pid names", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/service.pid`;
+  // flock(1) holds the lock and a shell writes its own pid, as a holder does.
+  const holder = new Deno.Command("flock", {
+    args: ["-x", path, "sh", "-c", `echo "$$ service" > "${path}"; sleep 30`],
+  }).spawn();
+  try {
+    let text = "";
+    for (let i = 0; i < 100 && !text.endsWith("service\n"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      text = await Deno.readTextFile(path).catch(() => "");
+    }
+    const exit = await Effect.runPromiseExit(Effect.scoped(holdDataDir(dir, "admin command")));
+    assert.equal(exit._tag, "Failure");
+    assert.match(String(exit), new RegExp(`the service \\(pid ${text.split(" ")[0]}\\) is using`));
+    assert.equal(await Deno.readTextFile(path), text, "the holder's file is left as it is");
+  } finally {
+    holder.kill();
+    await holder.status;
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("a folder left held by a process that is gone, or by another program with its number, is taken over", async () => {

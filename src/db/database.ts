@@ -219,89 +219,85 @@ const AdminConnectionLive: Layer.Layer<SqlClient.SqlClient, never, AppConfig> = 
   false,
 );
 
-// The embedded database is one process's at a time: the service and each admin command hold its
-// folder through this file (its pid and what it is), created only when it does not exist, so that
-// of two processes that start at once one holds it and the other is refused before it opens
-// anything. A file left by a process that is gone (a crash) is taken over.
+// The embedded database is one process's at a time: the service and each admin command hold an
+// exclusive lock on this file in its folder for as long as they run, and write their pid and role
+// into it for the message of a process refused meanwhile. The system lets the lock go when its
+// process ends, however it ends, so a file left by a crash holds nothing; no process is judged
+// alive or gone by its number.
 const holderFile = (dataDir: string) => `${dataDir}/service.pid`;
 
-// Whether process `pid` is alive and runs this program: not a zombie, and not another program that
-// was given the number after a crash or a restart of the machine.
-const runsHere = (pid: number) => {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
-    return Deno.readLinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, "") === Deno.execPath();
-  } catch {
-    return false;
-  }
-};
-
 interface Holder {
-  readonly pid: number;
+  readonly pid: number | undefined;
   readonly role: string;
 }
 
-// Who holds the folder, if a live process does (this one aside).
-const holderOf = (dataDir: string): Holder | undefined => {
+// What the holder wrote of itself (empty while it has only just taken the lock).
+const holderOf = (dataDir: string): Holder => {
   try {
-    const text = Deno.readTextFileSync(holderFile(dataDir));
-    const [pidText, ...role] = text.trim().split(" ");
+    const [pidText, ...role] = Deno.readTextFileSync(holderFile(dataDir)).trim().split(" ");
     const pid = Number(pidText);
-    return Number.isInteger(pid) && pid > 0 && pid !== Deno.pid && runsHere(pid)
-      ? { pid, role: role.join(" ") || "service" }
-      : undefined;
+    return {
+      pid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
+      role: role.join(" ") || "service",
+    };
   } catch {
-    return undefined;
+    return { pid: undefined, role: "service" };
   }
 };
 
 export class DataDirBusy extends Data.TaggedError("DataDirBusy")<{ message: string }> {}
 
-const busy = (dataDir: string, holder: Holder | undefined) =>
+const busy = (dataDir: string, holder: Holder) =>
   new DataDirBusy({
-    message: `the ${holder?.role ?? "service"} (pid ${
-      holder?.pid ?? "unknown"
+    message: `the ${holder.role} (pid ${
+      holder.pid ?? "unknown"
     }) is using ${dataDir}; stop it first, or use DATABASE_URL`,
   });
 
-// Holds the folder for `role` until the scope ends, or fails while another live process holds it:
-// the running service from its start to its shutdown, an admin command while it runs.
+// The file at the path is still the one `file` opened (a holder that let go removes it first).
+const sameFile = (file: Deno.FsFile, path: string) => {
+  try {
+    const [held, named] = [file.statSync(), Deno.statSync(path)];
+    return held.ino === named.ino && held.dev === named.dev;
+  } catch {
+    return false;
+  }
+};
+
+// Holds the folder for `role` until the scope ends, or fails while another process holds it: the
+// running service from its start to its shutdown, an admin command while it runs.
 export const holdDataDir = (dataDir: string, role = "service") =>
   Effect.acquireRelease(
     Effect.suspend(() => {
       Deno.mkdirSync(dataDir, { recursive: true });
-      const mine = `${Deno.pid} ${role}\n`;
-      for (let attempt = 0; attempt < 2; attempt++) {
-        try {
-          Deno.writeTextFileSync(holderFile(dataDir), mine, { createNew: true });
-          return Effect.void;
-        } catch (error) {
-          if (!(error instanceof Deno.errors.AlreadyExists)) return Effect.die(error);
+      const path = holderFile(dataDir);
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const file = Deno.openSync(path, { read: true, write: true, create: true });
+        if (!file.tryLockSync(true)) {
+          file.close();
+          return Effect.fail(busy(dataDir, holderOf(dataDir)));
         }
-        const holder = holderOf(dataDir);
-        if (holder !== undefined) return Effect.fail(busy(dataDir, holder));
-        // Left by a process that is gone: taken over (looked at once more just before, so that a
-        // file another process has just made is not removed).
-        try {
-          if (holderOf(dataDir) === undefined) Deno.removeSync(holderFile(dataDir));
-        } catch {
-          // gone meanwhile: try again
+        // Locked after its holder removed it: a file no one finds any more; open the path again.
+        if (!sameFile(file, path)) {
+          file.close();
+          continue;
         }
+        file.truncateSync(0);
+        file.writeSync(new TextEncoder().encode(`${Deno.pid} ${role}\n`));
+        return Effect.succeed(file);
       }
       return Effect.fail(busy(dataDir, holderOf(dataDir)));
     }),
-    () =>
+    // Removed while still locked, so that no process locks it afterwards and holds a file that is
+    // gone from the folder.
+    (file) =>
       Effect.sync(() => {
         try {
-          if (
-            Number(Deno.readTextFileSync(holderFile(dataDir)).trim().split(" ")[0]) === Deno.pid
-          ) {
-            Deno.removeSync(holderFile(dataDir));
-          }
+          Deno.removeSync(holderFile(dataDir));
         } catch {
           // already gone
         }
+        file.close();
       }),
   );
 
