@@ -109,7 +109,7 @@ export const DEFAULT_LIMITS: ServiceLimits = {
 };
 
 // The longest delay a timer takes (a longer one fires at once).
-const MAX_MILLIS = 2_147_483_647;
+export const MAX_MILLIS = 2_147_483_647;
 
 // Every whole-number setting: its text in digits only (Config.integer also takes "1e3", "0x10",
 // "12.0", and an empty text as 0), within what `valid` accepts, else `message`.

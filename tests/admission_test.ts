@@ -193,6 +193,34 @@ Deno.test("heavy work is bounded per key and in all, and an export holds its pla
   assert.ok((await third.text()).length > 0);
 });
 
+Deno.test("a heavy task's place is held however long the time limits are set", async () => {
+  // The export's and the request's limits at their largest: their sum is past what a timer takes.
+  const longApp = await makeTestApp(
+    (db) => db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 2 }), { reset: false }))),
+    {
+      limits: { ...DEFAULT_LIMITS, exportMs: 2_147_483_647, requestMs: 2_147_483_647 },
+      admission: { bodyBytes: 8 * MiB, bodyBytesPerKey: 6 * MiB, heavy: 2, heavyPerKey: 1 },
+    },
+  );
+  try {
+    const key = (await longApp.key(["read"])).key;
+    const end = (await longApp.call("GET", "/api/v1/dataset", { key })).body.end;
+    const exportOf = () =>
+      longApp.handler(
+        new Request(`${BASE}/api/v1/stores/export?start=${end}&end=${end}&format=csv`, {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      );
+    const first = await exportOf();
+    assert.equal(first.status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assertErrorBody(await readAnswer(await exportOf()), 503, "BUSY");
+    await first.body?.cancel();
+  } finally {
+    await longApp.close();
+  }
+});
+
 Deno.test("malformed JSON is 400 INVALID_JSON", async () => {
   for (const text of ["{bad", '{"access_key": "x"', "[1,]", ""]) {
     const answer = await readAnswer(

@@ -26,7 +26,7 @@ import { appendHeaders, type Incoming } from "./incoming.ts";
 import { type Deadline, makeDeadlines } from "./deadlines.ts";
 import { Budget } from "./admission.ts";
 import { compressJson, type KeptGzip } from "./compress.ts";
-import { type AdmissionLimits, DEFAULT_ADMISSION } from "../config.ts";
+import { type AdmissionLimits, DEFAULT_ADMISSION, MAX_MILLIS } from "../config.ts";
 import {
   checkBearer,
   CONSOLE_ROUTE,
@@ -152,7 +152,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   const limits = options.admission ?? DEFAULT_ADMISSION;
   const bodies = new Budget(limits.bodyBytes, limits.bodyBytesPerKey);
   const heavy = new Budget(limits.heavy, limits.heavyPerKey);
-  const heavyHoldMs = options.heavyHoldMs ?? 10 * 60_000;
+  // Two time limits added may pass the longest delay a timer takes, which would fire at once.
+  const heavyHoldMs = Math.min(options.heavyHoldMs ?? 10 * 60_000, MAX_MILLIS);
   const matchRoute = makeRouter(
     metrics === undefined ? options.routes : [...options.routes, METRICS_ROUTE],
   );
