@@ -121,12 +121,40 @@ const wholeNumber = (name: string, message: string, valid: (n: number) => boolea
     }),
   );
 
-const millis = (name: string, fallback: number) =>
+const givenMillis = (name: string) =>
   wholeNumber(
     name,
     `${name} must be a positive number of milliseconds, at most ${MAX_MILLIS}`,
     (n) => n > 0 && n <= MAX_MILLIS,
-  ).pipe(Config.withDefault(fallback));
+  );
+const millis = (name: string, fallback: number) =>
+  givenMillis(name).pipe(Config.withDefault(fallback));
+
+// A database URL: blank is unset; else a postgres:// (or postgresql://, socket:) URL that parses,
+// its spaces at the ends dropped. A password with "#", "/" or "?" must be percent-encoded, or the
+// driver reads another host and fails with a message that names no setting.
+const databaseUrlConfig = (name: string) =>
+  Config.option(Config.string(name)).pipe(
+    Config.mapOrFail((given) => {
+      const url = Option.filter(Option.map(given, (text) => text.trim()), (text) => text !== "");
+      if (Option.isNone(url)) return Either.right(Option.none<Redacted.Redacted<string>>());
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(url.value);
+      } catch {
+        parsed = undefined;
+      }
+      return parsed !== undefined &&
+          ["postgres:", "postgresql:", "socket:"].includes(parsed.protocol)
+        ? Either.right(Option.some(Redacted.make(url.value)))
+        : Either.left(
+          ConfigError.InvalidData(
+            [name],
+            `${name} must be a postgres:// URL (percent-encode a password's "#", "/", "?" or "@")`,
+          ),
+        );
+    }),
+  );
 
 // A whole number from min to max.
 const inRange = (name: string, min: number, max: number, unit = "") =>
@@ -216,7 +244,7 @@ const tracingConfig = Config.all({
   ),
   disabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
   sampler: Config.string("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on")),
-  samplerArg: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(Config.withDefault(1)),
+  samplerArg: Config.option(Config.string("OTEL_TRACES_SAMPLER_ARG")),
   exportIntervalMs: millis("OTEL_BSP_SCHEDULE_DELAY", 5_000),
 }).pipe(Config.mapOrFail((c) => {
   const fail = (message: string) => Either.left(ConfigError.InvalidData([], message));
@@ -231,7 +259,11 @@ const tracingConfig = Config.all({
     ? httpUrl(traces.value.trim())
     : httpUrl(`${Option.getOrThrow(base).trim().replace(/\/+$/, "")}/v1/traces`);
   if (url === undefined) {
-    return fail("OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL");
+    return fail(
+      `${
+        Option.isSome(traces) ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT"
+      } must be an http(s) URL`,
+    );
   }
   const headers = parseOtelHeaders(Redacted.value(c.headers));
   if (headers === undefined) {
@@ -241,10 +273,15 @@ const tracingConfig = Config.all({
   if (!SAMPLERS.includes(sampler)) {
     return fail(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}`);
   }
+  // Unset or blank: 1 (the SDK's default), not the 0 an empty number reads as.
+  const samplerArg = Option.match(given(c.samplerArg), {
+    onNone: () => 1,
+    onSome: (text) => /^\s*[0-9.eE+-]+\s*$/.test(text) ? Number(text) : NaN,
+  });
   const ratio = sampler === "always_off" || sampler === "parentbased_always_off"
     ? 0
     : sampler.endsWith("traceidratio")
-    ? c.samplerArg
+    ? samplerArg
     : 1;
   if (!(ratio >= 0 && ratio <= 1)) return fail("OTEL_TRACES_SAMPLER_ARG must be between 0 and 1");
   const serviceName = c.serviceName.trim().slice(0, 100) || SERVICE_NAME;
@@ -280,13 +317,14 @@ const admissionConfig = Config.all({
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {
   static readonly fromEnv = Config.all({
     port: inRange("PORT", 0, 65_535).pipe(Config.withDefault(8000)),
-    host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
-    databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
-      Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
+    // An IPv6 address as a URL writes it ("[::1]") is the address itself.
+    host: Config.string("HOST").pipe(
+      Config.map((host) => host.trim().replace(/^\[(.*)\]$/, "$1")),
+      Config.validate({ message: "HOST must name an address", validation: (h) => h !== "" }),
+      Config.withDefault("0.0.0.0"),
     ),
-    databaseReadUrl: Config.option(Config.redacted("DATABASE_READ_URL")).pipe(
-      Config.map(Option.filter((url) => Redacted.value(url).trim() !== "")),
-    ),
+    databaseUrl: databaseUrlConfig("DATABASE_URL"),
+    databaseReadUrl: databaseUrlConfig("DATABASE_READ_URL"),
     replica: Config.all({
       waitMs: inRange("DATABASE_READ_WAIT_MS", 0, 10_000, " of milliseconds").pipe(
         Config.withDefault(DEFAULT_REPLICA.waitMs),
@@ -295,11 +333,12 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
         Config.withDefault(DEFAULT_REPLICA.maxLagMs),
       ),
     }),
-    // A blank folder would put the embedded database in memory, a new empty one at each open.
+    // A blank folder would put the embedded database in memory, a new empty one at each open; a
+    // space at an end names another folder than the one meant, a new and empty one.
     dataDir: Config.string("DATA_DIR").pipe(
       Config.validate({
-        message: "DATA_DIR must name a folder (unset: .data)",
-        validation: (dir) => dir.trim() !== "",
+        message: "DATA_DIR must name a folder, without spaces at its ends (unset: .data)",
+        validation: (dir) => dir.trim() !== "" && dir.trim() === dir,
       }),
       Config.withDefault(".data"),
     ),
@@ -313,16 +352,27 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
     limits: Config.all({
       requestMs: millis("REQUEST_TIMEOUT_MS", DEFAULT_LIMITS.requestMs),
       bodyMs: millis("BODY_TIMEOUT_MS", DEFAULT_LIMITS.bodyMs),
-      headersMs: millis("HEADERS_TIMEOUT_MS", DEFAULT_LIMITS.headersMs),
+      headersMs: Config.option(givenMillis("HEADERS_TIMEOUT_MS")),
       idleMs: millis("IDLE_TIMEOUT_MS", DEFAULT_LIMITS.idleMs),
       statementMs: millis("STATEMENT_TIMEOUT_MS", DEFAULT_LIMITS.statementMs),
       lockMs: millis("LOCK_TIMEOUT_MS", DEFAULT_LIMITS.lockMs),
       exportMs: millis("EXPORT_TIMEOUT_MS", DEFAULT_LIMITS.exportMs),
     }).pipe(
-      // The headers are part of the request: node:http refuses a longer header time.
-      Config.validate({
-        message: "HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS",
-        validation: (limits) => limits.headersMs <= limits.requestMs,
+      // The headers are part of the request: node:http refuses a longer header time. Unset, the
+      // header time is its default or the request's, whichever is shorter.
+      Config.mapOrFail(({ headersMs, ...limits }) => {
+        const headers = Option.getOrElse(
+          headersMs,
+          () => Math.min(DEFAULT_LIMITS.headersMs, limits.requestMs),
+        );
+        return headers <= limits.requestMs
+          ? Either.right({ ...limits, headersMs: headers })
+          : Either.left(
+            ConfigError.InvalidData(
+              ["HEADERS_TIMEOUT_MS"],
+              "HEADERS_TIMEOUT_MS must be at most REQUEST_TIMEOUT_MS",
+            ),
+          );
       }),
     ),
     admission: admissionConfig,

@@ -21,7 +21,14 @@ const refused = async (env: Record<string, string>, names: string) => {
 };
 
 Deno.test("time limits: positive, within a timer's range, the headers' within the request's", async () => {
-  await refused({ REQUEST_TIMEOUT_MS: "5000" }, "HEADERS_TIMEOUT_MS must be at most");
+  await refused(
+    { REQUEST_TIMEOUT_MS: "5000", HEADERS_TIMEOUT_MS: "6000" },
+    "HEADERS_TIMEOUT_MS must be at most",
+  );
+  // A request time alone, shorter than the header time's default, shortens that default with it.
+  const shorter = await configOf({ REQUEST_TIMEOUT_MS: "5000" });
+  assert.ok(Either.isRight(shorter));
+  assert.deepEqual([shorter.right.limits.requestMs, shorter.right.limits.headersMs], [5000, 5000]);
   await refused({ HEADERS_TIMEOUT_MS: "40000" }, "HEADERS_TIMEOUT_MS must be at most");
   await refused({ BODY_TIMEOUT_MS: "3000000000" }, "BODY_TIMEOUT_MS");
   await refused({ EXPORT_TIMEOUT_MS: "3000000000" }, "EXPORT_TIMEOUT_MS");
@@ -52,8 +59,8 @@ Deno.test("PORT and DB_POOL_MAX are whole numbers in digits, within their range"
   assert.deepEqual([defaults.right.port, defaults.right.dbPoolMax], [8000, 10]);
 });
 
-Deno.test("DATA_DIR names a folder: blank is refused, unset is .data", async () => {
-  for (const dir of ["", "  "]) {
+Deno.test("DATA_DIR names a folder: blank or with spaces at its ends is refused, unset is .data", async () => {
+  for (const dir of ["", "  ", "/srv/energy ", " data"]) {
     await refused({ DATA_DIR: dir }, "DATA_DIR must name a folder");
   }
   const unset = await configOf({});
@@ -62,6 +69,63 @@ Deno.test("DATA_DIR names a folder: blank is refused, unset is .data", async () 
   const named = await configOf({ DATA_DIR: "/srv/energy" });
   assert.ok(Either.isRight(named));
   assert.equal(named.right.dataDir, "/srv/energy");
+});
+
+Deno.test("DATABASE_URL is a postgres URL that parses, its ends' spaces dropped; blank is unset", async () => {
+  const urlOf = async (url: string) => {
+    const result = await configOf({ DATABASE_URL: url, DATABASE_READ_URL: url });
+    assert.ok(Either.isRight(result), url);
+    return [result.right.databaseUrl, result.right.databaseReadUrl].map((u) =>
+      Option.map(u, Redacted.value)
+    );
+  };
+  assert.deepEqual(await urlOf(" postgres://u@db:5432/energy "), [
+    Option.some("postgres://u@db:5432/energy"),
+    Option.some("postgres://u@db:5432/energy"),
+  ]);
+  assert.deepEqual(await urlOf("   "), [Option.none(), Option.none()]);
+  for (const good of ["postgresql://u:p%23w@db/e", "postgres:///e?host=/var/run/postgresql"]) {
+    assert.deepEqual(await urlOf(good), [Option.some(good), Option.some(good)]);
+  }
+  for (const bad of ["db:5432/energy", "mysql://u@db/e", "postgres://u:pa#ss@db/e"]) {
+    await refused({ DATABASE_URL: bad }, "DATABASE_URL must be a postgres:// URL");
+    await refused({ DATABASE_READ_URL: bad }, "DATABASE_READ_URL must be a postgres:// URL");
+  }
+});
+
+Deno.test("HOST: an IPv6 address in brackets is the address, spaces dropped; blank is refused", async () => {
+  const hostOf = async (host: string) => {
+    const result = await configOf({ HOST: host });
+    assert.ok(Either.isRight(result), host);
+    return result.right.host;
+  };
+  assert.equal(await hostOf("[::1]"), "::1");
+  assert.equal(await hostOf(" 127.0.0.1 "), "127.0.0.1");
+  assert.equal(await hostOf("::"), "::");
+  await refused({ HOST: " " }, "HOST must name an address");
+});
+
+Deno.test("tracing: a blank sampler argument is the default ratio 1; each endpoint named in its own refusal", async () => {
+  const tracing = async (env: Record<string, string>) => {
+    const result = await configOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", ...env });
+    assert.ok(Either.isRight(result), JSON.stringify(env));
+    return Option.getOrThrow(result.right.tracing);
+  };
+  const sampler = { OTEL_TRACES_SAMPLER: "parentbased_traceidratio" };
+  assert.equal((await tracing({ ...sampler, OTEL_TRACES_SAMPLER_ARG: "" })).ratio, 1);
+  assert.equal((await tracing({ ...sampler, OTEL_TRACES_SAMPLER_ARG: " 0.25 " })).ratio, 0.25);
+  await refused(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", ...sampler, OTEL_TRACES_SAMPLER_ARG: "half" },
+    "OTEL_TRACES_SAMPLER_ARG must be between 0 and 1",
+  );
+  await refused(
+    { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318" },
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http",
+  );
+  await refused(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" },
+    "OTEL_EXPORTER_OTLP_ENDPOINT must",
+  );
 });
 
 Deno.test("PUBLIC_ORIGIN is an http(s) origin, kept as browsers send it", async () => {
@@ -92,7 +156,7 @@ Deno.test("a start with a bad LOG_LEVEL, LOG_FORMAT or time limit stops at once,
   for (
     const [name, value] of [["LOG_LEVEL", "verbose"], ["LOG_FORMAT", "xml"], [
       "REQUEST_TIMEOUT_MS",
-      "5000",
+      "0",
     ]]
   ) {
     const dataDir = await Deno.makeTempDir({ prefix: "config_start_" });
