@@ -233,11 +233,17 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
     requestMs: config.limits.requestMs,
     idleMs: config.limits.idleMs,
   }).catch((error) => {
-    log.error("start-up failed: cannot listen", { port: config.port, cause: String(error) });
+    log.error("start-up failed: cannot listen (HOST, PORT)", {
+      host: config.host,
+      port: config.port,
+      cause: String(error),
+    });
     Deno.exit(1);
   });
   log.info(
-    `ready on http://${config.host}:${server.port} (${
+    `ready on http://${
+      config.host.includes(":") ? `[${config.host}]` : config.host
+    }:${server.port} (${
       service.embedded
         ? `embedded database in ${config.dataDir}`
         : Option.isSome(config.databaseReadUrl)
