@@ -1,6 +1,9 @@
 // The keys command refuses a malformed command line with its usage and exit code 2, before it opens
 // any database: no stack trace, no number read loosely.
 import assert from "node:assert/strict";
+import { SqlClient } from "@effect/sql";
+import { Effect } from "effect";
+import { makeTestDatabase, testDatabaseUrl } from "./db.ts";
 
 const keys = async (...args: Array<string>) => {
   const dataDir = await Deno.makeTempDir({ prefix: "keys_cli_" });
@@ -61,4 +64,33 @@ Deno.test("keys and verify in a folder that holds no database say so and make no
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
+});
+
+Deno.test({
+  name: "keys on a PostgreSQL database the service never migrated say so and make nothing there",
+  ignore: testDatabaseUrl === undefined,
+  fn: async () => {
+    const db = await makeTestDatabase({ migrate: false });
+    try {
+      for (const args of [["list"], ["issue", "--member", "x", "--permissions", "read"]]) {
+        const out = await new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "scripts/keys.ts", ...args],
+          env: { DATABASE_URL: db.url! },
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const stderr = new TextDecoder().decode(out.stderr);
+        assert.equal(out.code, 1, `${args.join(" ")}: ${stderr}`);
+        assert.match(stderr, /names a database the service has not migrated/);
+      }
+      const tables = await db.run(Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`,
+      ));
+      assert.equal(tables[0].n, 0, "no table was made");
+    } finally {
+      await db.close();
+    }
+  },
 });

@@ -6,6 +6,7 @@ import { SqlError } from "@effect/sql/SqlError";
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect";
 import pg from "pg";
 import { AppConfig, type AppConfigShape } from "../config.ts";
+import { migrationsTable } from "./migrator.ts";
 import { layerPglite } from "./pglite_client.ts";
 import { startPgliteWorker } from "./pglite_worker.ts";
 import { pgStream } from "./pg_socket.ts";
@@ -325,8 +326,25 @@ const adminDatabase = (existing: boolean) =>
           });
         }
         yield* holdDataDir(config.dataDir, "admin command");
+        return AdminConnectionLive;
       }
-      return AdminConnectionLive;
+      // On PostgreSQL, a database the service has never migrated is not its (a mistyped name, or
+      // none at all, which is the user's own database): nothing is made there.
+      return existing
+        ? Layer.tap(AdminConnectionLive, (context) =>
+          Effect.gen(function* () {
+            const sql = Context.get(context, SqlClient.SqlClient);
+            const [found] = yield* Effect.orDie(
+              sql<{ found: boolean }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS found`,
+            );
+            if (!found.found) {
+              return yield* new NoDatabase({
+                message: "DATABASE_URL names a database the service has not migrated: start the " +
+                  "service on it once, or run deno task seed there, or check DATABASE_URL",
+              });
+            }
+          }))
+        : AdminConnectionLive;
     }),
   );
 
