@@ -21,6 +21,8 @@ import {
 export class StartupFailed extends Error {}
 // The message of a start stopped by a signal (not a failure).
 const STOPPED = "stopped";
+// How long a stop waits for the database's connections to close once requests are done.
+const CLOSE_DATABASE_MS = 5_000;
 
 export const readConfig = async (log: Log): Promise<AppConfigShape> => {
   const logProblem = logSettingsProblem();
@@ -267,7 +269,16 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
     if (!await server.shutdown(config.limits.requestMs)) {
       log.warn(`answers still being sent after ${config.limits.requestMs} ms were cut`);
     }
-    await service.dispose();
+    // Closing the database's connections waits for their statements: one that a database which no
+    // longer answers never ends would hold the stop forever. Past this, the process ends without
+    // them (the server side drops a connection whose client is gone; nothing uncommitted stays).
+    const closed = await Promise.race([
+      service.dispose().then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), CLOSE_DATABASE_MS)),
+    ]);
+    if (!closed) {
+      log.warn(`the database's connections did not close within ${CLOSE_DATABASE_MS} ms: stopping`);
+    }
     Deno.exit(0);
   };
   for (const [name, listener] of earlyListeners) Deno.removeSignalListener(name, listener);

@@ -223,3 +223,90 @@ Deno.test("a folder left held by a process that is gone, or by another program w
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+// A TCP relay to PostgreSQL that can stop passing bytes on: a database that no longer answers.
+const freezableRelay = (target: URL) => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let frozen = false;
+  const conns: Array<Deno.Conn> = [];
+  const pipe = async (from: Deno.Conn, to: Deno.Conn) => {
+    const buffer = new Uint8Array(64 * 1024);
+    try {
+      for (;;) {
+        const n = await from.read(buffer);
+        if (n === null) break;
+        while (frozen) await new Promise((resolve) => setTimeout(resolve, 50));
+        let at = 0;
+        while (at < n) at += await to.write(buffer.subarray(at, n));
+      }
+    } catch {
+      // either side closed
+    }
+  };
+  (async () => {
+    for await (const client of listener) {
+      const server = await Deno.connect({
+        hostname: target.hostname,
+        port: Number(target.port || 5432),
+      });
+      conns.push(client, server);
+      pipe(client, server);
+      pipe(server, client);
+    }
+  })().catch(() => {});
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url,
+    freeze: () => (frozen = true),
+    close: () => {
+      listener.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch {
+          // closed already
+        }
+      }
+    },
+  };
+};
+
+Deno.test({
+  name: "a stop ends the process when the database no longer answers, after its requests' time",
+  ignore: testDatabaseUrl === undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const name = `stop_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const url = new URL(testDatabaseUrl!);
+    url.pathname = `/${name}`;
+    const relay = freezableRelay(url);
+    const dataDir = await Deno.makeTempDir();
+    const service = spawnMain({
+      DATA_DIR: dataDir,
+      DATABASE_URL: relay.url.toString(),
+      LOG_FORMAT: "json",
+      SEED_DEMO: "false",
+      REQUEST_TIMEOUT_MS: "2000",
+    });
+    try {
+      const port = Number((await service.waitFor(READY_LINE, 90_000))[1]);
+      relay.freeze();
+      // A statement is under way on a connection that will never answer again.
+      const stuck = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      await stuck.body?.cancel();
+      service.stop("SIGTERM");
+      // The request's time (2 s) and the wait for the connections (5 s), with room to spare.
+      assert.equal(await service.exited(20_000), 0);
+      assert.ok(service.lines.some((l) => l.includes("did not close")), service.lines.join("\n"));
+    } finally {
+      await service.kill();
+      relay.close();
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
+});
