@@ -108,6 +108,26 @@ Deno.test("the credential and its permission are decided before the body's size 
   assertErrorBody(await exportWithBody({}), 401, "MISSING_CREDENTIAL");
 });
 
+Deno.test("a raw endpoint refuses a key without raw (403) before it looks at a malformed parameter (400)", async () => {
+  const paths = [
+    `/api/v1/stores/${store.id}/energy/2025-13-01/versions`,
+    "/api/v1/energy/0/history",
+    "/api/v1/imports/0",
+    "/api/v1/import-rows/0/lineage",
+    "/api/v1/changes?after=x",
+    "/api/v1/imports?limit=0",
+    `/api/v1/stores/${store.id}/audit?limit=x`,
+  ];
+  for (const path of paths) {
+    const get = (key?: string) =>
+      send(new Request(BASE + path, { headers: key ? { authorization: `Bearer ${key}` } : {} }));
+    assertErrorBody(await get(), 401, "MISSING_CREDENTIAL");
+    assertErrorBody(await get(reader.key), 403, "PERMISSION_MISSING");
+    const withRaw = await get(writer.key);
+    assert.equal(withRaw.status, 400, `${path}: ${JSON.stringify(withRaw.body)}`);
+  }
+});
+
 Deno.test("an unannounced oversized body stops being read at the cap (413)", async () => {
   for (
     const [path, cap] of [["/auth/session", SMALL_JSON_BYTES], [

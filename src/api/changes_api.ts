@@ -19,7 +19,7 @@ import {
 import { CountFromString, IdFromString } from "../domain/common.ts";
 import { CALLER, operation, STORE_OBJECT } from "./openapi.ts";
 import { StorePath } from "./params.ts";
-import { Authentication } from "./security.ts";
+import { Admission, admits, Authentication } from "./security.ts";
 
 const limitParam = (max: number, fallback: number) =>
   Schema.optional(
@@ -60,6 +60,7 @@ export class ChangesApi extends HttpApiGroup.make("changes")
     HttpApiEndpoint.get("feed", "/changes")
       .setUrlParams(ChangesParams)
       .addSuccess(ChangesPage)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "Energy revisions in commit order",
         description: "Every revision of a store-day, in the order the commits that made them " +
@@ -88,6 +89,7 @@ export class ChangesApi extends HttpApiGroup.make("changes")
     HttpApiEndpoint.get("batches", "/imports")
       .setUrlParams(BatchListParams)
       .addSuccess(BatchList)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "Import batches",
         description: "Import batches in id order (uploads and the snapshot's platform " +
@@ -103,6 +105,7 @@ export class ChangesApi extends HttpApiGroup.make("changes")
       .setPath(StorePath)
       .setUrlParams(AuditParams)
       .addSuccess(AuditLog)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "A store's profile audit log",
         description: "Every profile edit of the store, oldest first: the fields before and " +

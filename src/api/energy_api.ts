@@ -8,7 +8,7 @@ import { EnergyResponse, EnergyVersions, HistoryResponse } from "../domain/energ
 import { AS_OF, AS_OF_NOTE, CALLER, operation, SCOPE_RANGE, STORE_OBJECT } from "./openapi.ts";
 import { RangeAsOfParams } from "./as_of_params.ts";
 import { StorePath } from "./params.ts";
-import { Authentication, PendingAuthentication } from "./security.ts";
+import { Admission, admits, Authentication, PendingAuthentication } from "./security.ts";
 
 // Daily energy verifies its caller in the same statement as its data (PendingAuthentication);
 // the other two endpoints verify first (Authentication).
@@ -17,6 +17,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
     HttpApiEndpoint.get("versions", "/stores/:store_id/energy/:business_date/versions")
       .setPath(Schema.Struct({ store_id: PathId, business_date: DateString }))
       .addSuccess(EnergyVersions)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "One day's current value and all its versions",
         description: "The current fact of one store and Beijing calendar day, and every " +
@@ -29,6 +30,7 @@ export class EnergyApi extends HttpApiGroup.make("energy")
     HttpApiEndpoint.get("history", "/energy/:energy_id/history")
       .setPath(Schema.Struct({ energy_id: PathId }))
       .addSuccess(HistoryResponse)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "Revision history of an energy fact",
         description: "The immutable revisions of one daily energy fact (`energy_id` from the " +

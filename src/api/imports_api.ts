@@ -206,6 +206,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
       .setPath(Schema.Struct({ batch_id: PathId }))
       .setUrlParams(RowPageParams)
       .addSuccess(Import)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "An import batch",
         description: "A batch with its counts, rows and planned or applied actions. The rows " +
@@ -219,6 +220,7 @@ export class ImportsApi extends HttpApiGroup.make("imports")
     HttpApiEndpoint.get("lineage", "/import-rows/:import_row_id/lineage")
       .setPath(Schema.Struct({ import_row_id: PathId }))
       .addSuccess(Lineage)
+      .annotate(Admission, admits("raw", false))
       .annotateContext(operation({
         summary: "Lineage of an import row",
         description: "The raw values of one import row and the sealed source records behind " +
