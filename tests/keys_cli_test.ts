@@ -68,7 +68,7 @@ Deno.test("keys and verify in a folder that holds no database say so and make no
 
 Deno.test({
   name: "keys on a PostgreSQL database the service never migrated say so and make nothing there",
-  ignore: testDatabaseUrl === undefined,
+  ignore: !testDatabaseUrl,
   fn: async () => {
     const db = await makeTestDatabase({ migrate: false });
     try {

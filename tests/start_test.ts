@@ -275,7 +275,7 @@ const freezableRelay = (target: URL) => {
 
 Deno.test({
   name: "a stop ends the process when the database no longer answers, after its requests' time",
-  ignore: testDatabaseUrl === undefined,
+  ignore: !testDatabaseUrl,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
