@@ -156,7 +156,12 @@ export const failureReason = (error: unknown): string => {
   const parts: Array<string> = [];
   for (let depth = 0; depth < 5 && at !== undefined && at !== null; depth++) {
     const message = at instanceof Error ? at.message : typeof at === "string" ? at : "";
-    if (message !== "" && !parts.includes(message)) parts.push(message);
+    // A database's error names its condition by its SQLSTATE (53100: the disk is full).
+    const code = (at as { code?: unknown }).code;
+    const state = typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)
+      ? ` (SQLSTATE ${code})`
+      : "";
+    if (message !== "" && !parts.includes(message)) parts.push(message + state);
     at = (at as { cause?: unknown }).cause;
   }
   return (parts.length === 0 ? String(error) : parts.join(": "))
@@ -197,7 +202,12 @@ export const effectLoggerLayer = (log: Log) =>
         const text = parts.map((p) => (typeof p === "string" ? p : String(p))).join(" ");
         const fields: Record<string, string> = {};
         for (const [k, v] of HashMap.toEntries(annotations)) fields[k] = String(v);
-        if (!Cause.isEmpty(cause)) fields.cause = Cause.pretty(cause);
+        if (!Cause.isEmpty(cause)) {
+          // The causes within the failure (a database's own message under the driver's), which
+          // the rendering of the cause leaves out.
+          fields.reason = failureReason(Cause.squash(cause));
+          fields.cause = Cause.pretty(cause);
+        }
         log.write(levelOf(logLevel), text, fields);
       }),
     ),

@@ -1,9 +1,16 @@
 // The log line's format: time, level and message, then the fields that are not undefined, in their
 // order (text: name=value, a value quoted unless it is one plain word; JSON: one object).
 import assert from "node:assert/strict";
-import { Effect, FastCheck as fc, Layer, ManagedRuntime } from "effect";
+import { Cause, Effect, FastCheck as fc, Layer, ManagedRuntime } from "effect";
 import { SqlError } from "@effect/sql/SqlError";
-import { failureReason, formatLine, type LogFields, type LogLevel } from "../src/log.ts";
+import {
+  effectLoggerLayer,
+  failureReason,
+  formatLine,
+  type LogFields,
+  type LogLevel,
+  makeLog,
+} from "../src/log.ts";
 
 // The format stated plainly: entries, those defined, each written as the format says.
 const model = (
@@ -94,4 +101,28 @@ Deno.test("a failure's reason names the causes under it, never a URL", async () 
   assert.ok(!reason.includes("s3cret"), reason);
   assert.match(reason, /^PgClient: Failed to create pool: Invalid URL: '\(a URL\)$/);
   await runtime.dispose();
+});
+
+Deno.test("a failed request's log line names the database's own error and its SQLSTATE", async () => {
+  const lines: Array<string> = [];
+  const log = makeLog({ level: "info", format: "json", sink: (line) => lines.push(line) });
+  const database = Object.assign(
+    new Error('could not extend file "base/5/t0_17364": No space left on device'),
+    { code: "53100" },
+  );
+  const failed = new SqlError({ cause: database, message: "Failed to execute statement" });
+  await Effect.runPromise(
+    Effect.logError("request failed", Cause.fail(failed)).pipe(
+      Effect.annotateLogs("request_id", "r-1"),
+      Effect.provide(effectLoggerLayer(log)),
+    ),
+  );
+  const line = JSON.parse(lines.at(-1)!);
+  assert.equal(line.msg, "request failed");
+  assert.equal(line.request_id, "r-1");
+  assert.equal(
+    line.reason,
+    'Failed to execute statement: could not extend file "base/5/t0_17364": No space left on ' +
+      "device (SQLSTATE 53100)",
+  );
 });
