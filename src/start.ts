@@ -21,7 +21,9 @@ import {
 export class StartupFailed extends Error {}
 // The message of a start stopped by a signal (not a failure).
 const STOPPED = "stopped";
-// How long a stop waits for the database's connections to close once requests are done.
+// How long a stop waits, once the answers are sent, for work still running (a write past its time
+// limit), then for the database's connections to close.
+const FINISH_WORK_MS = 10_000;
 const CLOSE_DATABASE_MS = 5_000;
 
 export const readConfig = async (log: Log): Promise<AppConfigShape> => {
@@ -268,6 +270,13 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
     log.info(`${signal}: finishing requests in flight and stopping`);
     if (!await server.shutdown(config.limits.requestMs)) {
       log.warn(`answers still being sent after ${config.limits.requestMs} ms were cut`);
+    }
+    // A write answered 503 TIMEOUT may still be running: closing the database now would roll back
+    // what its answer said may yet be applied.
+    if (!await service.handler.settled(FINISH_WORK_MS)) {
+      log.warn(
+        `work still running after ${FINISH_WORK_MS} ms more was left to end with the process`,
+      );
     }
     // Closing the database's connections waits for their statements: one that a database which no
     // longer answers never ends would hold the stop forever. Past this, the process ends without

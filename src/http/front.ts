@@ -154,6 +154,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   const heavy = new Budget(limits.heavy, limits.heavyPerKey);
   // Two time limits added may pass the longest delay a timer takes, which would fire at once.
   const heavyHoldMs = Math.min(options.heavyHoldMs ?? 10 * 60_000, MAX_MILLIS);
+  // Each request's steps until the endpoint has answered, its answer given or not.
+  const working = new Set<Promise<Response>>();
   const matchRoute = makeRouter(
     metrics === undefined ? options.routes : [...options.routes, METRICS_ROUTE],
   );
@@ -460,7 +462,11 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       });
     });
     try {
-      return await Promise.race([steps(), late]);
+      const work = steps();
+      // Work that goes on after its answer (a write past the time limit) is waited for on a stop.
+      working.add(work);
+      work.catch(() => {}).finally(() => working.delete(work));
+      return await Promise.race([work, late]);
     } finally {
       deadline?.clear();
     }
@@ -472,7 +478,7 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
   // collections do not clear: each request's signals and what they held reached the old
   // generation.)
   // `peer`: the client's address, which holds the limits' shares of a request without a credential.
-  return async (
+  const handle = async (
     request: Incoming,
     controller?: AbortController,
     peer?: string,
@@ -605,4 +611,22 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     });
     return new Response(body, { status: response.status, headers: response.headers });
   };
+
+  // Waits, at most `ms`, for the work of every request to end, answered or not (a write still
+  // running after its 503 TIMEOUT): a stop closes the database only then. True when none is left.
+  const settled = async (ms: number): Promise<boolean> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      while (working.size > 0) {
+        const ended = await Promise.race([Promise.allSettled([...working]).then(() => true), late]);
+        if (!ended) return false;
+      }
+      return true;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return Object.assign(handle, { settled });
 };
