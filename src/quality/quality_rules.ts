@@ -1,5 +1,6 @@
 // Pure data-quality rules (docs/quality.md): which days' energy disagrees with what the store's
-// devices reported, with the evidence, a summary, and the same result as notes. No I/O: the days and the device reports come in, the flags go out.
+// devices reported, with the evidence, a summary, and the same result as notes. No I/O: the days
+// and the device reports come in, the flags go out.
 import { Decimal } from "decimal.js";
 import {
   type DeviceCase,
