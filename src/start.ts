@@ -8,6 +8,7 @@ import { bootstrap, type DemoKey } from "./bootstrap.ts";
 import { buildConsole, readStamp } from "./console/build.ts";
 import { AppConfig, type AppConfigShape } from "./config.ts";
 import { DatabaseLive, holdDataDir } from "./db/database.ts";
+import { settlesWithin } from "./http/deadlines.ts";
 import { serve } from "./http/serve.ts";
 import {
   effectLoggerLayer,
@@ -281,11 +282,7 @@ export const startService = async (options: Pick<PrepareOptions, "console">) => 
     // Closing the database's connections waits for their statements: one that a database which no
     // longer answers never ends would hold the stop forever. Past this, the process ends without
     // them (the server side drops a connection whose client is gone; nothing uncommitted stays).
-    const closed = await Promise.race([
-      service.dispose().then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), CLOSE_DATABASE_MS)),
-    ]);
-    if (!closed) {
+    if (!await settlesWithin(service.dispose(), CLOSE_DATABASE_MS)) {
       log.warn(`the database's connections did not close within ${CLOSE_DATABASE_MS} ms: stopping`);
     }
     Deno.exit(0);

@@ -85,3 +85,14 @@ export const makeDeadlines = (
 
   return { add, stop, pending: () => size };
 };
+
+// Whether `promise` settles within `ms` (its outcome, success or failure, is not looked at).
+export const settlesWithin = async (promise: Promise<unknown>, ms: number): Promise<boolean> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+};

@@ -23,7 +23,7 @@ import type { Log } from "../log.ts";
 import { bytesBody, isJsonMediaType, jsonDepthExceeds, MAX_JSON_DEPTH, readBody } from "./body.ts";
 import { makeRouter, type Match, type Route } from "./routes.ts";
 import { appendHeaders, type Incoming } from "./incoming.ts";
-import { type Deadline, makeDeadlines } from "./deadlines.ts";
+import { type Deadline, makeDeadlines, settlesWithin } from "./deadlines.ts";
 import { Budget } from "./admission.ts";
 import { compressJson, type KeptGzip } from "./compress.ts";
 import { type AdmissionLimits, DEFAULT_ADMISSION, MAX_MILLIS } from "../config.ts";
@@ -465,7 +465,8 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
       const work = steps();
       // Work that goes on after its answer (a write past the time limit) is waited for on a stop.
       working.add(work);
-      work.catch(() => {}).finally(() => working.delete(work));
+      const forget = () => working.delete(work);
+      work.then(forget, forget);
       return await Promise.race([work, late]);
     } finally {
       deadline?.clear();
@@ -612,21 +613,10 @@ export const makeFront = (inner: InnerHandler, options: FrontOptions) => {
     return new Response(body, { status: response.status, headers: response.headers });
   };
 
-  // Waits, at most `ms`, for the work of every request to end, answered or not (a write still
-  // running after its 503 TIMEOUT): a stop closes the database only then. True when none is left.
-  const settled = async (ms: number): Promise<boolean> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    try {
-      while (working.size > 0) {
-        const ended = await Promise.race([Promise.allSettled([...working]).then(() => true), late]);
-        if (!ended) return false;
-      }
-      return true;
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  // Waits, at most `ms`, for the work of the requests under way to end, answered or not (a write
+  // still running after its 503 TIMEOUT): a stop, once no request comes in, closes the database only
+  // then. True when all of it ended.
+  const settled = (ms: number) => settlesWithin(Promise.allSettled([...working]), ms);
 
   return Object.assign(handle, { settled });
 };
