@@ -3,7 +3,7 @@
 // summary, the month plan's edges, refusals, ETags and reads as of an earlier commit.
 import assert from "node:assert/strict";
 import { Decimal } from "decimal.js";
-import { Effect } from "effect";
+import { Effect, FastCheck } from "effect";
 import { EnergyResponse } from "../src/domain/energy.ts";
 import { MetricsResponse } from "../src/domain/metrics.ts";
 import { type MonthSpan, MonthsResponse } from "../src/domain/months.ts";
@@ -189,6 +189,38 @@ Deno.test("month plan: cut months, 29 February a year earlier, the year 0001, th
   assert.deepEqual(monthPlan("2026-03-31", "2026-03-31").months.map((m) => m.start), [
     "2026-03-31",
   ]);
+});
+
+Deno.test("month plan: the months' year-earlier spans together are the total's, over any leap day", () => {
+  const plan = monthPlan("2025-02-01", "2025-03-31");
+  assert.deepEqual(plan.months.map((m) => [m.earlier?.start, m.earlier?.end]), [
+    ["2024-02-01", "2024-02-29"],
+    ["2024-03-01", "2024-03-31"],
+  ]);
+  assert.deepEqual([plan.total.earlier?.start, plan.total.earlier?.end], [
+    "2024-02-01",
+    "2024-03-31",
+  ]);
+  // A day of the year 2024 or 2028 as an index from 2023-01-01, and back.
+  const day = (n: number) => addDays("2023-01-01", n);
+  FastCheck.assert(
+    FastCheck.property(
+      FastCheck.integer({ min: 0, max: 6 * 366 }),
+      FastCheck.integer({ min: 0, max: 730 }),
+      (from, length) => {
+        const plan = monthPlan(day(from), day(from + length));
+        const total = plan.total.earlier!;
+        const spans = plan.months.map((m) => m.earlier!);
+        assert.equal(spans[0].start, total.start);
+        assert.equal(spans.at(-1)!.end, total.end);
+        for (const [i, span] of spans.entries()) {
+          assert.ok(span.start <= span.end, `${span.start}..${span.end}`);
+          if (i > 0) assert.equal(span.start, addDays(spans[i - 1].end, 1));
+        }
+      },
+    ),
+    { numRuns: 500 },
+  );
 });
 
 Deno.test("months: the year 0001 has no year before it; days without data are counted, not zeroed", async () => {

@@ -26,7 +26,8 @@ export const MonthSpan = Schema.Struct({
 export const MonthRow = Schema.Struct({
   ...MonthSpan.fields,
   year_earlier: Nullable(MonthSpan).annotations({
-    description: "The same days one year earlier (29 February becomes 28 February); null for " +
+    description: "The same days one year earlier (29 February becomes 28 February; a span " +
+      "ending on a month's last day ends on that month's last day a year earlier); null for " +
       "the year 0001, which has no year before it",
   }),
 }).annotations({ identifier: "MonthRow" });

@@ -39,9 +39,18 @@ export interface MonthPlan {
   readonly total: PlannedRow;
 }
 
+const lastOfMonth = (date: string) =>
+  `${date.slice(0, 8)}${pad(daysInMonth(Number(date.slice(0, 4)), Number(date.slice(5, 7))), 2)}`;
+
+// A span's days a year earlier: from the same day to the same day, except that a span ending on a
+// month's last day ends on that month's last day (February 2025's year earlier is all of February
+// 2024), so that the months' year-earlier spans together are the total's, leap day included.
 const withEarlier = (span: Span): PlannedRow => {
   const start = yearBefore(span.start);
-  const end = yearBefore(span.end);
+  const sameDay = yearBefore(span.end);
+  const end = sameDay !== null && span.end === lastOfMonth(span.end)
+    ? lastOfMonth(sameDay)
+    : sameDay;
   return {
     ...span,
     earlier: start === null || end === null

@@ -19,8 +19,9 @@ const NOTES: ReadonlyArray<string> = [
   "range: exact sums rounded once; savings (aes_kwh) count only matched days (actual and EBA " +
   "present, stage TRIAL or OPERATING) and are null when negative; pass flags are decided on the " +
   "settled days alone.",
-  "year_earlier holds the same days one year earlier (29 February becomes 28 February), summed " +
-  "by the same rules, with the stages, targets and baseline of that time.",
+  "year_earlier holds the same days one year earlier (29 February becomes 28 February; a span " +
+  "ending on a month's last day ends on that month's last day, so February meets all of " +
+  "February), summed by the same rules, with the stages, targets and baseline of that time.",
 ];
 
 export class MonthsService extends Effect.Service<MonthsService>()("Metrics/MonthsService", {

@@ -61,9 +61,12 @@ const MONTHS_NOTES = [
       "（有实际能耗和 EBA，阶段为 TRIAL 或 OPERATING），为负时为 null；达标与否只按已结算的日期判定。",
   ),
   t(
-    "year_earlier holds the same days one year earlier (29 February becomes 28 February), summed " +
-      "by the same rules, with the stages, targets and baseline of that time.",
-    "year_earlier 为一年前的相同日期（2 月 29 日对应 2 月 28 日），按相同规则求和，使用当时的阶段、目标和基准。",
+    "year_earlier holds the same days one year earlier (29 February becomes 28 February; a span " +
+      "ending on a month's last day ends on that month's last day, so February meets all of " +
+      "February), summed by the same rules, with the stages, targets and baseline of that time.",
+    "year_earlier 为一年前的相同日期（2 月 29 日对应 2 月 28 日；止于月末的区间对应一年前该月的月末，" +
+      "因此 2 月与一年前的整个 2 月相比），" +
+      "按相同规则求和，使用当时的阶段、目标和基准。",
   ),
 ];
 
