@@ -616,6 +616,13 @@ Deno.test("CSV row limit: 10,000 values pass, 10,001 stop reading", async () => 
   const problems = await readRejected(csv([...lines(MAX_IMPORT_ROWS + 5), "A,S0,bad,bad"]));
   findProblem(problems, /more than 10000 values/, { row: MAX_IMPORT_ROWS + 2 });
   assert.equal(problems.length, 1);
+  // Problems in the rows before the limit (here each row repeats the first) do not hide it: the
+  // file is refused for the limit alone.
+  const repeated = await readRejected(
+    csv(["品牌,门店,日期,日能耗", ...Array(MAX_IMPORT_ROWS + 1).fill("A,S,2026-07-09,1")]),
+  );
+  assert.equal(repeated.length, 1);
+  findProblem(repeated, /more than 10000 values/, { row: MAX_IMPORT_ROWS + 2 });
 });
 
 // --- XLSX ----------------------------------------------------------------------------------------

@@ -81,6 +81,8 @@ export class Collector {
   readonly sheets: Array<string> = [];
   // Set once the file holds more values than MAX_IMPORT_ROWS: the readers stop there.
   stopped = false;
+  // The problem that says so: a file over the limit is refused with it alone.
+  private overLimit: FileProblem | undefined;
   private values = 0;
   private readonly seen = new Map<string, CellLocation>();
 
@@ -93,9 +95,8 @@ export class Collector {
     if (this.stopped) return false;
     if (++this.values <= MAX_IMPORT_ROWS) return true;
     this.stopped = true;
-    this.add(
-      problem(Problems.tooManyValues(MAX_IMPORT_ROWS), at),
-    );
+    this.overLimit = problem(Problems.tooManyValues(MAX_IMPORT_ROWS), at);
+    this.add(this.overLimit);
     return false;
   }
 
@@ -141,9 +142,10 @@ export class Collector {
     }
     return this.problems.length > 0
       ? Effect.fail(
-        // A file over the row limit is refused for that alone: its rows are not resolved.
+        // A file over the row limit is refused for that alone: the problems found in the rows
+        // before it are not listed (they could hide it), nor are its rows resolved.
         new FileRejected({
-          problems: this.problems,
+          problems: this.overLimit === undefined ? this.problems : [this.overLimit],
           rows: this.stopped ? [] : this.rows,
           checks: this.stopped ? [] : this.checks,
           sheets: this.sheets,
