@@ -112,6 +112,20 @@ Deno.test("plain XLSX: workbooks written by exceljs read as exceljs reads them",
   );
 });
 
+Deno.test("XLSX: a number format with a literal date letter (0.00 kWh) is a number's, in both readers", async () => {
+  const bytes = await workbookOf([{
+    name: "品牌A",
+    a1: "门店名称",
+    headers: ["2026-08-10"],
+    rows: [["店1", 12.5]],
+    format: "0.00\\ \\k\\W\\h",
+    blankRows: false,
+  }]);
+  const read = await agree(bytes, true);
+  assert.equal(read._tag, "Right");
+  if (read._tag === "Right") assert.deepEqual(read.right.rows.map((r) => r.rawEnergy), ["12.5"]);
+});
+
 Deno.test("plain XLSX: a filled template of many values is read from its XML", async () => {
   const days = Array.from({ length: 10 }, (_, i) => `2026-08-${String(i + 10).padStart(2, "0")}`);
   const rows: Array<Array<Value>> = Array.from(

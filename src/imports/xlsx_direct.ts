@@ -171,10 +171,12 @@ const BUILT_IN_FORMATS: Readonly<Record<number, string>> = {
   49: "@",
 };
 
-// exceljs's utils.isDateFmt.
+// Whether a number format shows a date: exceljs's utils.isDateFmt, which looks for date letters
+// outside brackets and quotes, and here outside `\x`, `_x` and `*x` too (a literal letter, a space
+// as wide as it, the letter repeated: `0.00\ \k\W\h` is a number's format).
 export const isDateFormat = (format: string | undefined): boolean => {
   if (!format) return false;
-  const bare = format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "");
+  const bare = format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "").replace(/[\\_*]./g, "");
   return /[ymdhMsb]+/.test(bare);
 };
 

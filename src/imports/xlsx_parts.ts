@@ -1,4 +1,7 @@
 // What a workbook's parts must say before either reader (xlsx_direct.ts, exceljs) reads them.
+import { isDateFormat } from "./xlsx_direct.ts";
+import { unescapeXml } from "./xlsx_scan.ts";
+
 export const STYLES_PART = "xl/styles.xml";
 const SHARED_STRINGS_PART = "xl/sharedStrings.xml";
 
@@ -68,6 +71,26 @@ export const defineEastAsianFormats = (styles: Uint8Array): Uint8Array | undefin
   if (root === null || root[0].endsWith("/>")) return undefined;
   const end = root.index + root[0].length;
   return encoder.encode(`${xml.slice(0, end)}<numFmts>${codes}</numFmts>${xml.slice(end)}`);
+};
+
+const NUM_FMT_CODE = /(<numFmt\b[^>]*?\bformatCode\s*=\s*)(["'])(.*?)\2/g;
+
+/**
+ * The styles part with "0" for each format code that exceljs takes for a date only because it holds
+ * a date letter written as a literal (`0.00\ \k\W\h`, isDateFormat), so that it reads such cells
+ * as the numbers the direct reader reads; undefined when it has none.
+ */
+export const literalLetterFormats = (styles: Uint8Array): Uint8Array | undefined => {
+  const xml = decoder.decode(styles);
+  let changed = false;
+  const fixed = xml.replace(NUM_FMT_CODE, (all, head: string, quote: string, code: string) => {
+    const text = unescapeXml(code);
+    const excel = /[ymdhMsb]+/.test(text.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, ""));
+    if (!excel || isDateFormat(text)) return all;
+    changed = true;
+    return `${head}${quote}0${quote}`;
+  });
+  return changed ? encoder.encode(fixed) : undefined;
 };
 
 // A cell of shared text (t="s"), whose value is an index into the shared strings.

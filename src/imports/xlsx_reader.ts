@@ -10,7 +10,12 @@ import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
 import { type PlainSheet, readPlainWorkbook } from "./xlsx_direct.ts";
 import { WorkbookScan } from "./xlsx_scan.ts";
 import { readZip, type ZipLimits } from "./zip.ts";
-import { defineEastAsianFormats, sharedStringsMissing, STYLES_PART } from "./xlsx_parts.ts";
+import {
+  defineEastAsianFormats,
+  literalLetterFormats,
+  sharedStringsMissing,
+  STYLES_PART,
+} from "./xlsx_parts.ts";
 import { concat, ZipStream } from "../files/zip_stream.ts";
 import {
   BLANK,
@@ -355,10 +360,13 @@ const readWorkbook = (
     if (sharedStringsMissing(archive.entries)) {
       return yield* reject(Problems.notReadable(Problems.partMissing()));
     }
-    const styles = archive.entries.get(STYLES_PART);
-    const defined = styles === undefined ? undefined : defineEastAsianFormats(styles);
     const entries = archive.entries;
-    if (defined !== undefined) entries.set(STYLES_PART, defined);
+    let defined: Uint8Array | undefined;
+    for (const fix of [defineEastAsianFormats, literalLetterFormats]) {
+      const styles = entries.get(STYLES_PART);
+      const fixed = styles === undefined ? undefined : fix(styles);
+      if (fixed !== undefined) entries.set(STYLES_PART, defined = fixed);
+    }
     const plain = direct ? readPlainWorkbook(entries) : undefined;
     if (plain !== undefined) {
       return yield* readSheets(
