@@ -1158,3 +1158,36 @@ Deno.test("property: random bytes and mutated files never defect", async () => {
     { numRuns: 100 },
   );
 });
+
+Deno.test("XLSX: a cell exceljs would read as another number is refused, never read as that number", async () => {
+  // A formula elsewhere in the sheet leaves the workbook to exceljs.
+  const formula = `<row r="3">${inlineCell("A3", "店3")}<c r="B3"><f>1+1</f><v>2</v></c></row>`;
+  const cases: ReadonlyArray<[string, string]> = [
+    [`<c r="B2" t="d"><v>2026-11-04</v></c>`, "2026-11-04"],
+    [`<c r="B2" t="x"><v>3abc</v></c>`, "3abc"],
+    [`<c r="B2"><v>1,5</v></c>`, "1,5"],
+    [`<c r="B2" t="n"><v>12.5kWh</v></c>`, "12.5kWh"],
+    [`<c r="B2"><f>A1</f><v>7 kWh</v></c>`, "7 kWh"],
+  ];
+  for (const [cell, raw] of cases) {
+    for (const rest of ["", formula]) {
+      const problems = await readRejected(handXlsx([{
+        name: "品牌A",
+        xml: sheetXml(header + `<row r="2">${inlineCell("A2", "店2")}${cell}</row>` + rest),
+      }]));
+      assert.equal(problems.length, 1, formatProblems(problems));
+      assert.equal(problems[0].raw, raw, cell);
+      assert.equal(problems[0].row, 2);
+      assert.equal(problems[0].column, "B");
+      assert.equal(problems[0].sheet, "品牌A");
+    }
+  }
+  // Numbers written as the format allows, and a formula's text result, are read as before.
+  const fine = await readOk(handXlsx([{
+    name: "品牌A",
+    xml: sheetXml(
+      header + `<row r="2">${inlineCell("A2", "店2")}<c r="B2"><v> 1.5E1 </v></c></row>` + formula,
+    ),
+  }]));
+  assert.deepEqual(fine.rows.map((r) => r.rawEnergy), ["15", "2"]);
+});

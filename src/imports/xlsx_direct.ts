@@ -22,7 +22,7 @@ const unescapeText = (text: string) =>
 export type PlainValue = string | number | Date;
 
 // A numeric cell's text as OOXML writes a number (XML Schema's double, without INF and NaN).
-const NUMBER_TEXT = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
+export const NUMBER_TEXT = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
 
 export interface PlainRow {
   readonly rn: number;

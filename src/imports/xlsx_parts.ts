@@ -1,5 +1,5 @@
 // What a workbook's parts must say before either reader (xlsx_direct.ts, exceljs) reads them.
-import { isDateFormat } from "./xlsx_direct.ts";
+import { isDateFormat, NUMBER_TEXT } from "./xlsx_direct.ts";
 import { unescapeXml } from "./xlsx_scan.ts";
 
 export const STYLES_PART = "xl/styles.xml";
@@ -103,3 +103,68 @@ export const sharedStringsMissing = (entries: ReadonlyMap<string, Uint8Array>): 
   Array.from(entries).some(([name, bytes]) =>
     /^xl\/worksheets\/[^/]+\.xml$/.test(name) && SHARED_CELL.test(decoder.decode(bytes))
   );
+
+const WORKSHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
+const CELL = /<c\b([^>]*?)(?:\/>|>([\s\S]*?)<\/c>)/g;
+const VALUE = /<v\b[^>]*>([^<]*)<\/v>/;
+const TYPES_READ = new Set(["n", "s", "str", "inlineStr", "b", "e"]);
+const attribute = (attributes: string, name: string) =>
+  new RegExp(`(?:^|\\s)${name}\\s*=\\s*["']([^"']*)["']`).exec(attributes)?.[1];
+
+// The worksheets' names by part, as far as the workbook and its relationships say them plainly.
+const sheetNames = (entries: ReadonlyMap<string, Uint8Array>) => {
+  const part = (name: string) => entries.get(name) ?? new Uint8Array();
+  const targets = new Map<string, string>();
+  for (
+    const [, raw] of decoder.decode(part("xl/_rels/workbook.xml.rels")).matchAll(
+      /<Relationship\b([^>]*)>/g,
+    )
+  ) {
+    const id = attribute(raw, "Id");
+    const target = attribute(raw, "Target");
+    if (id !== undefined && target !== undefined) {
+      targets.set(id, `xl/${target.replace(/^(\s|\/xl\/)+/, "")}`);
+    }
+  }
+  const names = new Map<string, string>();
+  for (const [, raw] of decoder.decode(part("xl/workbook.xml")).matchAll(/<sheet\b([^>]*)>/g)) {
+    const id = attribute(raw, "r:id");
+    const name = attribute(raw, "name");
+    const target = id === undefined ? undefined : targets.get(id);
+    if (target !== undefined && name !== undefined) names.set(target, unescapeXml(name));
+  }
+  return names;
+};
+
+/**
+ * The first cell that exceljs would read as a number other than what it holds: a date cell
+ * (t="d", whose ISO text it reads as its year), a type it does not know, or a number's text that is
+ * not a number ("1,5", "12.5kWh"), of which it reads the number the text begins with. The direct
+ * reader reads none of these as a number; a workbook it leaves to exceljs is refused for them.
+ */
+export const misreadCell = (
+  entries: ReadonlyMap<string, Uint8Array>,
+):
+  | { readonly sheet: string | null; readonly cell: string | null; readonly raw: string }
+  | undefined => {
+  for (const [name, bytes] of entries) {
+    if (!WORKSHEET_PART.test(name)) continue;
+    for (const [, attributes, inner] of decoder.decode(bytes).matchAll(CELL)) {
+      const type = attribute(attributes, "t");
+      const value = inner === undefined ? undefined : VALUE.exec(inner)?.[1];
+      if (value === undefined) continue;
+      const text = unescapeXml(value);
+      const misread = type === undefined || type === "n"
+        ? text.trim() !== "" && !NUMBER_TEXT.test(text)
+        : !TYPES_READ.has(type);
+      if (misread) {
+        return {
+          sheet: sheetNames(entries).get(name) ?? null,
+          cell: attribute(attributes, "r") ?? null,
+          raw: text,
+        };
+      }
+    }
+  }
+  return undefined;
+};

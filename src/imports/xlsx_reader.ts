@@ -8,11 +8,12 @@ import { STORE_NAME_HEADER } from "../files/template.ts";
 import { Duration, Effect } from "effect";
 import { FileRejected, type ReadContext, type ReadFile } from "./model.ts";
 import { type PlainSheet, readPlainWorkbook } from "./xlsx_direct.ts";
-import { WorkbookScan } from "./xlsx_scan.ts";
+import { decodeAddress, WorkbookScan } from "./xlsx_scan.ts";
 import { readZip, type ZipLimits } from "./zip.ts";
 import {
   defineEastAsianFormats,
   literalLetterFormats,
+  misreadCell,
   sharedStringsMissing,
   STYLES_PART,
 } from "./xlsx_parts.ts";
@@ -373,6 +374,20 @@ const readWorkbook = (
         plain.map((sheet) => ({ name: () => sheet.name, rows: () => plainRows(sheet) })),
         context.datasetEnd,
         new Collector(),
+      );
+    }
+    const misread = misreadCell(entries);
+    if (misread !== undefined) {
+      const at = misread.cell === null ? undefined : decodeAddress(misread.cell);
+      return yield* Effect.fail(
+        new FileRejected({
+          problems: [problem(Problems.notReadAsNumber(), {
+            sheet: misread.sheet,
+            row: at?.row ?? null,
+            column: at?.col === undefined ? null : columnLetter(at.col),
+            raw: misread.raw,
+          })],
+        }),
       );
     }
     const workbook = yield* Effect.tryPromise({
