@@ -472,6 +472,26 @@ Deno.test("CSV: a quoted field keeps its CRLF as written, and the rows after it 
   findProblem(broken, /malformed CSV/, { row: 5 });
 });
 
+Deno.test("CSV: lines of mixed ends read alike whether or not a field is quoted", async () => {
+  const lines = [
+    "品牌,门店,日期,日能耗",
+    "A,S,2026-07-09,1",
+    "A,S,2026-07-10,2",
+    "A,S,2026-07-11,3",
+  ];
+  const ends = ["\r\n", "\n", "\r\n", "\r"];
+  const text = (quoted: boolean) =>
+    lines.map((line, i) => (quoted && i === 1 ? line.replace(",1", ',"1"') : line) + ends[i])
+      .join("");
+  const plain = await readOk(utf8(text(false)));
+  const quoted = await readOk(utf8(text(true)));
+  assert.deepEqual(quoted.rows, plain.rows);
+  assert.deepEqual(plain.rows.map((r) => [r.rowNumber, r.rawEnergy]), [[1, "1"], [2, "2"], [
+    3,
+    "3",
+  ]]);
+});
+
 Deno.test("CSV: a 备注 note of more than 500 characters is a problem of its cell", async () => {
   const csv = (note: string) =>
     utf8(`品牌,门店,日期,日能耗,备注\nKFC,Store 1,2026-07-09,1.5,${note}\n`);

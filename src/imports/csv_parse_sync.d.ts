@@ -10,6 +10,7 @@ export declare function parse(
   input: string,
   options: {
     relax_column_count?: boolean;
+    record_delimiter?: string | ReadonlyArray<string>;
     on_record?: (record: Array<string>, info: { lines: number }) => unknown;
   },
 ): unknown;

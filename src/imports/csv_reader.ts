@@ -208,6 +208,9 @@ export const forEachRecord = (
   if (text.includes('"') || text.includes("\r")) {
     parse(text, {
       relax_column_count: true,
+      // Any line end ends a record, as in the split below: csv-parse would otherwise take the
+      // first line's for the whole file and refuse a quoted field after a line of another kind.
+      record_delimiter: ["\r\n", "\n", "\r"],
       on_record: (record: Array<string>, info: { lines: number }) => {
         onRecord(record, info.lines);
         return null;
