@@ -41,28 +41,18 @@ export const notModifiedHeaders = (etag: string, extra?: Readonly<Record<string,
 export const notModified = (etag: string, extra?: Readonly<Record<string, string>>) =>
   HttpServerResponse.empty({ status: 304, headers: notModifiedHeaders(etag, extra) });
 
-// A commit takes its number and instant as the last step of its transaction and is visible a
-// moment later: an answer as of an instant this close to now could still change once such a
-// commit is visible, so only older ones may be kept.
-export const SETTLED_MS = 60_000;
-
 // The headers that name the data an answer was made from (reads as of an earlier instant): the
 // token of its commit on every read, and for a read as of an earlier instant the instant it shows.
-// Such an answer never changes once its instant has settled: then it may be kept. A read by a token
-// for a key that is told no instant (a key limited to some stores) names a commit already made,
-// whose data never changes: kept at once, so that its caching tells nothing of the commit's age.
+// Such an answer never changes, but a client asks again before using a kept copy (`no-cache`): a
+// key revoked, or a browser signed out and used by another member, must not read it from a cache
+// without the service deciding the credential again.
 export const dataHeaders = (
   token: string | undefined,
   asOf?: { readonly knownAt: string | undefined; readonly committedAt: string },
-  now = Date.now(),
 ): Record<string, string> => ({
   ...(token === undefined ? {} : { "data-token": token }),
   ...(asOf?.knownAt === undefined ? {} : { "data-known-at": asOf.knownAt }),
-  ...(asOf === undefined ? {} : {
-    "cache-control": asOf.knownAt === undefined || Date.parse(asOf.knownAt) <= now - SETTLED_MS
-      ? "private, max-age=86400"
-      : "private, no-cache",
-  }),
+  ...(asOf === undefined ? {} : { "cache-control": "private, no-cache" }),
 });
 
 const encoder = new TextEncoder();
