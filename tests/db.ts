@@ -1,10 +1,14 @@
 // A fresh, migrated database per test file: in-memory PGlite, or a new database on TEST_DATABASE_URL.
+import { createHash } from "node:crypto";
 import { SqlClient } from "@effect/sql";
+import { PGlite } from "@electric-sql/pglite";
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect";
 import { DEFAULT_LIMITS } from "../src/config.ts";
 import pg from "pg";
-import { openPglite, pgLayer } from "../src/db/database.ts";
-import { prepareDatabase } from "../src/routines.ts";
+import { EMBEDDED_CONF, openPglite, pgLayer } from "../src/db/database.ts";
+import { migrationTexts } from "../src/db/migrator.ts";
+import { inProcess, pgliteOptions } from "../src/db/pglite_worker.ts";
+import { prepareDatabase, ROUTINES } from "../src/routines.ts";
 import { layerPglite } from "../src/db/pglite_client.ts";
 
 export const testDatabaseUrl = Deno.env.get("TEST_DATABASE_URL");
@@ -45,6 +49,47 @@ const withDatabase = (url: string, name: string) => {
 };
 
 // Creates the database (migrated unless told otherwise); close() disposes and drops it.
+// A migrated embedded database's image (a data folder's tar), made once for every test file of a
+// checkout: a database opened from it skips the empty cluster's initdb, most of the time an
+// embedded test database takes to open. Its name is a hash of what prepareDatabase installs and of
+// PGlite's version, so any change to them makes a new one; every database opened from it is still
+// prepared, which finds nothing to do when the image is current.
+const IMAGES = new URL("../.data/test-images/", import.meta.url);
+let image: Promise<Blob> | undefined;
+const migratedImage = () =>
+  image ??= (async () => {
+    const name = createHash("sha256")
+      .update(JSON.stringify([
+        migrationTexts,
+        ROUTINES.map((routine) => routine.text),
+        import.meta.resolve("@electric-sql/pglite"),
+      ]))
+      .digest("hex")
+      .slice(0, 16);
+    const file = new URL(`${name}.tar`, IMAGES);
+    try {
+      return new Blob([await Deno.readFile(file)]);
+    } catch {
+      // not made yet
+    }
+    const pglite = new PGlite(pgliteOptions(undefined, EMBEDDED_CONF));
+    const runtime = ManagedRuntime.make(layerPglite(inProcess(pglite)));
+    try {
+      await runtime.runPromise(prepareDatabase);
+      await pglite.exec("CHECKPOINT");
+      const made = await pglite.dumpDataDir("none");
+      // Written whole under a name of its own, then renamed: a file beside it reads all or none.
+      await Deno.mkdir(IMAGES, { recursive: true });
+      const partial = new URL(`${name}.${crypto.randomUUID()}.part`, IMAGES);
+      await Deno.writeFile(partial, new Uint8Array(await made.arrayBuffer()));
+      await Deno.rename(partial, file);
+      return made;
+    } finally {
+      await runtime.dispose();
+      await pglite.close().catch(() => {});
+    }
+  })();
+
 export const makeTestDatabase = async (
   options: { migrate?: boolean; lockMs?: number; statementMs?: number; urlOptions?: string } = {},
 ): Promise<TestDatabase> => {
@@ -65,7 +110,8 @@ export const makeTestDatabase = async (
     });
     drop = () => adminQuery(testDatabaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   } else {
-    layer = Layer.unwrapScoped(Effect.map(openPglite(undefined), layerPglite));
+    const image = options.migrate === false ? undefined : await migratedImage();
+    layer = Layer.unwrapScoped(Effect.map(openPglite(undefined, image), layerPglite));
   }
   const runtime = ManagedRuntime.make(layer);
   if (options.migrate !== false) await runtime.runPromise(prepareDatabase);

@@ -222,7 +222,7 @@ for (
   ]
 ) {
   Deno.test(`a worker lost to ${how} fails the waiting queries as not reachable`, async () => {
-    const db = await startPgliteWorker(undefined, [], dyingWorker(ending));
+    const db = await startPgliteWorker(undefined, [], { worker: dyingWorker(ending) });
     const error = await failureOf(db.query("SELECT 1", [1]));
     assert.equal(error.code, "08006");
     assert.ok(isConnectionError(new SqlError({ cause: error, message: "Failed" })));

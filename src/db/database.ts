@@ -18,7 +18,7 @@ import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
 // kept small, the files stay in the operating system's cache, from which a page is read back at
 // the cost of a copy.
-const EMBEDDED_CONF = ["shared_buffers = 4MB"];
+export const EMBEDDED_CONF = ["shared_buffers = 4MB"];
 
 // Planner settings of the service's own connections. The service's statements look up a few
 // thousand keys at most (a commit's days, a read's months): costing a random page read as a
@@ -47,13 +47,14 @@ export const connectionOf = (url: string) => {
   };
 };
 
-// The embedded database in a folder (or in memory when undefined), run by a worker of its own so
-// that a long statement does not hold up the event loop; closing the scope ends the worker.
-export const openPglite = (dataDir: string | undefined) =>
+// The embedded database in a folder (or in memory when undefined, from `image` when given: a data
+// folder's image), run by a worker of its own so that a long statement does not hold up the event
+// loop; closing the scope ends the worker.
+export const openPglite = (dataDir: string | undefined, image?: Blob) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       if (dataDir !== undefined) await Deno.mkdir(dataDir, { recursive: true });
-      const db = await startPgliteWorker(dataDir, EMBEDDED_CONF);
+      const db = await startPgliteWorker(dataDir, EMBEDDED_CONF, { image });
       // Its one connection lives as long as the database: the settings are set once.
       await db.exec(
         Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET ${name} = ${value};`).join(""),

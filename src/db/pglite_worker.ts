@@ -8,7 +8,12 @@ import { isBytesColumn } from "./bytes_columns.ts";
 import type { PgliteHandle } from "./pglite_client.ts";
 
 type Ask =
-  | { readonly op: "open"; readonly dataDir: string | undefined; readonly conf: Conf }
+  | {
+    readonly op: "open";
+    readonly dataDir: string | undefined;
+    readonly conf: Conf;
+    readonly image: Blob | undefined;
+  }
   | {
     readonly op: "query";
     readonly sql: string;
@@ -277,14 +282,30 @@ const closedError = () => Object.assign(new Error(CLOSED), { code: "08003" });
 const lostError = (reason: string) =>
   Object.assign(new Error(`PGlite's worker stopped: ${reason}`), { code: "08006" });
 
+// How PGlite is made, in the worker and wherever else one is made to stand for it.
+export const pgliteOptions = (dataDir: string | undefined, conf: Conf): PGliteOptions => ({
+  dataDir,
+  postgresqlconf: conf,
+  serializers: { [BYTEA]: byteaAsBinary, [JSON_TYPE]: jsonBytesAsBinary },
+});
+
+export interface WorkerOptions {
+  // A data folder's image (PGlite's dumpDataDir) that a database in memory starts from instead of
+  // an empty cluster.
+  readonly image?: Blob;
+  // This module's worker; a test may pass one of its own that speaks the protocol.
+  readonly worker?: Worker;
+}
+
 // Starts the worker and opens the database in it (a folder, or in memory when undefined). Requests
 // run one after the other in the worker; close() waits for those sent before it, then ends it.
 export const startPgliteWorker = async (
   dataDir: string | undefined,
   conf: Conf,
-  // This module's worker; a test may pass one of its own that speaks the protocol.
-  worker = new Worker(new URL("./pglite_worker.ts", import.meta.url).href, { type: "module" }),
+  options: WorkerOptions = {},
 ): Promise<PgliteHandle> => {
+  const worker = options.worker ??
+    new Worker(new URL("./pglite_worker.ts", import.meta.url).href, { type: "module" });
   const pending = new Map<
     number,
     { resolve: (value: unknown) => void; reject: (error: Error) => void }
@@ -333,7 +354,7 @@ export const startPgliteWorker = async (
     failure === undefined ? send<A>(request) : Promise.reject(failure);
 
   try {
-    await send({ op: "open", dataDir, conf });
+    await send({ op: "open", dataDir, conf, image: options.image });
   } catch (error) {
     end(closedError());
     throw error;
@@ -399,9 +420,8 @@ if (import.meta.main) {
         // Options in one object: PGlite drops the second argument when the first (the folder) is
         // undefined, as it is for a database in memory.
         const pglite = new PGlite({
-          dataDir: request.dataDir,
-          postgresqlconf: request.conf,
-          serializers: { [BYTEA]: byteaAsBinary, [JSON_TYPE]: jsonBytesAsBinary },
+          ...pgliteOptions(request.dataDir, request.conf),
+          loadDataDir: request.image,
         });
         await pglite.waitReady;
         db = inProcess(pglite);
