@@ -3,7 +3,17 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
-import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, type Redacted } from "effect";
+import {
+  Cause,
+  Context,
+  Effect,
+  Exit,
+  Layer,
+  ManagedRuntime,
+  Option,
+  type Redacted,
+  Schema,
+} from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import {
@@ -37,6 +47,7 @@ import { PortfolioHttpLive } from "./portfolio/portfolio_http.ts";
 import { PortfolioService } from "./portfolio/portfolio_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
+import { IdFromString } from "./domain/common.ts";
 import { statusOfError } from "./domain/errors.ts";
 import type { ErrorCode } from "./domain/error_codes.ts";
 import { Messages } from "./domain/messages.ts";
@@ -112,6 +123,15 @@ export const makeAppLayer = <E>(
   ).pipe(Layer.provide(infrastructure));
 };
 
+// The store a request's path names where its route has `:store_id`, when the path gives a valid
+// id (else the endpoint refuses the parameter itself).
+const decodeId = Schema.decodeUnknownOption(IdFromString);
+const pathStore = (template: string, url: string): number | undefined => {
+  const at = template.split("/").indexOf(":store_id");
+  if (at < 0) return undefined;
+  return Option.getOrUndefined(decodeId(new URL(url).pathname.split("/")[at]));
+};
+
 export interface HandlerOptions {
   readonly limits?: ServiceLimits;
   readonly log?: Log;
@@ -153,14 +173,22 @@ export const makeHandler = <E>(
     return made.then((handle) => handle(request, context));
   };
   // The credential and its permission, decided by Auth as the endpoint's middleware decides them,
-  // before the front door reads a body or admits heavy work.
+  // before the front door reads a body or admits heavy work; and where the path names a store, the
+  // store and the key's scope (404, 403), as the endpoint decides them, before its parameters and
+  // body are decoded.
   const gate: Gate = async (request, route, language) => {
     const r = await runtime.runtime();
     const config = Context.get(r.context, AppConfig);
     const permission = route.admission?.permission ?? "read";
+    const storeId = pathStore(route.path, request.url);
     const exit = await runtime.runPromiseExit(
       Effect.flatMap(Auth, (auth) => auth.authenticate(webRequestFacts(request, config))).pipe(
         Effect.tap((caller) => requirePermission(caller, permission)),
+        Effect.tap((caller) =>
+          storeId === undefined
+            ? Effect.void
+            : Effect.flatMap(StoreAccess, (access) => access.store(caller, storeId, permission))
+        ),
       ),
     );
     if (Exit.isSuccess(exit)) return { kind: "admitted", holder: `key ${exit.value.keyId}` };

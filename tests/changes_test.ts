@@ -409,6 +409,14 @@ Deno.test("a batch's reason and actor go only to keys that may read all of it", 
     assert.equal(c.change_reason, "feed test");
     assert.equal(c.actor.login_name, "feed-reader");
   }
+  // A store outside the key is refused from the path, before a malformed date is.
+  for (const day of [addDays(end, -7), "not-a-date"]) {
+    assertErrorBody(
+      await app.call("GET", `/api/v1/stores/${a.id}/energy/${day}/versions`, { key: scoped.key }),
+      403,
+      "STORE_FORBIDDEN",
+    );
+  }
   // The day's versions and the fact's history decide alike.
   const lastVersion = async (key: string, day: string) => {
     const found = await app.call("GET", `/api/v1/stores/${b.id}/energy/${day}/versions`, { key });

@@ -7,7 +7,7 @@ import { ProfileResult, StoreReference } from "../src/domain/stores.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import type { SnapshotStore } from "../src/seed/snapshot.ts";
-import { type Answer, assertErrorBody, assertSchema, makeTestApp } from "./helpers.ts";
+import { type Answer, assertErrorBody, assertSchema, BASE, makeTestApp } from "./helpers.ts";
 
 const snapshot = generateSnapshot({ stores: 30 });
 const app = await makeTestApp((db) =>
@@ -378,6 +378,21 @@ Deno.test("401 without or with a bad key; 403 without write, for a read-only mem
   const limited = await app.key(["read", "write"], { stores: [other.id] });
   assertErrorBody(await patch(store.id, body, limited.key), 403, "STORE_FORBIDDEN");
   assertErrorBody(await patch(999_999, body, limited.key), 404);
+  // The store and the key's scope are decided before the body: what it holds, or its media type,
+  // changes nothing for a store the key may not edit.
+  for (const sent of ["{not json", { extra: true }]) {
+    assertErrorBody(await patch(store.id, sent, limited.key), 403, "STORE_FORBIDDEN");
+    assertErrorBody(await patch(999_999, sent, limited.key), 404);
+  }
+  const asText = await app.handler(
+    new Request(BASE + path(store.id), {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${limited.key}`, "content-type": "text/plain" },
+      body: "x",
+    }),
+  );
+  assert.equal(asText.status, 403);
+  assert.equal((await asText.json()).error.code, "STORE_FORBIDDEN");
 
   await assertUntouched(store);
 
