@@ -222,6 +222,10 @@ Deno.test("parseEnergyText: refused values say why", () => {
       "１２",
       "12,5",
       "VOID!",
+      // Letters that only a locale's case mapping turns into VOID (dotless ı, long ſ).
+      "voıd",
+      "VOıD",
+      "ｖｏｉｄ",
       "作废了",
     ]
   ) {

@@ -118,7 +118,8 @@ const notANumber = (text: string) =>
 export const parseEnergyText = (input: string): CellValue | { problem: Text } => {
   const text = input.trim();
   if (text === "") return BLANK;
-  if (text === "作废" || (text.length === 4 && text.toUpperCase() === "VOID")) return VOID;
+  // VOID in ASCII letters of either case (toUpperCase would also take "voıd").
+  if (text === "作废" || /^[Vv][Oo][Ii][Dd]$/.test(text)) return VOID;
   return parseDecimal(text, false);
 };
 
