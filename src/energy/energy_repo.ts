@@ -22,7 +22,7 @@ const revisionColumns = (reason: string) => `
 // read every row of the batch, as GET /imports/{id} and the change feed decide (mayReadBatchSql):
 // the reason may name other stores. A snapshot's batches say only what the platform wrote. The
 // history's reason is a required text.
-const WITHHELD_REASON = "Withheld: the batch also changed stores outside this key's scope";
+const WITHHELD_REASON = "Withheld: the batch also holds rows of stores outside this key's scope";
 const wholeSql = (batch: string, storeIds: string) =>
   `(${batch}.batch_kind IS DISTINCT FROM 'UPLOAD' OR ${mayReadBatchSql(`${batch}.id`, storeIds)})`;
 
