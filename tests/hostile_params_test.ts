@@ -334,6 +334,28 @@ Deno.test("the quality check refuses a read as of an earlier instant instead of 
   assertErrorBody(await get(`/api/v1/stores/999999/quality?${asOf}`), 404);
 });
 
+Deno.test("a store outside the key, or unknown, is refused for that before a malformed parameter", async () => {
+  const [, other] = await storesOf(app, key.key);
+  const scoped = await app.key(["read"], { stores: [other.id] });
+  const malformed = (id: number) => [
+    `/api/v1/stores/${id}/energy?scope_id=x&start=${start}&end=${end}`,
+    `/api/v1/stores/${id}/targets?scope_id=${store.scope_id}&start=2026-02-30&end=${end}`,
+    `/api/v1/stores/${id}/metrics?scope_id=${store.scope_id}&start=${start}`,
+    `/api/v1/stores/${id}/periods?scope_id=${store.scope_id}&as_of=soon`,
+    `/api/v1/stores/${id}/months?scope_id=${store.scope_id}&start=${start}&end=2026-13-01`,
+    `/api/v1/stores/${id}/quality?start=${start}&end=${end}&known_at=x`,
+  ];
+  for (const path of malformed(store.id)) {
+    assertErrorBody(await app.call("GET", path, { key: scoped.key }), 403, "STORE_FORBIDDEN");
+    // The key's own store, and a key of every store: the parameter's refusal.
+    assertErrorBody(await get(path), 400, "INVALID_REQUEST");
+  }
+  for (const path of malformed(999_999)) assertErrorBody(await get(path), 404);
+  // Without a credential, or with a bad one, 401 as before.
+  assertErrorBody(await app.call("GET", malformed(store.id)[0]), 401);
+  assertErrorBody(await app.call("GET", malformed(store.id)[0], { key: "esk_bad" }), 401);
+});
+
 Deno.test({
   name: "close the test app",
   fn: () => app.close(),

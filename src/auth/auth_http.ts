@@ -3,7 +3,7 @@ import * as Cookies from "@effect/platform/Cookies";
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import type * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest";
-import { Effect, Layer, Option } from "effect";
+import { Effect, Layer, Option, Schema } from "effect";
 import { AppConfig } from "../config.ts";
 import { Caller, canWrite } from "../domain/auth.ts";
 import { Api } from "../api/api.ts";
@@ -16,6 +16,8 @@ import {
   SESSION_HOURS,
 } from "./auth_service.ts";
 import type { Incoming } from "../domain/request.ts";
+import { StoreAccess } from "./access.ts";
+import { IdFromString } from "../domain/common.ts";
 import { statusOfError } from "../domain/errors.ts";
 
 // Names that reach this machine only.
@@ -130,13 +132,23 @@ export const PendingAuthenticationLive = Layer.effect(
   }),
 );
 
-// The contract's order of refusals (401 before 400) for endpoints that verify their credential
-// along with their data: a request refused for a parameter (by the contract's decoding or by its
-// handler) before Auth decided on its credential has the credential verified then, and a bad one is
-// the answer. Wraps the HttpApi's app inside the mapping of failures to answers (app.ts).
+// The store a request's path names (/api/v1/stores/{store_id}/...), when it is a valid id.
+const STORE_PATH = /^\/api\/v1\/stores\/([^/]+)\//;
+const decodeId = Schema.decodeUnknownOption(IdFromString);
+const storeOfPath = (url: string) => {
+  const found = STORE_PATH.exec(new URL(url, "http://path.only").pathname);
+  return found === null ? undefined : Option.getOrUndefined(decodeId(found[1]));
+};
+
+// The contract's order of refusals (401, then 403 or 404 for the store, before 400) for endpoints
+// that verify their credential along with their data: a request refused for a parameter (by the
+// contract's decoding or by its handler) before Auth decided on its credential has the credential
+// verified then, and a bad one is the answer; so is a store its path names that is unknown or
+// outside the key's stores. Only a refused request pays for these checks. Wraps the HttpApi's app
+// inside the mapping of failures to answers (app.ts).
 export const credentialFirst = Effect.map(
-  Auth,
-  (auth) => <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.all([Auth, StoreAccess, AppConfig]),
+  ([auth, access, config]) => <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.suspend(() => {
       const check: PendingCheckShape = { pending: undefined, decided: false };
       return app.pipe(
@@ -144,9 +156,22 @@ export const credentialFirst = Effect.map(
           const pending = check.pending;
           const parameter = (error as { _tag?: unknown })?._tag === "HttpApiDecodeError" ||
             statusOfError(error) === 400;
-          return pending === undefined || check.decided || !parameter
-            ? Effect.fail(error)
-            : Effect.zipRight(auth.verify(pending), Effect.fail(error));
+          if (!parameter) return Effect.fail(error);
+          return Effect.gen(function* () {
+            const storeId = storeOfPath((yield* HttpServerRequest.HttpServerRequest).url);
+            const undecided = pending !== undefined && !check.decided;
+            // The endpoint's own decision when it made one before the refusal (a credential its
+            // middleware accepted is decided again here: its caller is the endpoint's own).
+            if (storeId === undefined) {
+              if (undecided) yield* auth.verify(pending);
+            } else {
+              const caller = undecided
+                ? yield* auth.verify(pending)
+                : yield* Effect.flatMap(requestFacts(config), auth.authenticate);
+              yield* access.store(caller, storeId, "read");
+            }
+            return yield* Effect.fail(error);
+          });
         }),
         Effect.provideService(PendingCheck, check),
       );
