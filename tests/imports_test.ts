@@ -589,6 +589,10 @@ Deno.test("limits of contract part 8 and the request shape", async () => {
   assert.deepEqual(await counts(), before);
 
   assert.equal((await post({ ...valid, filename: "x".repeat(255) })).status, 200);
+  // The contract sets a filename's greatest length only: an empty one is a name too.
+  const unnamed = await post({ ...valid, filename: "" });
+  assert.equal(unnamed.status, 200, JSON.stringify(unnamed.body));
+  assert.equal(unnamed.body.filename, "");
   // Wrapped base64 (as MIME encoders write it) is the same file.
   const wrapped = b64(ok).replace(/.{1,76}/g, "$&\r\n");
   assert.notEqual(wrapped, b64(ok));

@@ -79,7 +79,8 @@ const Base64File = Schema.transform(
 );
 
 export const PreviewInput = Schema.Struct({
-  filename: TextOfLength(1, 255),
+  // The contract sets no least length; the format is read from the bytes, not the name.
+  filename: TextOfLength(0, 255),
   content_base64: Base64File,
   reason: TrimmedText(500),
 }).annotations({ identifier: "PreviewInput", parseOptions: { onExcessProperty: "error" } });
