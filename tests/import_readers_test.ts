@@ -1192,13 +1192,18 @@ Deno.test("XLSX: a cell exceljs would read as another number is refused, never r
     [`<c r="B2"><v>1,5</v></c>`, "1,5"],
     [`<c r="B2" t="n"><v>12.5kWh</v></c>`, "12.5kWh"],
     [`<c r="B2"><f>A1</f><v>7 kWh</v></c>`, "7 kWh"],
+    // exceljs joins the texts of a cell: around a comment, across two values.
+    [`<c r="B2"><v>1,<!--x-->5</v></c>`, "<v>1,<!--x-->5</v>"],
+    [`<c r="B2"><v>1</v><v>2</v></c>`, "<v>1</v><v>2</v>"],
+    // A formula of shared text: exceljs reads the index as its result.
+    [`<c r="B2" t="s"><f>A1</f><v>0</v></c>`, "0"],
   ];
   for (const [cell, raw] of cases) {
     for (const rest of ["", formula]) {
       const problems = await readRejected(handXlsx([{
         name: "品牌A",
         xml: sheetXml(header + `<row r="2">${inlineCell("A2", "店2")}${cell}</row>` + rest),
-      }]));
+      }], { sharedStrings: `<sst><si><t>12</t></si></sst>` }));
       assert.equal(problems.length, 1, formatProblems(problems));
       assert.equal(problems[0].raw, raw, cell);
       assert.equal(problems[0].row, 2);
@@ -1206,12 +1211,22 @@ Deno.test("XLSX: a cell exceljs would read as another number is refused, never r
       assert.equal(problems[0].sheet, "品牌A");
     }
   }
-  // Numbers written as the format allows, and a formula's text result, are read as before.
-  const fine = await readOk(handXlsx([{
-    name: "品牌A",
+  // Numbers written as the format allows, an empty type, a quoted `>` among the attributes: read
+  // as before.
+  for (const cell of [`<c r="B2"><v> 1.5E1 </v></c>`, `<c r="B2" t="" x=">"><v>15</v></c>`]) {
+    const fine = await readOk(handXlsx([{
+      name: "品牌A",
+      xml: sheetXml(header + `<row r="2">${inlineCell("A2", "店2")}${cell}</row>` + formula),
+    }]));
+    assert.deepEqual(fine.rows.map((r) => r.rawEnergy), ["15", "2"], cell);
+  }
+  // The problem names the worksheet as the workbook writes it, an apostrophe included.
+  const named = await readRejected(handXlsx([{
+    name: "McDonald's",
     xml: sheetXml(
-      header + `<row r="2">${inlineCell("A2", "店2")}<c r="B2"><v> 1.5E1 </v></c></row>` + formula,
+      header + `<row r="2">${inlineCell("A2", "店2")}<c r="B2"><v>1,5</v></c></row>` +
+        formula,
     ),
   }]));
-  assert.deepEqual(fine.rows.map((r) => r.rawEnergy), ["15", "2"]);
+  assert.equal(named[0].sheet, "McDonald's");
 });

@@ -105,42 +105,114 @@ export const sharedStringsMissing = (entries: ReadonlyMap<string, Uint8Array>): 
   );
 
 const WORKSHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
-const CELL = /<c\b([^>]*?)(?:\/>|>([\s\S]*?)<\/c>)/g;
-const VALUE = /<v\b[^>]*>([^<]*)<\/v>/;
-const TYPES_READ = new Set(["n", "s", "str", "inlineStr", "b", "e"]);
-const attribute = (attributes: string, name: string) =>
-  new RegExp(`(?:^|\\s)${name}\\s*=\\s*["']([^"']*)["']`).exec(attributes)?.[1];
 
-// The worksheets' names by part, as far as the workbook and its relationships say them plainly.
+// An element's attributes, each value in either quote (a quote of the other kind, or `>`, may stand
+// inside it), entities decoded. A name starts after white space, so that no text is scanned twice.
+const ATTRIBUTE = /(?:^|\s)([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+const attributesOf = (tag: string) =>
+  new Map(
+    Array.from(tag.matchAll(ATTRIBUTE), (m) => [m[1], unescapeXml(m[2] ?? m[3])] as const),
+  );
+// A start tag's attributes as written: a quoted `>` does not end it, and none holds a `<` (XML
+// allows none), so that a tag left open is given up at the next `<`, not scanned to the end.
+const TAG_BODY = `((?:[^<>"']|"[^"<]*"|'[^'<]*')*)`;
+// The start tags of one element name, by their attributes.
+const startTags = (xml: string, name: string) =>
+  Array.from(
+    xml.matchAll(new RegExp(`<${name}\\b${TAG_BODY}>`, "g")),
+    (m) => attributesOf(m[1]),
+  );
+
+// The worksheets' names by part, as far as the workbook and its relationships say them.
 const sheetNames = (entries: ReadonlyMap<string, Uint8Array>) => {
-  const part = (name: string) => entries.get(name) ?? new Uint8Array();
+  const part = (name: string) => decoder.decode(entries.get(name) ?? new Uint8Array());
   const targets = new Map<string, string>();
-  for (
-    const [, raw] of decoder.decode(part("xl/_rels/workbook.xml.rels")).matchAll(
-      /<Relationship\b([^>]*)>/g,
-    )
-  ) {
-    const id = attribute(raw, "Id");
-    const target = attribute(raw, "Target");
+  for (const rel of startTags(part("xl/_rels/workbook.xml.rels"), "Relationship")) {
+    const id = rel.get("Id");
+    const target = rel.get("Target");
     if (id !== undefined && target !== undefined) {
       targets.set(id, `xl/${target.replace(/^(\s|\/xl\/)+/, "")}`);
     }
   }
   const names = new Map<string, string>();
-  for (const [, raw] of decoder.decode(part("xl/workbook.xml")).matchAll(/<sheet\b([^>]*)>/g)) {
-    const id = attribute(raw, "r:id");
-    const name = attribute(raw, "name");
+  for (const sheet of startTags(part("xl/workbook.xml"), "sheet")) {
+    const id = sheet.get("r:id");
+    const name = sheet.get("name");
     const target = id === undefined ? undefined : targets.get(id);
-    if (target !== undefined && name !== undefined) names.set(target, unescapeXml(name));
+    if (target !== undefined && name !== undefined) names.set(target, name);
   }
   return names;
 };
 
+// A cell's start tag at the scan's place (its attributes, and `/` when it has no content).
+const CELL_START = new RegExp(`<c((?:\\s${TAG_BODY})?)>`, "y");
+const CELL_END = /<\/c\s*>/g;
+// What `<!--`, `<![CDATA[`, `<?` and `<!` open ends with: the scan passes over it whole.
+const SKIPPED: ReadonlyArray<readonly [string, string]> = [
+  ["<!--", "-->"],
+  ["<![CDATA[", "]]>"],
+  ["<?", "?>"],
+  ["<!", ">"],
+];
+
 /**
- * The first cell that exceljs would read as a number other than what it holds: a date cell
- * (t="d", whose ISO text it reads as its year), a type it does not know, or a number's text that is
- * not a number ("1,5", "12.5kWh"), of which it reads the number the text begins with. The direct
- * reader reads none of these as a number; a workbook it leaves to exceljs is refused for them.
+ * The cells of a worksheet's XML, in one pass: each cell's attributes and its content (undefined
+ * for an empty element). Comments, CDATA sections and declarations outside cells are passed over as
+ * an XML parser passes them; the scan stops where the part stops being well-formed (an unclosed
+ * cell, comment or tag), which exceljs then refuses in its own words.
+ */
+function* cellsOf(xml: string): Generator<{
+  readonly attributes: ReadonlyMap<string, string>;
+  readonly content: string | undefined;
+}> {
+  let at = 0;
+  for (;;) {
+    const lt = xml.indexOf("<", at);
+    if (lt < 0) return;
+    const skipped = SKIPPED.find(([open]) => xml.startsWith(open, lt));
+    if (skipped !== undefined) {
+      const end = xml.indexOf(skipped[1], lt + skipped[0].length);
+      if (end < 0) return;
+      at = end + skipped[1].length;
+      continue;
+    }
+    CELL_START.lastIndex = lt;
+    const start = CELL_START.exec(xml);
+    if (start === null) {
+      at = lt + 1;
+      continue;
+    }
+    const head = start[1];
+    if (head.endsWith("/")) {
+      yield { attributes: attributesOf(head.slice(0, -1)), content: undefined };
+      at = CELL_START.lastIndex;
+      continue;
+    }
+    CELL_END.lastIndex = CELL_START.lastIndex;
+    const end = CELL_END.exec(xml);
+    if (end === null) return;
+    yield { attributes: attributesOf(head), content: xml.slice(CELL_START.lastIndex, end.index) };
+    at = CELL_END.lastIndex;
+  }
+}
+
+// A cell's content as spreadsheet programs write it: a formula (empty or of plain text), then one
+// value of plain text. exceljs joins every text inside a cell (around a comment, across two values),
+// so any other content is not read as written.
+const PLAIN_CONTENT =
+  /^\s*(<f\b[^>]*\/>|<f\b[^>]*>[^<]*<\/f\s*>)?\s*(?:<v\b[^>]*>([^<]*)<\/v\s*>)?\s*$/;
+// The types whose value exceljs reads as written (as text, an index, a boolean or an error); a
+// formula's result only as text, a boolean or an error, else as a number.
+const TYPES_READ = new Set(["s", "str", "b", "e"]);
+const RESULT_TYPES_READ = new Set(["str", "b", "e"]);
+
+/**
+ * The first cell that exceljs would read as another value than the one it holds: a number's text
+ * that is not a number ("1,5", "12.5kWh", of which it reads the number the text begins with), a date
+ * cell (t="d", whose ISO text it reads as its year), a type it does not know, a formula of shared
+ * text (whose index it reads as the result), or content other than a formula and one value (text
+ * around a comment, two values, which it joins). The direct reader reads none of these as a
+ * number; a workbook it leaves to exceljs is refused for them. One pass over each worksheet.
  */
 export const misreadCell = (
   entries: ReadonlyMap<string, Uint8Array>,
@@ -149,19 +221,25 @@ export const misreadCell = (
   | undefined => {
   for (const [name, bytes] of entries) {
     if (!WORKSHEET_PART.test(name)) continue;
-    for (const [, attributes, inner] of decoder.decode(bytes).matchAll(CELL)) {
-      const type = attribute(attributes, "t");
-      const value = inner === undefined ? undefined : VALUE.exec(inner)?.[1];
-      if (value === undefined) continue;
-      const text = unescapeXml(value);
-      const misread = type === undefined || type === "n"
-        ? text.trim() !== "" && !NUMBER_TEXT.test(text)
-        : !TYPES_READ.has(type);
-      if (misread) {
+    for (const { attributes, content } of cellsOf(decoder.decode(bytes))) {
+      const type = attributes.get("t") || undefined;
+      if (content === undefined || type === "inlineStr") continue;
+      const plain = PLAIN_CONTENT.exec(content);
+      let misread: string | undefined;
+      if (plain === null) {
+        misread = content;
+      } else if (plain[2] !== undefined) {
+        const text = unescapeXml(plain[2]);
+        const read = type === undefined || type === "n"
+          ? text.trim() === "" || NUMBER_TEXT.test(text)
+          : (plain[1] === undefined ? TYPES_READ : RESULT_TYPES_READ).has(type);
+        if (!read) misread = text;
+      }
+      if (misread !== undefined) {
         return {
           sheet: sheetNames(entries).get(name) ?? null,
-          cell: attribute(attributes, "r") ?? null,
-          raw: text,
+          cell: attributes.get("r") ?? null,
+          raw: misread,
         };
       }
     }
