@@ -3,17 +3,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder";
 import * as HttpApp from "@effect/platform/HttpApp";
 import * as HttpServer from "@effect/platform/HttpServer";
 import type * as SqlClient from "@effect/sql/SqlClient";
-import {
-  Cause,
-  Context,
-  Effect,
-  Exit,
-  Layer,
-  ManagedRuntime,
-  Option,
-  type Redacted,
-  Schema,
-} from "effect";
+import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, type Redacted } from "effect";
 import { Api } from "./api/api.ts";
 import { contractMiddleware } from "./api/contract_middleware.ts";
 import {
@@ -21,6 +11,7 @@ import {
   AuthHttpLive,
   credentialFirst,
   PendingAuthenticationLive,
+  storeOfPath,
 } from "./auth/auth_http.ts";
 import { Auth } from "./auth/auth_service.ts";
 import { DataSeal } from "./auth/data_seal.ts";
@@ -47,7 +38,6 @@ import { PortfolioHttpLive } from "./portfolio/portfolio_http.ts";
 import { PortfolioService } from "./portfolio/portfolio_service.ts";
 import { requirePermission, StoreAccess } from "./auth/access.ts";
 import { webRequestFacts } from "./auth/auth_http.ts";
-import { IdFromString } from "./domain/common.ts";
 import { statusOfError } from "./domain/errors.ts";
 import type { ErrorCode } from "./domain/error_codes.ts";
 import { Messages } from "./domain/messages.ts";
@@ -123,15 +113,6 @@ export const makeAppLayer = <E>(
   ).pipe(Layer.provide(infrastructure));
 };
 
-// The store a request's path names where its route has `:store_id`, when the path gives a valid
-// id (else the endpoint refuses the parameter itself).
-const decodeId = Schema.decodeUnknownOption(IdFromString);
-const pathStore = (template: string, url: string): number | undefined => {
-  const at = template.split("/").indexOf(":store_id");
-  if (at < 0) return undefined;
-  return Option.getOrUndefined(decodeId(new URL(url).pathname.split("/")[at]));
-};
-
 export interface HandlerOptions {
   readonly limits?: ServiceLimits;
   readonly log?: Log;
@@ -180,7 +161,7 @@ export const makeHandler = <E>(
     const r = await runtime.runtime();
     const config = Context.get(r.context, AppConfig);
     const permission = route.admission?.permission ?? "read";
-    const storeId = pathStore(route.path, request.url);
+    const storeId = route.path.includes(":store_id") ? storeOfPath(request.url) : undefined;
     const exit = await runtime.runPromiseExit(
       Effect.flatMap(Auth, (auth) => auth.authenticate(webRequestFacts(request, config))).pipe(
         Effect.tap((caller) => requirePermission(caller, permission)),

@@ -351,6 +351,18 @@ Deno.test("a store outside the key, or unknown, is refused for that before a mal
     assertErrorBody(await get(path), 400, "INVALID_REQUEST");
   }
   for (const path of malformed(999_999)) assertErrorBody(await get(path), 404);
+  // The store's id percent-encoded, as the router decodes it: the same refusals, from the path
+  // alone for a day's versions too.
+  const encoded = [...String(store.id)].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("");
+  const raw = await app.key(["read", "raw"], { stores: [other.id] });
+  for (
+    const path of [
+      `/api/v1/stores/${encoded}/energy?scope_id=x&start=${start}&end=${end}`,
+      `/api/v1/stores/${encoded}/energy/not-a-date/versions`,
+    ]
+  ) {
+    assertErrorBody(await app.call("GET", path, { key: raw.key }), 403, "STORE_FORBIDDEN");
+  }
   // Without a credential, or with a bad one, 401 as before.
   assertErrorBody(await app.call("GET", malformed(store.id)[0]), 401);
   assertErrorBody(await app.call("GET", malformed(store.id)[0], { key: "esk_bad" }), 401);

@@ -132,12 +132,20 @@ export const PendingAuthenticationLive = Layer.effect(
   }),
 );
 
-// The store a request's path names (/api/v1/stores/{store_id}/...), when it is a valid id.
+// The store a request's path names (/api/v1/stores/{store_id}/...), when it is a valid id, read
+// as the router reads it (percent-decoded).
 const STORE_PATH = /^\/api\/v1\/stores\/([^/]+)\//;
 const decodeId = Schema.decodeUnknownOption(IdFromString);
-const storeOfPath = (url: string) => {
+export const storeOfPath = (url: string): number | undefined => {
   const found = STORE_PATH.exec(new URL(url, "http://path.only").pathname);
-  return found === null ? undefined : Option.getOrUndefined(decodeId(found[1]));
+  if (found === null) return undefined;
+  let segment: string;
+  try {
+    segment = decodeURIComponent(found[1]);
+  } catch {
+    return undefined;
+  }
+  return Option.getOrUndefined(decodeId(segment));
 };
 
 // The contract's order of refusals (401, then 403 or 404 for the store, before 400) for endpoints
