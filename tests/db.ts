@@ -48,27 +48,45 @@ const withDatabase = (url: string, name: string) => {
   return u.toString();
 };
 
-// Creates the database (migrated unless told otherwise); close() disposes and drops it.
 // A migrated embedded database's image (a data folder's tar), made once for every test file of a
 // checkout: a database opened from it skips the empty cluster's initdb, most of the time an
 // embedded test database takes to open. Its name is a hash of what prepareDatabase installs and of
-// PGlite's version, so any change to them makes a new one; every database opened from it is still
-// prepared, which finds nothing to do when the image is current.
+// PGlite's version, so any change to them makes a new one (and the old ones are removed); every
+// database opened from it is still prepared, which finds nothing to do when the image is current.
 const IMAGES = new URL("../.data/test-images/", import.meta.url);
+const imageName = () =>
+  createHash("sha256")
+    .update(JSON.stringify([
+      migrationTexts,
+      ROUTINES.map((routine) => routine.text),
+      import.meta.resolve("@electric-sql/pglite"),
+    ]))
+    .digest("hex")
+    .slice(0, 16);
+
+// Writes the image for the other test files: whole under a name of its own, then renamed, so that
+// a file beside it reads all or none. A checkout that cannot be written (read-only, full) keeps it
+// in this file's memory only.
+const keepImage = async (name: string, made: Blob) => {
+  const partial = new URL(`${name}.${crypto.randomUUID()}.part`, IMAGES);
+  try {
+    await Deno.mkdir(IMAGES, { recursive: true });
+    for await (const entry of Deno.readDir(IMAGES)) {
+      if (!entry.name.startsWith(name)) await Deno.remove(new URL(entry.name, IMAGES));
+    }
+    await Deno.writeFile(partial, new Uint8Array(await made.arrayBuffer()));
+    await Deno.rename(partial, new URL(`${name}.tar`, IMAGES));
+  } catch {
+    await Deno.remove(partial).catch(() => {});
+  }
+};
+
 let image: Promise<Blob> | undefined;
 const migratedImage = () =>
   image ??= (async () => {
-    const name = createHash("sha256")
-      .update(JSON.stringify([
-        migrationTexts,
-        ROUTINES.map((routine) => routine.text),
-        import.meta.resolve("@electric-sql/pglite"),
-      ]))
-      .digest("hex")
-      .slice(0, 16);
-    const file = new URL(`${name}.tar`, IMAGES);
+    const name = imageName();
     try {
-      return new Blob([await Deno.readFile(file)]);
+      return new Blob([await Deno.readFile(new URL(`${name}.tar`, IMAGES))]);
     } catch {
       // not made yet
     }
@@ -78,11 +96,7 @@ const migratedImage = () =>
       await runtime.runPromise(prepareDatabase);
       await pglite.exec("CHECKPOINT");
       const made = await pglite.dumpDataDir("none");
-      // Written whole under a name of its own, then renamed: a file beside it reads all or none.
-      await Deno.mkdir(IMAGES, { recursive: true });
-      const partial = new URL(`${name}.${crypto.randomUUID()}.part`, IMAGES);
-      await Deno.writeFile(partial, new Uint8Array(await made.arrayBuffer()));
-      await Deno.rename(partial, file);
+      await keepImage(name, made);
       return made;
     } finally {
       await runtime.dispose();
@@ -90,10 +104,31 @@ const migratedImage = () =>
     }
   })();
 
+// An image that does not open (a damaged file) is removed, and the database made from an empty
+// cluster; the next test file makes the image again.
+const openEmbedded = async (migrate: boolean) => {
+  const open = (from: Blob | undefined) =>
+    ManagedRuntime.make(Layer.unwrapScoped(Effect.map(openPglite(undefined, from), layerPglite)));
+  if (!migrate) return open(undefined);
+  const runtime = open(await migratedImage());
+  try {
+    await runtime.runPromise(prepareDatabase);
+    return runtime;
+  } catch {
+    await runtime.dispose().catch(() => {});
+    image = undefined;
+    await Deno.remove(new URL(`${imageName()}.tar`, IMAGES)).catch(() => {});
+    const fresh = open(undefined);
+    await fresh.runPromise(prepareDatabase);
+    return fresh;
+  }
+};
+
+// Creates the database (migrated unless told otherwise); close() disposes and drops it.
 export const makeTestDatabase = async (
   options: { migrate?: boolean; lockMs?: number; statementMs?: number; urlOptions?: string } = {},
 ): Promise<TestDatabase> => {
-  let layer: Layer.Layer<SqlClient.SqlClient>;
+  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, never>;
   let drop = async () => {};
   let url: string | undefined;
   if (testDatabaseUrl) {
@@ -102,19 +137,17 @@ export const makeTestDatabase = async (
     url = withDatabase(testDatabaseUrl, name);
     const connectTo = new URL(url);
     if (options.urlOptions !== undefined) connectTo.searchParams.set("options", options.urlOptions);
-    layer = pgLayer({
+    runtime = ManagedRuntime.make(pgLayer({
       url: Redacted.make(connectTo.toString()),
       maxConnections: 30,
       statementMs: options.statementMs ?? DEFAULT_LIMITS.statementMs,
       lockMs: options.lockMs ?? DEFAULT_LIMITS.lockMs,
-    });
+    }));
     drop = () => adminQuery(testDatabaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    if (options.migrate !== false) await runtime.runPromise(prepareDatabase);
   } else {
-    const image = options.migrate === false ? undefined : await migratedImage();
-    layer = Layer.unwrapScoped(Effect.map(openPglite(undefined, image), layerPglite));
+    runtime = await openEmbedded(options.migrate !== false);
   }
-  const runtime = ManagedRuntime.make(layer);
-  if (options.migrate !== false) await runtime.runPromise(prepareDatabase);
   return {
     layer: Layer.effectContext(runtime.runtimeEffect.pipe(Effect.map((rt) => rt.context))),
     url,
