@@ -542,17 +542,17 @@ Deno.test("a token of a replaced snapshot is 409 DATA_REPLACED", async () => {
   }
 });
 
-Deno.test("an answer as of an instant is never used from a cache without asking the service", () => {
+Deno.test("an answer as of an instant is never kept by a client: it is asked of the service each time", () => {
   const at = (iso: string) => ({ knownAt: iso, committedAt: iso });
   // However old its instant: a revoked key, or a browser signed out and used by another member,
   // must not read it from a kept copy without the credential being decided again.
   for (const asOf of [at("2020-01-01T00:00:00Z"), at(new Date().toISOString())]) {
-    assert.equal(dataHeaders("1.x", asOf)["cache-control"], "private, no-cache");
+    assert.equal(dataHeaders("1.x", asOf)["cache-control"], "private, no-store");
   }
   // A scoped key's token read (no instant named) alike.
   const unnamed = dataHeaders("1.x", { knownAt: undefined, committedAt: "2020-01-01T00:00:00Z" });
   assert.equal(unnamed["data-known-at"], undefined);
-  assert.equal(unnamed["cache-control"], "private, no-cache");
+  assert.equal(unnamed["cache-control"], "private, no-store");
   // A current answer says nothing of caching here (its ETag does).
   assert.equal(dataHeaders("1.x", undefined)["cache-control"], undefined);
 });

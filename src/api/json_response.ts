@@ -43,16 +43,17 @@ export const notModified = (etag: string, extra?: Readonly<Record<string, string
 
 // The headers that name the data an answer was made from (reads as of an earlier instant): the
 // token of its commit on every read, and for a read as of an earlier instant the instant it shows.
-// Such an answer never changes, but a client asks again before using a kept copy (`no-cache`): a
-// key revoked, or a browser signed out and used by another member, must not read it from a cache
-// without the service deciding the credential again.
+// Such an answer never changes, but no client keeps it (`no-store`: it has no validator, and a
+// kept copy could be used without asking, by the back button or a forced cache): a key revoked, or
+// a browser signed out and used by another member, must not read it without the service deciding
+// the credential again.
 export const dataHeaders = (
   token: string | undefined,
   asOf?: { readonly knownAt: string | undefined; readonly committedAt: string },
 ): Record<string, string> => ({
   ...(token === undefined ? {} : { "data-token": token }),
   ...(asOf?.knownAt === undefined ? {} : { "data-known-at": asOf.knownAt }),
-  ...(asOf === undefined ? {} : { "cache-control": "private, no-cache" }),
+  ...(asOf === undefined ? {} : { "cache-control": "private, no-store" }),
 });
 
 const encoder = new TextEncoder();
