@@ -104,13 +104,13 @@ export const Problems = {
   booleanCell: () => t("a TRUE/FALSE value is not allowed", "不允许 TRUE/FALSE 值"),
   invalidDate: () => t("an invalid date", "无效的日期"),
   unsupportedCell: () => t("unsupported cell content", "不支持的单元格内容"),
-  notReadAsNumber: () =>
+  notReadAsWritten: () =>
     t(
-      "a cell this workbook's reader would read as another number (a date cell, a cell type it " +
-        "does not know, or a number's text that is not a number, such as 1,5): write the value " +
-        "as a plain number or as text",
-      "此工作簿的读取器会把该单元格读成另一个数字（日期型单元格、未知的单元格类型，或不是数字的数字文本，" +
-        "如 1,5）：请将值写成普通数字或文本",
+      "a cell this workbook's reader would read as another value (a date cell, a cell type it " +
+        "does not know, a number's text that is not a number such as 1,5, or more than a formula " +
+        "and one value in the cell): write the value as a plain number or as text",
+      "此工作簿的读取器会把该单元格读成另一个值（日期型单元格、未知的单元格类型、不是数字的数字文本如 1,5，" +
+        "或单元格中除一个公式和一个值之外还有其他内容）：请将值写成普通数字或文本",
     ),
   errorCell: () => t("the cell holds an error value", "单元格中是错误值"),
   formulaWithoutResult: () =>

@@ -73,7 +73,8 @@ export const defineEastAsianFormats = (styles: Uint8Array): Uint8Array | undefin
   return encoder.encode(`${xml.slice(0, end)}<numFmts>${codes}</numFmts>${xml.slice(end)}`);
 };
 
-const NUM_FMT_CODE = /(<numFmt\b[^>]*?\bformatCode\s*=\s*)(["'])(.*?)\2/g;
+// A format's code in either quote; nothing in it or before it runs past the next `<`.
+const NUM_FMT_CODE = /(<numFmt\b[^<>]*?\bformatCode\s*=\s*)(?:"([^"<]*)"|'([^'<]*)')/g;
 
 /**
  * The styles part with "0" for each format code that exceljs takes for a date only because it holds
@@ -83,8 +84,9 @@ const NUM_FMT_CODE = /(<numFmt\b[^>]*?\bformatCode\s*=\s*)(["'])(.*?)\2/g;
 export const literalLetterFormats = (styles: Uint8Array): Uint8Array | undefined => {
   const xml = decoder.decode(styles);
   let changed = false;
-  const fixed = xml.replace(NUM_FMT_CODE, (all, head: string, quote: string, code: string) => {
-    const text = unescapeXml(code);
+  const fixed = xml.replace(NUM_FMT_CODE, (all, head: string, double?: string, single?: string) => {
+    const quote = double === undefined ? "'" : '"';
+    const text = unescapeXml(double ?? single ?? "");
     const excel = /[ymdhMsb]+/.test(text.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, ""));
     if (!excel || isDateFormat(text)) return all;
     changed = true;
@@ -199,8 +201,9 @@ function* cellsOf(xml: string): Generator<{
 // A cell's content as spreadsheet programs write it: a formula (empty or of plain text), then one
 // value of plain text. exceljs joins every text inside a cell (around a comment, across two values),
 // so any other content is not read as written.
+// (Matched on the trimmed content, so that no run of blanks can be split in more than one way.)
 const PLAIN_CONTENT =
-  /^\s*(<f\b[^>]*\/>|<f\b[^>]*>[^<]*<\/f\s*>)?\s*(?:<v\b[^>]*>([^<]*)<\/v\s*>)?\s*$/;
+  /^(?:(<f\b[^<>]*\/>|<f\b[^<>]*>[^<]*<\/f\s*>)\s*)?(?:<v\b[^<>]*>([^<]*)<\/v\s*>)?$/;
 // The types whose value exceljs reads as written (as text, an index, a boolean or an error); a
 // formula's result only as text, a boolean or an error, else as a number.
 const TYPES_READ = new Set(["s", "str", "b", "e"]);
@@ -224,10 +227,11 @@ export const misreadCell = (
     for (const { attributes, content } of cellsOf(decoder.decode(bytes))) {
       const type = attributes.get("t") || undefined;
       if (content === undefined || type === "inlineStr") continue;
-      const plain = PLAIN_CONTENT.exec(content);
+      const trimmed = content.trim();
+      const plain = PLAIN_CONTENT.exec(trimmed);
       let misread: string | undefined;
       if (plain === null) {
-        misread = content;
+        misread = trimmed;
       } else if (plain[2] !== undefined) {
         const text = unescapeXml(plain[2]);
         const read = type === undefined || type === "n"

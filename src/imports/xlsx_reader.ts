@@ -381,7 +381,7 @@ const readWorkbook = (
       const at = misread.cell === null ? undefined : decodeAddress(misread.cell);
       return yield* Effect.fail(
         new FileRejected({
-          problems: [problem(Problems.notReadAsNumber(), {
+          problems: [problem(Problems.notReadAsWritten(), {
             sheet: misread.sheet,
             row: at?.row ?? null,
             column: at?.col === undefined ? null : columnLetter(at.col),

@@ -58,6 +58,11 @@ Deno.test("cells that never close, or stand in a comment, cost the check of misr
     sheetXml(header, " ".repeat(4_000_000), "<!--" + "<c>".repeat(16_000) + "-->"),
     // Refused: cells that never close, then 12 MB of blanks.
     sheetXml(header + `<c r="B2"></x>`.repeat(16_000) + " ".repeat(12_000_000)),
+    // Refused: a cell of 12 MB of blanks around its value and a stray letter.
+    sheetXml(
+      header +
+        `<row r="3"><c r="B3">${" ".repeat(6_000_000)}<v>1</v>${" ".repeat(6_000_000)}x</c></row>`,
+    ),
   ];
   for (const xml of sheets) await readWithin(handXlsx([{ name: "A", xml }]), 3_000);
 });
