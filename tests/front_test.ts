@@ -513,14 +513,16 @@ Deno.test("the Origin check compares scheme, host and port", async () => {
   }
 });
 
-// A held lock: an open transaction holding an exclusive lock on the stores table, from outside
-// the service's pool (PostgreSQL), or the embedded database's one connection held (PGlite).
-const holdStores = async (ms: number) => {
+// A held lock: an open transaction holding an exclusive lock on the stores table (or, with `row`,
+// on that store's row only), from outside the service's pool (PostgreSQL), or the embedded
+// database's one connection held (PGlite).
+const holdStores = async (ms: number, row?: number) => {
   if (databaseKind === "postgres") {
     const client = new pg.Client({ connectionString: app.db.url });
     await client.connect();
     await client.query("BEGIN");
-    await client.query("LOCK TABLE stores IN ACCESS EXCLUSIVE MODE");
+    if (row === undefined) await client.query("LOCK TABLE stores IN ACCESS EXCLUSIVE MODE");
+    else await client.query("SELECT 1 FROM stores WHERE id = $1 FOR UPDATE", [row]);
     const release = new Promise<void>((resolve) =>
       setTimeout(async () => {
         await client.query("ROLLBACK");
@@ -558,28 +560,12 @@ Deno.test("a request held past the time limit is answered 503 TIMEOUT with the E
   assert.ok(["TIMEOUT", "BUSY"].includes((answer.body as { error: { code: string } }).error.code));
 });
 
-// The store's row locked elsewhere, on PostgreSQL: the front door's read of the store goes by, and
-// the edit itself waits, so its outcome is not known when the limit passes.
-const holdStoreRow = async (id: number, ms: number) => {
-  const client = new pg.Client({ connectionString: app.db.url });
-  await client.connect();
-  await client.query("BEGIN");
-  await client.query("SELECT 1 FROM stores WHERE id = $1 FOR UPDATE", [id]);
-  const release = new Promise<void>((resolve) =>
-    setTimeout(async () => {
-      await client.query("ROLLBACK");
-      await client.end();
-      resolve();
-    }, ms)
-  );
-  return { release };
-};
-
 // On PostgreSQL the held row stops the edit itself, whose outcome is then not known when the limit
 // passes; the embedded database's one connection held stops its credential's check first, before
 // the endpoint is reached: the limit covers that wait too, and nothing was tried.
 Deno.test("a write held past the time limit is 503 TIMEOUT saying whether its outcome is known", async () => {
-  const held = databaseKind === "postgres" ? await holdStoreRow(1, 4_000) : await holdStores(4_000);
+  // The store's row only: the front door's read of the store goes by, the edit itself waits.
+  const held = await holdStores(4_000, 1);
   const answer = await send(
     new Request(BASE + "/api/v1/stores/1/profile", {
       method: "PATCH",
