@@ -24,7 +24,17 @@ const app = await makeTestApp(
 );
 const reader = await app.key(["read"]);
 const writer = await app.key(["read", "write", "raw"]);
-const store = (await app.call("GET", "/api/v1/stores", { key: reader.key })).body.stores[0];
+// The first store as the list gives it. This app's time limits are tight: a cold process's first
+// request on a busy machine can pass them, and is then asked again.
+const firstStore = async (tries = 5) => {
+  const answer = await app.call("GET", "/api/v1/stores", { key: reader.key });
+  if (answer.status === 200 || tries === 1) {
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    return answer.body.stores[0];
+  }
+  return firstStore(tries - 1);
+};
+const store = await firstStore();
 
 const send = async (request: Request) => readAnswer(await app.handler(request));
 
