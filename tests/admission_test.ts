@@ -15,7 +15,7 @@ const MiB = 1024 * 1024;
 const app = await makeTestApp(
   (db) => db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 3 }), { reset: false }))),
   {
-    limits: { ...DEFAULT_LIMITS, bodyMs: 2_000, requestMs: 10_000 },
+    limits: { ...DEFAULT_LIMITS, bodyMs: 10_000, requestMs: 10_000 },
     admission: { bodyBytes: 8 * MiB, bodyBytesPerKey: 6 * MiB, heavy: 2, heavyPerKey: 1 },
   },
 );
@@ -46,6 +46,14 @@ const heldBody = (first: number) => {
     },
   }, { highWaterMark: 0 });
   return { stream, pulled: () => pulled, release };
+};
+
+// Waits (30 s at most) until `done`: the service's side of a request has got that far.
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 3_000 && !done(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.ok(done(), "not within 30 s");
 };
 
 const preview = (key: string | undefined, body: BodyInit, length?: number) => {
@@ -133,8 +141,9 @@ Deno.test("bodies in flight are bounded per key and in all: 503 BUSY with Retry-
   // Two announced 4 MiB uploads of one key pass its 6 MiB share; the second is refused unread.
   const first = heldBody(1);
   const firstAnswer = app.handler(preview(writer.key, first.stream));
-  // The first holds its share (an upload without Content-Length holds the endpoint's cap).
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The first holds its share once it is read (an upload without Content-Length holds the
+  // endpoint's cap).
+  await until(() => first.pulled() > 0);
   const second = heldBody(0);
   const refused = await readAnswer(await app.handler(preview(writer.key, second.stream, 4 * MiB)));
   assertErrorBody(refused, 503, "BUSY");
