@@ -123,9 +123,12 @@ export const start = async (): Promise<Running> => {
 
 export const keyOf = (run: Running, member: string) => run.keys.find((k) => k.member === member)!;
 
+// Where a screenshot of `name` is written (each run writes over the last one's).
+export const shotPath = (name: string) => new URL(`${name}.png`, SHOTS).pathname;
+
 export const shoot = async (page: Page, name: string, fullPage = true) => {
   await Deno.mkdir(SHOTS, { recursive: true });
-  await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage });
+  await page.screenshot({ path: shotPath(name), fullPage });
 };
 
 // A page's downloads go to a new folder; `file` waits (10 s at most) for the first one whose name

@@ -2,10 +2,10 @@
 // and in Chinese: every problem of a refused file at once, rows named by their cell, paging and
 // filters, a download of the rows, warnings shown as warnings, commit disabled when nothing
 // changes, and a discarded preview. The service runs as a process over a fresh database with the
-// demo; screenshots go to a temporary folder, named in the output. Without chromium
+// demo; screenshots go to .data/screenshots/ (import-*.png). Without chromium
 // (CHROMIUM_PATH, else /usr/bin/chromium) the journeys are skipped.
 import assert from "node:assert/strict";
-import { downloadsOf, type Page, runsJourneys, start, texts } from "./console_harness.ts";
+import { downloadsOf, type Page, runsJourneys, shoot, start, texts } from "./console_harness.ts";
 
 // An API answer as the signed-in page gets it (its cookie).
 const api = <T>(page: Page, path: string) =>
@@ -52,7 +52,6 @@ Deno.test({
   sanitizeResources: false,
   fn: async (t) => {
     const run = await start();
-    const shots = await Deno.makeTempDir({ prefix: "console-review-shots-" });
     const files = await Deno.makeTempDir({ prefix: "console-review-files-" });
     const context = await run.browser.createBrowserContext();
     const page = await context.newPage();
@@ -60,8 +59,7 @@ Deno.test({
     await page.setViewport({ width: 1280, height: 900 });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(String(error)));
-    const shoot = (name: string) =>
-      page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+    const shot = (name: string) => shoot(page, `import-${name}`);
     try {
       await page.goto(`${run.base}/`, { waitUntil: "networkidle0" });
       await page.waitForSelector("#access_key");
@@ -171,7 +169,7 @@ Deno.test({
             await disabled(page, "[data-testid=commit]"),
             false,
           );
-          await shoot("review-en");
+          await shot("review-en");
 
           // Next page, then only the warned rows, then only the blank ones.
           await page.click("[data-testid=review-next]");
@@ -229,7 +227,7 @@ Deno.test({
           (await texts(page, "[data-testid=discarded]"))[0],
           new RegExp(after.body.batch_no),
         );
-        await shoot("discarded-en");
+        await shot("discarded-en");
         // The discarded preview's address (a bookmark, a link sent on) says it can no longer be
         // committed and links its batch; an address naming no batch says it could not be opened.
         await page.goto(`${run.base}/console/imports?preview=${id}`, { waitUntil: "networkidle0" });
@@ -243,7 +241,7 @@ Deno.test({
           `/console/imports/${id}`,
         );
         assert.equal(await page.$("[data-testid=preview]"), null);
-        await shoot("preview-gone-en");
+        await shot("preview-gone-en");
         await page.goto(`${run.base}/console/imports?preview=999999999`, {
           waitUntil: "networkidle0",
         });
@@ -274,7 +272,7 @@ Deno.test({
           (await texts(page, "[data-testid=nothing-to-commit]"))[0],
           /Nothing to commit/,
         );
-        await shoot("nothing-to-commit-en");
+        await shot("nothing-to-commit-en");
       });
 
       await t.step("the same review in Chinese", async () => {
@@ -296,7 +294,7 @@ Deno.test({
         const csv = await Deno.readTextFile(await downloads.file((n) => n.endsWith(".csv")));
         assert.match(csv, /FAR_ABOVE_RECENT: [\d.]+ kWh 超过门店在/);
         await Deno.remove(downloads.dir, { recursive: true });
-        await shoot("review-zh");
+        await shot("review-zh");
         // Committed as it is: warnings never block.
         await page.click("[data-testid=commit]");
         await page.waitForSelector("[data-testid=committed]");
@@ -329,10 +327,8 @@ Deno.test({
         assert.match((await texts(page, "[data-testid=signin-message]"))[0], /session ended/);
       });
       assert.deepEqual(errors, []);
-      console.log(`screenshots: ${shots}`);
     } catch (error) {
-      await shoot("failed").catch(() => {});
-      console.log(`screenshots: ${shots}`);
+      await shot("failed").catch(() => {});
       throw error;
     } finally {
       await context.close().catch(() => {});

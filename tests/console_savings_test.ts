@@ -2,7 +2,7 @@
 // consumption chart without the savings targets, the savings panel with the TES targets on its own
 // axis and each verdict said once, the daily and summed views, and the monthly table beside the
 // same month a year earlier, with numbers for people and the exact value on hover; in English and
-// in Chinese, each leaving a screenshot in a temporary folder. Skipped without chromium
+// in Chinese, each leaving a screenshot in .data/screenshots/. Skipped without chromium
 // (CHROMIUM_PATH, else /usr/bin/chromium).
 import assert from "node:assert/strict";
 import type * as metricSchemas from "../src/domain/metrics.ts";
@@ -16,6 +16,8 @@ import {
   type Page,
   type Running,
   runsJourneys,
+  shoot,
+  shotPath,
   signIn,
   start as startService,
   texts,
@@ -74,7 +76,6 @@ Deno.test({
   sanitizeResources: false,
   fn: async (t) => {
     const run = await startService();
-    const shots = await Deno.makeTempDir({ prefix: "console-savings-shots-" });
     try {
       await journey(t, "English: consumption with EBA, savings with the TES targets", async () => {
         const { page, errors } = await openPage(run);
@@ -157,7 +158,7 @@ Deno.test({
           "[data-testid=savings]",
           (e) => (e as unknown as { scrollIntoView(): void }).scrollIntoView(),
         );
-        await page.screenshot({ path: `${shots}/savings-en.png`, fullPage: true });
+        await shoot(page, "savings-en");
         assert.deepEqual(errors, []);
       });
 
@@ -181,11 +182,10 @@ Deno.test({
         assert.equal(header[6], "上年同期实际（kWh）");
         const legend = (await texts(page, "[data-testid=savings] .legend li")).join(" ");
         assert.match(legend, /每日节能量/);
-        await page.screenshot({ path: `${shots}/savings-zh.png`, fullPage: true });
-        for (const name of ["savings-en.png", "savings-zh.png"]) {
-          assert.ok((await Deno.stat(`${shots}/${name}`)).size > 10_000, name);
+        await shoot(page, "savings-zh");
+        for (const name of ["savings-en", "savings-zh"]) {
+          assert.ok((await Deno.stat(shotPath(name))).size > 10_000, name);
         }
-        console.log(`screenshots in ${shots}`);
         await page.select("header .language select", "en");
         assert.deepEqual(errors, []);
       });
