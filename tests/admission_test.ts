@@ -10,6 +10,7 @@ import { Budget } from "../src/http/admission.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, BASE, makeTestApp, readAnswer } from "./helpers.ts";
+import { until } from "./until.ts";
 
 const MiB = 1024 * 1024;
 const app = await makeTestApp(
@@ -46,14 +47,6 @@ const heldBody = (first: number) => {
     },
   }, { highWaterMark: 0 });
   return { stream, pulled: () => pulled, release };
-};
-
-// Waits (30 s at most) until `done`: the service's side of a request has got that far.
-const until = async (done: () => boolean) => {
-  for (let i = 0; i < 3_000 && !done(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.ok(done(), "not within 30 s");
 };
 
 const preview = (key: string | undefined, body: BodyInit, length?: number) => {
@@ -143,7 +136,8 @@ Deno.test("bodies in flight are bounded per key and in all: 503 BUSY with Retry-
   const firstAnswer = app.handler(preview(writer.key, first.stream));
   // The first holds its share once it is read (an upload without Content-Length holds the
   // endpoint's cap).
-  await until(() => first.pulled() > 0);
+  await until(() => first.pulled() > 0, 30_000);
+  assert.ok(first.pulled() > 0, "the first upload was not read within 30 s");
   const second = heldBody(0);
   const refused = await readAnswer(await app.handler(preview(writer.key, second.stream, 4 * MiB)));
   assertErrorBody(refused, 503, "BUSY");

@@ -2,13 +2,9 @@
 // and the queue keeps one timer armed at most whatever the number of requests in flight.
 import assert from "node:assert/strict";
 import { makeDeadlines } from "../src/http/deadlines.ts";
+import { until } from "./until.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// Waits until `done()` holds, however slow the machine (at most 10 s).
-const until = async (done: () => boolean) => {
-  for (let waited = 0; !done() && waited < 10_000; waited += 10) await sleep(10);
-};
 
 Deno.test("deadlines fire in order, each once, not before their time", async () => {
   const deadlines = makeDeadlines(60);
