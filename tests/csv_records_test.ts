@@ -1,21 +1,25 @@
-// The CSV reader's records: text without quotes or carriage returns is split by the reader itself,
-// any other text by csv-parse; both must give the records and lines csv-parse gives.
+// The CSV reader's records: a file without quotes or lone carriage returns is split by the reader
+// itself, a field at a time, any other file by csv-parse; both must give the records csv-parse
+// gives (and, for text whose lines end in line feeds, its lines).
 import assert from "node:assert/strict";
 import { FastCheck as fc } from "effect";
 // @ts-types="../src/imports/csv_parse_sync.d.ts"
 import { parse } from "csv-parse/sync";
 import { forEachRecord } from "../src/imports/csv_reader.ts";
 
+const encoder = new TextEncoder();
+
 const records = (text: string) => {
   const out: Array<[Array<string>, number]> = [];
-  forEachRecord(text, (record, lines) => out.push([record, lines]));
+  forEachRecord(encoder.encode(text), (record, lines) => out.push([record, lines]));
   return out;
 };
 
-const byCsvParse = (text: string) => {
+const byCsvParse = (text: string, lineEnds?: Array<string>) => {
   const out: Array<[Array<string>, number]> = [];
   parse(text, {
     relax_column_count: true,
+    ...(lineEnds === undefined ? {} : { record_delimiter: lineEnds }),
     on_record: (record: Array<string>, info: { lines: number }) => {
       out.push([record, info.lines]);
       return null;
@@ -36,6 +40,27 @@ Deno.test("quote-free text reads as csv-parse reads it: records, fields and line
     }),
     { numRuns: 2_000 },
   );
+});
+
+// As a spreadsheet on Windows writes it: each line ends in CRLF, which is one line end, not a
+// carriage return kept at the end of the line's last field.
+Deno.test("text with CRLF line ends reads as csv-parse reads it: records and fields", () => {
+  const lines = fc.array(quoteFree.map((text) => text.replaceAll("\n", "\r\n")), {
+    maxLength: 4,
+  }).map((parts) => parts.join("\r\n"));
+  fc.assert(
+    fc.property(lines, (text) => {
+      assert.deepEqual(
+        records(text).map(([record]) => record),
+        byCsvParse(text, ["\r\n", "\n", "\r"]).map(([record]) => record),
+      );
+    }),
+    { numRuns: 1_000 },
+  );
+  assert.deepEqual(records("品牌,门店\r\n1,2\r\n").map(([record]) => record), [
+    ["品牌", "门店"],
+    ["1", "2"],
+  ]);
 });
 
 Deno.test("the edges: empty text, empty lines, a final line feed, a lone carriage return", () => {

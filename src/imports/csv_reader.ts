@@ -191,22 +191,47 @@ const readRecord = (
   });
 };
 
-/**
- * Each record of CSV `text` with the line it ends on, as csv-parse gives them (relax_column_count;
- * empty lines are records of one empty field). Text without a double quote is only lines of fields
- * (its CRLFs, outside any field, are line ends): it is split on line feeds and commas, which reads
- * it the same way several times faster (tests/csv_records_test.ts compares both). Any other text
- * is csv-parse's.
- */
 const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
 
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const LF = 0x0a;
+const CR = 0x0d;
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+const hasLoneCr = (bytes: Uint8Array) => {
+  for (let at = bytes.indexOf(CR); at >= 0; at = bytes.indexOf(CR, at + 1)) {
+    if (bytes[at + 1] !== LF) return true;
+  }
+  return false;
+};
+
+// The fields of a line (commas split it; no field is quoted).
+const lineFields = (line: Uint8Array) => {
+  const fields: Array<string> = [];
+  for (let at = 0;;) {
+    const comma = line.indexOf(COMMA, at);
+    fields.push(utf8.decode(line.subarray(at, comma < 0 ? line.length : comma)));
+    if (comma < 0) return fields;
+    at = comma + 1;
+  }
+};
+
+/**
+ * Each record of a CSV file with the line it ends on, as csv-parse gives them (relax_column_count;
+ * empty lines are records of one empty field). `bytes` is UTF-8 text without its BOM, checked
+ * already. A file without a double quote or a lone carriage return is only lines of fields (its
+ * CRLFs, outside any field, are line ends): it is split on line feeds and commas and each field
+ * decoded on its own, which reads it the same way several times faster and keeps no text of the
+ * whole file or its lines alive through the fields (tests/csv_records_test.ts compares both). Any
+ * other file is csv-parse's.
+ */
 export const forEachRecord = (
-  input: string,
+  bytes: Uint8Array,
   onRecord: (record: Array<string>, lines: number) => void,
 ) => {
-  const text = input.includes('"') ? input : input.replaceAll("\r\n", "\n");
-  if (text.includes('"') || text.includes("\r")) {
-    parse(text, {
+  if (bytes.includes(QUOTE) || hasLoneCr(bytes)) {
+    parse(utf8.decode(bytes), {
       relax_column_count: true,
       // Any line end ends a record, as in the split below: csv-parse would otherwise take the
       // first line's for the whole file and refuse a quoted field after a line of another kind.
@@ -218,22 +243,25 @@ export const forEachRecord = (
     });
     return;
   }
-  if (text === "") return;
+  if (bytes.length === 0) return;
   // A final line feed ends the last record; it does not begin another.
-  const end = text.endsWith("\n") ? text.length - 1 : text.length;
+  const end = bytes[bytes.length - 1] === LF ? bytes.length - 1 : bytes.length;
   let line = 0;
   for (let at = 0; at <= end;) {
-    let next = text.indexOf("\n", at);
+    let next = bytes.indexOf(LF, at);
     if (next < 0 || next > end) next = end;
-    onRecord(text.slice(at, next).split(","), ++line);
+    onRecord(
+      lineFields(bytes.subarray(at, next > at && bytes[next - 1] === CR ? next - 1 : next)),
+      ++line,
+    );
     at = next + 1;
   }
 };
 
-// `text` is decoded UTF-8 without its BOM. Records are handled as csv-parse emits them so that
-// reading stops at the row limit.
+// `bytes` is UTF-8 text without its BOM, checked already. Records are handled as they are read, so
+// that reading stops at the row limit.
 export const readCsv = (
-  text: string,
+  bytes: Uint8Array,
   context: ReadContext,
 ): Effect.Effect<ReadFile, FileRejected> =>
   Effect.suspend(() => {
@@ -245,7 +273,7 @@ export const readCsv = (
     // line breaks as written.
     let lastLine = 0;
     try {
-      forEachRecord(text, (record) => {
+      forEachRecord(bytes, (record) => {
         const line = lastLine + 1;
         lastLine = line + record.reduce((n, field) => n + lineBreaks(field), 0);
         if (isBlankRecord(record)) return;

@@ -1,4 +1,5 @@
 // Import file readers: bytes -> ReadFile (XLSX wide table or CSV long table) or FileRejected.
+import { isUtf8 } from "node:buffer";
 import { Effect } from "effect";
 import type { FileProblem, FileRejected, ReadContext, ReadFile } from "./model.ts";
 import { reject } from "./cell_values.ts";
@@ -23,23 +24,28 @@ const OLE2 = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 const UTF16_LE = [0xff, 0xfe];
 const UTF16_BE = [0xfe, 0xff];
 
-// Decodes UTF-8 text; the decoder drops one leading BOM (ignoreBOM: false).
-const decodeText = (bytes: Uint8Array): string | { problem: Text } => {
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+const asciiSpace = (b: number) => b === 0x20 || (b >= 0x09 && b <= 0x0d);
+
+// The bytes of UTF-8 text without its BOM, checked whole without making a string of them (the CSV
+// reader decodes them a field at a time); or the problem that makes them no CSV.
+const checkText = (bytes: Uint8Array): Uint8Array | { problem: Text } => {
   if (startsWith(bytes, OLE2)) {
     return { problem: Problems.oldXls() };
   }
   if (startsWith(bytes, UTF16_LE) || startsWith(bytes, UTF16_BE)) {
     return { problem: Problems.utf16() };
   }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return { problem: Problems.notUtf8() };
-  }
-  if (text.includes("\u0000")) return { problem: Problems.binary() };
-  if (text.trim() === "") return { problem: Problems.empty() };
-  return text;
+  if (!isUtf8(bytes)) return { problem: Problems.notUtf8() };
+  // In valid UTF-8 a zero byte is U+0000 and nothing else.
+  if (bytes.includes(0)) return { problem: Problems.binary() };
+  const text = startsWith(bytes, UTF8_BOM) ? bytes.subarray(UTF8_BOM.length) : bytes;
+  // Text with a byte of ASCII other than white space is not blank; only other text is decoded to
+  // see (white space beyond ASCII counts, as String.prototype.trim sees it).
+  const blank = text.every((b) => b >= 0x80 || asciiSpace(b)) &&
+    new TextDecoder().decode(text).trim() === "";
+  return blank ? { problem: Problems.empty() } : text;
 };
 
 // Format by content, not by filename: a ZIP is read as XLSX, anything else must be UTF-8 CSV.
@@ -51,8 +57,8 @@ export const readImportFile = (
 ): Effect.Effect<ReadFile, FileRejected> =>
   Effect.suspend(() => {
     if (startsWith(bytes, ZIP)) return readXlsx(bytes, context);
-    const text = decodeText(bytes);
-    return typeof text === "string" ? readCsv(text, context) : reject(text.problem);
+    const text = checkText(bytes);
+    return text instanceof Uint8Array ? readCsv(text, context) : reject(text.problem);
   }).pipe(
     span("Imports.readImportFile", { filename, bytes: bytes.length }),
   );
