@@ -58,9 +58,11 @@ const encode = (answer: ImportAnswer) => {
     action_counts: c,
   });
   // Each page is written TEXT_ROWS rows at a time, their JSON without the brackets, joined by ","
-  // as one array's items.
+  // as one array's items, one text at a time as the connection takes them: a page's texts made at
+  // once outlive collections of young objects and end up among the old ones.
   const rows = answer.rows.pipe(
     Stream.mapConcat((page) => Arr.chunksOf(page, TEXT_ROWS)),
+    Stream.rechunk(1),
     Stream.map((rows) => JsonText(JSON.stringify(rows).slice(1, -1))),
   );
   return jsonStream(`${top.slice(0, -1)},"rows":[`, rows, "]}", undefined, ",");
