@@ -4,62 +4,23 @@
 // ended, is refused on the next request even when the answer is kept. The statements are counted
 // by a client that passes each one to the test database's.
 import assert from "node:assert/strict";
-import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
-import type { Connection } from "@effect/sql/SqlConnection";
-import * as PgClient from "@effect/sql-pg/PgClient";
-import { Effect, Layer, Stream } from "effect";
+import { Effect } from "effect";
 import { revokeKey } from "../src/auth/keys.ts";
 import { addDays } from "../src/domain/range.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, BASE, makeTestApp, setKeyExpiry } from "./helpers.ts";
+import { countingStatements } from "./statements.ts";
 
 // The text of every statement the service ran, in order (the tests ask one request at a time).
 const statements: Array<string> = [];
-
-const noted = (sql: string) => Effect.sync(() => statements.push(sql));
-
-const counting = (connection: Connection): Connection => ({
-  execute: (sql, params, rows) =>
-    Effect.zipRight(noted(sql), connection.execute(sql, params, rows)),
-  executeRaw: (sql, params) => Effect.zipRight(noted(sql), connection.executeRaw(sql, params)),
-  executeValues: (sql, params) =>
-    Effect.zipRight(noted(sql), connection.executeValues(sql, params)),
-  executeUnprepared: (sql, params, rows) =>
-    Effect.zipRight(noted(sql), connection.executeUnprepared(sql, params, rows)),
-  executeStream: (sql, params, rows) =>
-    Stream.unwrap(Effect.as(noted(sql), connection.executeStream(sql, params, rows))),
-});
-
-// A client over the test database's: each statement (already compiled) goes to it unchanged.
-const countingClient = Effect.gen(function* () {
-  const inner = yield* SqlClient.SqlClient;
-  const shared: Connection = {
-    execute: (sql, params) => inner.unsafe(sql, params),
-    executeRaw: (sql, params) => inner.unsafe(sql, params).raw,
-    executeValues: (sql, params) => inner.unsafe(sql, params).values,
-    executeUnprepared: (sql, params) => inner.unsafe(sql, params).unprepared,
-    executeStream: (sql, params) => inner.unsafe(sql, params).stream,
-  };
-  return yield* SqlClient.make({
-    acquirer: Effect.succeed(counting(shared)),
-    transactionAcquirer: Effect.map(inner.reserve, counting),
-    compiler: PgClient.makeCompiler(),
-    spanAttributes: [],
-  });
-});
 
 const snapshot = generateSnapshot({ stores: 2 });
 const end = snapshot.dataset.end;
 const app = await makeTestApp(
   (db) => db.run(Effect.asVoid(loadSnapshot(snapshot, { reset: false }))),
-  {
-    wrapDatabase: (layer) =>
-      Layer.effect(SqlClient.SqlClient, countingClient).pipe(
-        Layer.provide(Layer.merge(layer, Reactivity.layer)),
-      ),
-  },
+  { wrapDatabase: countingStatements(statements) },
 );
 const admin = await app.key(["read"]);
 const [store] = (await app.call("GET", "/api/v1/stores", { key: admin.key })).body.stores as {

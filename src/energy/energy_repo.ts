@@ -1,6 +1,7 @@
 // EnergyRepo: energy days for a range, the versions of one day, the revision history of a fact.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
+import { makeBatched } from "../db/batched.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
 import { credentialParams, type CredentialRow, mayReadBatchSql } from "../auth/access.ts";
@@ -58,26 +59,44 @@ export interface EnergyRead {
   } | undefined;
 }
 
-// energy_read's statement, its parameters and its answer.
-const ENERGY_READ_SQL = `
-  SELECT credential, summary, version, part AS part_utf8, token, timezone, unit
-  FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text)`;
+// energy_read's statement for many reads at once (one call a read, in their order; each call's
+// rows in its own order), its parameters (one array an argument) and its answer.
+const ENERGY_READS_SQL = `
+  SELECT a.i::int AS i, r.credential, r.summary, r.version, r.part AS part_utf8, r.token,
+    r.timezone, r.unit
+  FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[], $7::text[])
+    WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
+                         if_version, i)
+  CROSS JOIN LATERAL energy_read(a.key_hash, a.session_hash, a.store_id, a.scope_id,
+                                 a.start_date, a.end_date, a.if_version)
+    WITH ORDINALITY AS r(credential, summary, version, part, token, timezone, unit, n)
+  ORDER BY a.i, r.n`;
 
-const energyReadParams = (
-  credential: Credential,
-  storeId: number,
-  scopeId: number,
-  start: string,
-  end: string,
-  ifVersion: string | undefined,
-) => [
-  ...credentialParams(credential),
-  storeId,
-  scopeId,
-  start,
-  end,
-  ifVersion ?? null,
-];
+export interface EnergyReadRequest {
+  readonly credential: Credential;
+  readonly storeId: number;
+  readonly scopeId: number;
+  readonly start: string;
+  readonly end: string;
+  readonly ifVersion: string | undefined;
+}
+
+const energyReadsParams = (reads: ReadonlyArray<EnergyReadRequest>) => {
+  const credentials = reads.map((r) => credentialParams(r.credential));
+  return [
+    credentials.map(([key]) => key),
+    credentials.map(([, session]) => session),
+    reads.map((r) => r.storeId),
+    reads.map((r) => r.scopeId),
+    reads.map((r) => r.start),
+    reads.map((r) => r.end),
+    reads.map((r) => r.ifVersion ?? null),
+  ];
+};
+
+// Reads asked for at once share a statement (db/batched.ts): at most this many in one, and this
+// many statements under way, of the pool's connections.
+const READS_AT_ONCE = { size: 16, running: 2 };
 
 interface EnergyReadRow {
   readonly credential: CredentialRow;
@@ -111,7 +130,7 @@ const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
 };
 
 export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
     // The stored days through energy_days_json (day_sql.ts): one round trip, planned once per
@@ -145,19 +164,21 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
         span("EnergyRepo.daysAt"),
       );
 
-    // The credential check and the days in one round trip (energy_read, day_sql.ts).
-    const read = (
-      credential: Credential,
-      storeId: number,
-      scopeId: number,
-      start: string,
-      end: string,
-      ifVersion: string | undefined,
-    ) =>
-      dbBoundary(sql.unsafe<EnergyReadRow>(
-        ENERGY_READ_SQL,
-        energyReadParams(credential, storeId, scopeId, start, end, ifVersion),
-      )).pipe(Effect.map(energyReadOf), span("EnergyRepo.read"));
+    // The credential check and the days in one round trip (energy_read, day_sql.ts), shared by
+    // the reads asked for at once.
+    const readMany = yield* makeBatched(
+      (reads: ReadonlyArray<EnergyReadRequest>) =>
+        dbBoundary(sql.unsafe<EnergyReadRow & { readonly i: number }>(
+          ENERGY_READS_SQL,
+          energyReadsParams(reads),
+        )).pipe(Effect.map((rows) => {
+          const each = reads.map((): Array<EnergyReadRow> => []);
+          for (const row of rows) each[row.i - 1].push(row);
+          return each.map(energyReadOf);
+        })),
+      READS_AT_ONCE,
+    );
+    const read = (request: EnergyReadRequest) => readMany(request).pipe(span("EnergyRepo.read"));
 
     // The store and scope a fact belongs to; empty when there is no such fact.
     const factOwner = (energyId: number) =>

@@ -98,14 +98,14 @@ export class EnergyService extends Effect.Service<EnergyService>()("Energy/Energ
         if (!isValidRange(request.start, request.end, ENERGY_MAX_DAYS)) {
           return yield* days(yield* auth.verify(pending), request, held);
         }
-        const read = yield* repo.read(
-          pending.credential,
-          request.storeId,
-          request.scopeId,
-          request.start,
-          request.end,
-          held,
-        );
+        const read = yield* repo.read({
+          credential: pending.credential,
+          storeId: request.storeId,
+          scopeId: request.scopeId,
+          start: request.start,
+          end: request.end,
+          ifVersion: held,
+        });
         const caller = yield* auth.accept(pending, read.credential);
         const scope = yield* access.foundScope(
           caller,

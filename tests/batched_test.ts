@@ -1,0 +1,139 @@
+// What many requests ask at once goes as one statement (src/db/batched.ts): each item gets its own
+// answer from a statement that began after it was asked for; a statement holds at most `size`
+// items and at most `running` run at once; a failure fails only its own statement's items; a
+// request that stops waiting stops no statement; the items of another database never share one.
+import assert from "node:assert/strict";
+import { Deferred, Effect, Exit, Fiber } from "effect";
+import { makeBatched } from "../src/db/batched.ts";
+import { readTarget } from "../src/db/read_target.ts";
+
+// A statement that waits until the test lets it end, and what it was given.
+const gated = () => {
+  const seen: Array<ReadonlyArray<number>> = [];
+  const gates: Array<Deferred.Deferred<void>> = [];
+  let running = 0;
+  let mostRunning = 0;
+  const run = (items: ReadonlyArray<number>) =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>();
+      gates.push(gate);
+      seen.push(items);
+      running++;
+      mostRunning = Math.max(mostRunning, running);
+      yield* Deferred.await(gate);
+      running--;
+      if (items.includes(13)) return yield* Effect.fail(`unlucky ${items.join(",")}`);
+      return items.map((n) => n * 10);
+    });
+  // Lets every statement started so far end.
+  const open = Effect.suspend(() =>
+    Effect.forEach(gates.splice(0), (gate) => Deferred.succeed(gate, undefined), {
+      discard: true,
+    })
+  );
+  return { run, seen, open, mostRunning: () => mostRunning };
+};
+
+// Lets the forked fibers run up to their next wait.
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 0)));
+
+// Opens the statements until every fiber has its answer.
+const answersOf = <A, E>(
+  fibers: ReadonlyArray<Fiber.RuntimeFiber<A, E>>,
+  open: Effect.Effect<void>,
+) =>
+  Effect.gen(function* () {
+    for (let turn = 0; turn < 100; turn++) {
+      yield* settle;
+      yield* open;
+      yield* settle;
+      const polled = yield* Effect.forEach(fibers, Fiber.poll);
+      if (polled.every((p) => p._tag === "Some")) return polled.map((p) => p.value);
+    }
+    return yield* Effect.dieMessage("an item was never answered");
+  });
+
+Deno.test("items asked while statements run share the next ones, each with its own answer", async () => {
+  await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+    const statement = gated();
+    const ask = yield* makeBatched(statement.run, { size: 3, running: 2 });
+    const fibers = yield* Effect.forEach(
+      Array.from({ length: 10 }, (_, i) => i + 1),
+      (n) => Effect.fork(ask(n)),
+    );
+    const exits = yield* answersOf(fibers, statement.open);
+    assert.deepEqual(exits.map((e) => Exit.isSuccess(e) ? e.value : e), [
+      10,
+      20,
+      30,
+      40,
+      50,
+      60,
+      70,
+      80,
+      90,
+      100,
+    ]);
+    // Every item went in exactly one statement, none of more than 3, never more than 2 at once,
+    // and fewer statements than items.
+    assert.deepEqual(statement.seen.flat().sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.ok(statement.seen.every((items) => items.length <= 3), JSON.stringify(statement.seen));
+    assert.ok(statement.mostRunning() <= 2);
+    assert.ok(statement.seen.length < 10, JSON.stringify(statement.seen));
+  })));
+});
+
+Deno.test("a failed statement fails its own items only", async () => {
+  await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+    const statement = gated();
+    const ask = yield* makeBatched(statement.run, { size: 2, running: 1 });
+    // 1 goes alone; 12 and 13 wait and go together; 14 goes after them.
+    const fibers = yield* Effect.forEach([1, 12, 13, 14], (n) => Effect.fork(ask(n)));
+    const exits = yield* answersOf(fibers, statement.open);
+    assert.deepEqual(statement.seen, [[1], [12, 13], [14]]);
+    assert.deepEqual(exits[0], Exit.succeed(10));
+    assert.deepEqual(exits[1], Exit.fail("unlucky 12,13"));
+    assert.deepEqual(exits[2], Exit.fail("unlucky 12,13"));
+    assert.deepEqual(exits[3], Exit.succeed(140));
+  })));
+});
+
+Deno.test("a request that stops waiting stops no statement the others wait for", async () => {
+  await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+    const statement = gated();
+    const ask = yield* makeBatched(statement.run, { size: 4, running: 1 });
+    const first = yield* Effect.fork(ask(1));
+    yield* settle;
+    const waiting = yield* Effect.forEach([2, 3, 4], (n) => Effect.fork(ask(n)));
+    yield* settle;
+    yield* Fiber.interrupt(first);
+    yield* Fiber.interrupt(waiting[0]);
+    const exits = yield* answersOf(waiting.slice(1), statement.open);
+    assert.deepEqual(exits, [Exit.succeed(30), Exit.succeed(40)]);
+    assert.deepEqual(statement.seen, [[1], [2, 3, 4]]);
+  })));
+});
+
+Deno.test("items for the replica and for the primary never share a statement", async () => {
+  await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+    const targets: Array<string> = [];
+    const statement = gated();
+    const ask = yield* makeBatched(
+      (items: ReadonlyArray<number>) =>
+        Effect.flatMap(readTarget, (target) => {
+          targets.push(`${target}:${items.join(",")}`);
+          return statement.run(items);
+        }),
+      { size: 8, running: 1 },
+    );
+    const blocker = yield* Effect.fork(ask(0));
+    yield* settle;
+    const fibers = yield* Effect.forEach(
+      [1, 2, 3, 4],
+      (n) => Effect.fork(Effect.locally(ask(n), readTarget, n % 2 === 0 ? "replica" : "primary")),
+    );
+    const exits = yield* answersOf([blocker, ...fibers], statement.open);
+    assert.deepEqual(exits.map((e) => Exit.isSuccess(e) && e.value), [0, 10, 20, 30, 40]);
+    assert.deepEqual(targets, ["primary:0", "primary:1,3", "replica:2,4"]);
+  })));
+});
