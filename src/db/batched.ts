@@ -10,6 +10,11 @@ export interface BatchLimits {
   readonly running: number;
 }
 
+// The reads that check a credential and read a store's data in one statement (an energy read; the
+// check of a kept metrics, targets or periods answer): at most 16 to a statement, 2 statements of
+// each kind under way. Beside a database on the same two cores, more at once only queued there.
+export const READS_AT_ONCE: BatchLimits = { size: 16, running: 2 };
+
 interface Waiting<I, A, E> {
   readonly item: I;
   readonly done: Deferred.Deferred<A, E>;

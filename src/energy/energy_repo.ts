@@ -1,7 +1,7 @@
 // EnergyRepo: energy days for a range, the versions of one day, the revision history of a fact.
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
-import { makeBatched } from "../db/batched.ts";
+import { makeBatched, READS_AT_ONCE } from "../db/batched.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
 import { credentialParams, type CredentialRow, mayReadBatchSql } from "../auth/access.ts";
@@ -93,10 +93,6 @@ const energyReadsParams = (reads: ReadonlyArray<EnergyReadRequest>) => {
     reads.map((r) => r.ifVersion ?? null),
   ];
 };
-
-// Reads asked for at once share a statement (db/batched.ts): at most this many in one, and this
-// many statements under way, of the pool's connections.
-const READS_AT_ONCE = { size: 16, running: 2 };
 
 interface EnergyReadRow {
   readonly credential: CredentialRow;

@@ -3,6 +3,7 @@
 import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { credentialParams, type CredentialRow } from "../auth/access.ts";
+import { makeBatched, READS_AT_ONCE } from "../db/batched.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { Credential } from "../domain/auth.ts";
 import type { RangeRequest } from "../domain/range.ts";
@@ -37,12 +38,40 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
 FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint)`;
 
 // The credential check and the current inputs (or their version alone) in one statement
-// (metric_read, metrics_sql.ts).
-const readSql = `
-SELECT credential, out_days AS days, out_stages AS stages, out_periods AS periods, out_tev AS tev,
-  out_baseline AS baseline, out_version AS version, out_token AS token, out_timezone AS timezone,
-  out_unit AS unit
-FROM metric_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text, $8::boolean)`;
+// (metric_read, metrics_sql.ts), for many reads at once: one call a read, in their order, its
+// arguments one array each.
+const readsSql = `
+SELECT a.i::int AS i, r.credential, r.out_days AS days, r.out_stages AS stages,
+  r.out_periods AS periods, r.out_tev AS tev, r.out_baseline AS baseline, r.out_version AS version,
+  r.out_token AS token, r.out_timezone AS timezone, r.out_unit AS unit
+FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[], $7::text[],
+            $8::boolean[])
+  WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
+                       if_version, version_only, i)
+CROSS JOIN LATERAL metric_read(a.key_hash, a.session_hash, a.store_id, a.scope_id, a.start_date,
+                               a.end_date, a.if_version, a.version_only) r
+ORDER BY a.i`;
+
+interface MetricReadRequest {
+  readonly credential: Credential;
+  readonly request: RangeRequest;
+  readonly ifVersion: string | undefined;
+  readonly versionOnly: boolean;
+}
+
+const readsParams = (reads: ReadonlyArray<MetricReadRequest>) => {
+  const credentials = reads.map((r) => credentialParams(r.credential));
+  return [
+    credentials.map(([key]) => key),
+    credentials.map(([, session]) => session),
+    reads.map((r) => r.request.storeId),
+    reads.map((r) => r.request.scopeId),
+    reads.map((r) => r.request.start),
+    reads.map((r) => r.request.end),
+    reads.map((r) => r.ifVersion ?? null),
+    reads.map((r) => r.versionOnly),
+  ];
+};
 
 type DayRow = readonly [string, string | null, 0 | 1, string | null, EnergyStatus];
 type StageRow = readonly [Stage, string, string | null];
@@ -130,7 +159,7 @@ export const resolveDays = (rows: InputRows): Array<DayInput> => {
 };
 
 export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsRepo", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
 
     // `seq`: the commit to read the inputs at (a read as of an earlier instant: its token is the
@@ -153,21 +182,29 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
 
     // The credential's row and the current inputs in one round trip (metric_read): only their
     // version when `versionOnly`, or when it is `ifVersion` (the version the caller holds).
+    const runReads = (reads: ReadonlyArray<MetricReadRequest>) =>
+      dbBoundary(sql.unsafe<ReadRow & { readonly i: number }>(readsSql, readsParams(reads))).pipe(
+        Effect.map((rows) => {
+          const each: Array<ReadRow | undefined> = reads.map(() => undefined);
+          for (const row of rows) each[row.i - 1] = row;
+          return each.map(readOf);
+        }),
+      );
+    // The checks of kept answers (the version alone) asked for at once share a statement
+    // (db/batched.ts). A read of the inputs goes alone: the database computes them, and a
+    // statement of many would compute them one after another on one connection.
+    const checkMany = yield* makeBatched(runReads, READS_AT_ONCE);
     const read = (
       credential: Credential,
       request: RangeRequest,
       ifVersion: string | undefined,
       versionOnly: boolean,
-    ) =>
-      dbBoundary(sql.unsafe<ReadRow>(readSql, [
-        ...credentialParams(credential),
-        request.storeId,
-        request.scopeId,
-        request.start,
-        request.end,
-        ifVersion ?? null,
-        versionOnly,
-      ])).pipe(Effect.map(([row]) => readOf(row)), span("MetricsRepo.read"));
+    ) => {
+      const item = { credential, request, ifVersion, versionOnly };
+      return (versionOnly ? checkMany(item) : Effect.map(runReads([item]), ([one]) => one)).pipe(
+        span("MetricsRepo.read"),
+      );
+    };
 
     // The version (and data token) `inputs` would give now, without the inputs.
     const version = (
