@@ -1,9 +1,10 @@
 // What many requests ask at once goes as one statement (src/db/batched.ts): each item gets its own
 // answer from a statement that began after it was asked for; a statement holds at most `size`
 // items and at most `running` run at once; a failure fails only its own statement's items; a
-// request that stops waiting stops no statement; the items of another database never share one.
+// request that stops waiting stops no statement; a defect fails only the item behind it; the items
+// of another database never share one.
 import assert from "node:assert/strict";
-import { Deferred, Effect, Exit, Fiber } from "effect";
+import { Cause, Deferred, Effect, Exit, Fiber } from "effect";
 import { makeBatched } from "../src/db/batched.ts";
 import { readTarget } from "../src/db/read_target.ts";
 
@@ -23,6 +24,7 @@ const gated = () => {
       yield* Deferred.await(gate);
       running--;
       if (items.includes(13)) return yield* Effect.fail(`unlucky ${items.join(",")}`);
+      if (items.includes(23)) return yield* Effect.dieMessage(`broken by 23 among ${items}`);
       return items.map((n) => n * 10);
     });
   // Lets every statement started so far end.
@@ -95,6 +97,21 @@ Deno.test("a failed statement fails its own items only", async () => {
     assert.deepEqual(exits[1], Exit.fail("unlucky 12,13"));
     assert.deepEqual(exits[2], Exit.fail("unlucky 12,13"));
     assert.deepEqual(exits[3], Exit.succeed(140));
+  })));
+});
+
+Deno.test("a defect in a statement of many fails only the item behind it", async () => {
+  await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+    const statement = gated();
+    const ask = yield* makeBatched(statement.run, { size: 3, running: 1 });
+    // 1 goes alone; 22, 23 and 24 go together, then each again alone.
+    const fibers = yield* Effect.forEach([1, 22, 23, 24], (n) => Effect.fork(ask(n)));
+    const exits = yield* answersOf(fibers, statement.open);
+    assert.deepEqual(statement.seen, [[1], [22, 23, 24], [22], [23], [24]]);
+    assert.deepEqual(exits[0], Exit.succeed(10));
+    assert.deepEqual(exits[1], Exit.succeed(220));
+    assert.ok(Exit.isFailure(exits[2]) && Cause.isDie(exits[2].cause));
+    assert.deepEqual(exits[3], Exit.succeed(240));
   })));
 });
 

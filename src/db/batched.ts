@@ -1,8 +1,9 @@
 // One statement for what many requests ask at once: each request asks with its own arguments and
 // gets its own answer, from a statement that began after it asked. What is asked while `running`
 // statements are under way waits for the next one, at most `size` items to a statement. A request
-// that stops waiting does not stop the statement the others wait for.
-import { Deferred, Effect, Exit, FiberRef } from "effect";
+// that stops waiting does not stop the statement the others wait for, nor does a defect one item
+// meets fail the others.
+import { Cause, Deferred, Effect, Exit, FiberRef } from "effect";
 import { type ReadTarget, readTarget } from "./read_target.ts";
 
 export interface BatchLimits {
@@ -20,8 +21,9 @@ interface Waiting<I, A, E> {
   readonly done: Deferred.Deferred<A, E>;
 }
 
-// `run` answers the items in their order. Items go to the database their request's statements go
-// to (read_target.ts): one statement holds the items of one target.
+// `run` answers the items in their order, and only reads: after a defect it is run again for each
+// item alone. Items go to the database their request's statements go to (read_target.ts): one
+// statement holds the items of one target.
 export const makeBatched = <I, A, E>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, E>,
   limits: BatchLimits,
@@ -31,21 +33,33 @@ export const makeBatched = <I, A, E>(
     const waiting = new Map<ReadTarget, Array<Waiting<I, A, E>>>();
     let running = 0;
 
-    const runOne = (target: ReadTarget, batch: ReadonlyArray<Waiting<I, A, E>>) =>
-      Effect.suspend(() => run(batch.map((w) => w.item))).pipe(
+    const answersTo = (target: ReadTarget, items: ReadonlyArray<I>) =>
+      Effect.suspend(() => run(items)).pipe(
         Effect.flatMap((answers) =>
-          answers.length === batch.length
+          answers.length === items.length
             ? Effect.succeed(answers)
-            : Effect.dieMessage(`${answers.length} answers to ${batch.length} items`)
+            : Effect.dieMessage(`${answers.length} answers to ${items.length} items`)
         ),
         Effect.locally(readTarget, target),
         Effect.exit,
+      );
+
+    const runOne = (target: ReadTarget, batch: ReadonlyArray<Waiting<I, A, E>>) =>
+      answersTo(target, batch.map((w) => w.item)).pipe(
         Effect.flatMap((exit) =>
-          Effect.forEach(
-            batch,
-            (w, i) => Deferred.done(w.done, Exit.map(exit, (answers) => answers[i])),
-            { discard: true },
-          )
+          // A defect (not a failure such as a busy database, which each would meet alone too) in a
+          // statement of many: each item again alone, so that only the one behind it fails.
+          Exit.isFailure(exit) && batch.length > 1 && Cause.isDie(exit.cause)
+            ? Effect.forEach(batch, (w) =>
+              Effect.flatMap(
+                answersTo(target, [w.item]),
+                (alone) => Deferred.done(w.done, Exit.map(alone, ([answer]) => answer)),
+              ), { discard: true })
+            : Effect.forEach(
+              batch,
+              (w, i) => Deferred.done(w.done, Exit.map(exit, (answers) => answers[i])),
+              { discard: true },
+            )
         ),
         Effect.ensuring(Effect.suspend(() => {
           running--;
