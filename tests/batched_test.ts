@@ -1,10 +1,13 @@
 // What many requests ask at once goes as one statement (src/db/batched.ts): each item gets its own
 // answer from a statement that began after it was asked for; a statement holds at most `size`
 // items and at most `running` run at once; a failure fails only its own statement's items; a
-// request that stops waiting stops no statement; a defect fails only the item behind it; the items
-// of another database never share one.
+// request that stops waiting takes its item back and stops no statement, wherever it is
+// interrupted; an item waits no longer than for a pooled connection; a defect fails only the item
+// behind it; the items of another database never share a statement nor wait for its statements.
 import assert from "node:assert/strict";
-import { Cause, Deferred, Effect, Exit, Fiber } from "effect";
+import { Cause, Deferred, Effect, Exit, Fiber, Option, TestClock, TestContext } from "effect";
+import { ServiceUnavailable } from "../src/domain/errors.ts";
+import { POOL_WAIT_MS } from "../src/ops/pg_pools.ts";
 import { makeBatched } from "../src/db/batched.ts";
 import { readTarget } from "../src/db/read_target.ts";
 
@@ -115,7 +118,7 @@ Deno.test("a defect in a statement of many fails only the item behind it", async
   })));
 });
 
-Deno.test("a request that stops waiting stops no statement the others wait for", async () => {
+Deno.test("a request that stops waiting takes its item back and stops no statement the others wait for", async () => {
   await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
     const statement = gated();
     const ask = yield* makeBatched(statement.run, { size: 4, running: 1 });
@@ -127,11 +130,59 @@ Deno.test("a request that stops waiting stops no statement the others wait for",
     yield* Fiber.interrupt(waiting[0]);
     const exits = yield* answersOf(waiting.slice(1), statement.open);
     assert.deepEqual(exits, [Exit.succeed(30), Exit.succeed(40)]);
-    assert.deepEqual(statement.seen, [[1], [2, 3, 4]]);
+    assert.deepEqual(statement.seen, [[1], [3, 4]]);
   })));
 });
 
-Deno.test("items for the replica and for the primary never share a statement", async () => {
+// Interrupted before its fiber runs, while its statement runs, or while queued behind another: the
+// batcher keeps no item nor share of `running` for it, and answers the next request.
+Deno.test("a request interrupted before, while or after it is queued leaves the batcher answering the next", async () => {
+  for (const when of ["before it runs", "in its statement", "queued"] as const) {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+      const statement = gated();
+      const ask = yield* makeBatched(statement.run, { size: 4, running: 1 });
+      const blocker = when === "queued" ? yield* Effect.fork(ask(1)) : undefined;
+      if (blocker !== undefined) yield* settle;
+      const asked = yield* Effect.fork(ask(7));
+      if (when !== "before it runs") yield* settle;
+      yield* Fiber.interrupt(asked);
+      const next = yield* Effect.fork(ask(8));
+      const exits = yield* answersOf(
+        blocker === undefined ? [next] : [blocker, next],
+        statement.open,
+      );
+      assert.deepEqual(exits.at(-1), Exit.succeed(80), when);
+      // Only a statement under way when it was interrupted read its item.
+      assert.equal(statement.seen.flat().includes(7), when === "in its statement", when);
+    })));
+  }
+});
+
+Deno.test("an item queued past a pooled connection's wait is taken back: 503 BUSY", async () => {
+  await Effect.runPromise(
+    Effect.scoped(Effect.gen(function* () {
+      const statement = gated();
+      const ask = yield* makeBatched(statement.run, { size: 4, running: 1 });
+      const first = yield* Effect.fork(ask(1));
+      yield* settle;
+      const queued = yield* Effect.fork(ask(2));
+      yield* settle;
+      yield* TestClock.adjust(POOL_WAIT_MS + 1);
+      const refused = yield* Fiber.await(queued);
+      assert.ok(Exit.isFailure(refused));
+      const error = Option.getOrUndefined(Cause.failureOption(refused.cause));
+      assert.ok(error instanceof ServiceUnavailable, String(error));
+      assert.equal(error.code, "BUSY");
+      // A statement under way is waited for, however long it takes; the refused item is not read.
+      yield* TestClock.adjust(POOL_WAIT_MS + 1);
+      const [answer] = yield* answersOf([first], statement.open);
+      assert.deepEqual(answer, Exit.succeed(10));
+      assert.deepEqual(statement.seen, [[1]]);
+    })).pipe(Effect.provide(TestContext.TestContext)),
+  );
+});
+
+Deno.test("the replica's and the primary's items never share a statement, nor wait for each other", async () => {
   await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
     const targets: Array<string> = [];
     const statement = gated();
@@ -149,8 +200,11 @@ Deno.test("items for the replica and for the primary never share a statement", a
       [1, 2, 3, 4],
       (n) => Effect.fork(Effect.locally(ask(n), readTarget, n % 2 === 0 ? "replica" : "primary")),
     );
+    yield* settle;
+    // The primary's statement is under way; the replica's first item did not wait for it.
+    assert.deepEqual(targets, ["primary:0", "replica:2"]);
     const exits = yield* answersOf([blocker, ...fibers], statement.open);
     assert.deepEqual(exits.map((e) => Exit.isSuccess(e) && e.value), [0, 10, 20, 30, 40]);
-    assert.deepEqual(targets, ["primary:0", "primary:1,3", "replica:2,4"]);
+    assert.deepEqual(targets.sort(), ["primary:0", "primary:1,3", "replica:2", "replica:4"]);
   })));
 });

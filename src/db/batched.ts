@@ -1,9 +1,13 @@
 // One statement for what many requests ask at once: each request asks with its own arguments and
 // gets its own answer, from a statement that began after it asked. What is asked while `running`
-// statements are under way waits for the next one, at most `size` items to a statement. A request
-// that stops waiting does not stop the statement the others wait for, nor does a defect one item
-// meets fail the others.
+// statements are under way waits for the next one, at most `size` items to a statement, and no
+// longer than a request waits for a pooled connection (then 503 BUSY, as a full pool answers). A
+// request that stops waiting takes its item back and stops no statement the others wait for, nor
+// does a defect one item meets fail the others.
 import { Cause, Deferred, Effect, Exit, FiberRef } from "effect";
+import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
+import { Messages } from "../domain/messages.ts";
+import { POOL_WAIT_MS } from "../ops/pg_pools.ts";
 import { type ReadTarget, readTarget } from "./read_target.ts";
 
 export interface BatchLimits {
@@ -13,25 +17,47 @@ export interface BatchLimits {
 
 // The reads that check a credential and read a store's data in one statement (an energy read; the
 // check of a kept metrics, targets or periods answer): at most 16 to a statement, 2 statements of
-// each kind under way. Beside a database on the same two cores, more at once only queued there.
+// each kind and database under way. Beside a database on the same two cores, more at once only
+// queued there.
 export const READS_AT_ONCE: BatchLimits = { size: 16, running: 2 };
 
 interface Waiting<I, A, E> {
   readonly item: I;
-  readonly done: Deferred.Deferred<A, E>;
+  readonly done: Deferred.Deferred<A, E | ServiceUnavailable>;
+}
+
+// Each database's items: those waiting, and its statements under way.
+interface Lane<I, A, E> {
+  readonly queue: Array<Waiting<I, A, E>>;
+  running: number;
 }
 
 // `run` answers the items in their order, and only reads: after a defect it is run again for each
-// item alone. Items go to the database their request's statements go to (read_target.ts): one
-// statement holds the items of one target.
+// item alone. Items go to the database their request's statements go to (read_target.ts): each
+// database has its own statements and its own share of `running`. A statement runs with the
+// fiber references the service was built with (not those of the request that happened to start
+// it: its spans, its services), its database aside.
 export const makeBatched = <I, A, E>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, E>,
   limits: BatchLimits,
 ) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope;
-    const waiting = new Map<ReadTarget, Array<Waiting<I, A, E>>>();
-    let running = 0;
+    const own = yield* Effect.getFiberRefs;
+    const lanes = new Map<ReadTarget, Lane<I, A, E>>();
+    const laneOf = (target: ReadTarget) => {
+      const found = lanes.get(target);
+      if (found !== undefined) return found;
+      const lane: Lane<I, A, E> = { queue: [], running: 0 };
+      lanes.set(target, lane);
+      return lane;
+    };
+    // Whether `waiting` was still queued (and is not any more).
+    const takeBack = (lane: Lane<I, A, E>, waiting: Waiting<I, A, E>) => {
+      const at = lane.queue.indexOf(waiting);
+      if (at >= 0) lane.queue.splice(at, 1);
+      return at >= 0;
+    };
 
     const answersTo = (target: ReadTarget, items: ReadonlyArray<I>) =>
       Effect.suspend(() => run(items)).pipe(
@@ -44,7 +70,11 @@ export const makeBatched = <I, A, E>(
         Effect.exit,
       );
 
-    const runOne = (target: ReadTarget, batch: ReadonlyArray<Waiting<I, A, E>>) =>
+    const runOne = (
+      target: ReadTarget,
+      lane: Lane<I, A, E>,
+      batch: ReadonlyArray<Waiting<I, A, E>>,
+    ): Effect.Effect<void> =>
       answersTo(target, batch.map((w) => w.item)).pipe(
         Effect.flatMap((exit) =>
           // A defect (not a failure such as a busy database, which each would meet alone too) in a
@@ -62,30 +92,55 @@ export const makeBatched = <I, A, E>(
             )
         ),
         Effect.ensuring(Effect.suspend(() => {
-          running--;
-          return startWaiting;
+          lane.running--;
+          return startWaiting(target, lane);
         })),
       );
 
-    const startWaiting: Effect.Effect<void> = Effect.suspend(() => {
-      const starts: Array<Effect.Effect<unknown>> = [];
-      for (const [target, queue] of waiting) {
-        while (running < limits.running && queue.length > 0) {
-          running++;
-          starts.push(Effect.forkIn(runOne(target, queue.splice(0, limits.size)), scope));
+    // Starts what the lane's free share of `running` allows. Run uninterruptibly: the count and
+    // the items taken must go with a statement that starts.
+    const startWaiting = (target: ReadTarget, lane: Lane<I, A, E>): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const starts: Array<Effect.Effect<unknown>> = [];
+        while (lane.running < limits.running && lane.queue.length > 0) {
+          lane.running++;
+          const batch = lane.queue.splice(0, limits.size);
+          starts.push(
+            Effect.forkIn(
+              Effect.zipRight(Effect.setFiberRefs(own), runOne(target, lane, batch)),
+              scope,
+            ),
+          );
         }
-      }
-      return Effect.all(starts, { discard: true });
-    });
-
-    return (item: I): Effect.Effect<A, E> =>
-      Effect.gen(function* () {
-        const target = yield* FiberRef.get(readTarget);
-        const done = yield* Deferred.make<A, E>();
-        const queue = waiting.get(target) ?? [];
-        waiting.set(target, queue);
-        queue.push({ item, done });
-        yield* startWaiting;
-        return yield* Deferred.await(done);
+        return Effect.all(starts, { discard: true });
       });
+
+    const busy = unavailable(Messages.connectionsBusy());
+
+    return (item: I): Effect.Effect<A, E | ServiceUnavailable> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const target = yield* FiberRef.get(readTarget);
+          const lane = laneOf(target);
+          const waiting: Waiting<I, A, E> = {
+            item,
+            done: yield* Deferred.make<A, E | ServiceUnavailable>(),
+          };
+          lane.queue.push(waiting);
+          yield* startWaiting(target, lane);
+          // Past the wait, an item still queued is taken back: the database is busy.
+          const waited = Effect.raceFirst(
+            Deferred.await(waiting.done),
+            Effect.zipRight(
+              Effect.sleep(POOL_WAIT_MS),
+              Effect.suspend(() =>
+                takeBack(lane, waiting) ? Effect.fail(busy) : Deferred.await(waiting.done)
+              ),
+            ),
+          );
+          return yield* restore(waited).pipe(
+            Effect.onInterrupt(() => Effect.sync(() => takeBack(lane, waiting))),
+          );
+        })
+      );
   });
