@@ -11,7 +11,7 @@ import { ROUTINES } from "../src/routines.ts";
 import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { makeTestApp } from "./helpers.ts";
-import { undo0016, undo0017 } from "./schema_history.ts";
+import { undo0016, undo0017, undo0018 } from "./schema_history.ts";
 
 const app = await makeTestApp((db) =>
   db.run(Effect.asVoid(loadSnapshot(generateSnapshot({ stores: 2 }), { reset: false })))
@@ -74,10 +74,10 @@ Deno.test("migration 0016 gives every month chunk the running totals its writer 
   );
   await sql("DELETE FROM installed_routines WHERE name = $1", [derivedRoutine.name]);
   assert.deepEqual(await app.db.run(installRoutines(ROUTINES)), [derivedRoutine.name]);
-  await sql(undo0017 + undo0016);
+  await sql(undo0018 + undo0017 + undo0016);
   assert.deepEqual(
     await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
-    [16, 17],
+    [16, 17, 18],
   );
   const check = await app.db.run(checkStoredDays());
   assert.deepEqual([check.mismatches, check.months], [[], []]);
@@ -95,8 +95,11 @@ Deno.test("migration 0017 notes the stores of every commit made before it, as th
   const written = await rows();
   const [stores] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM stores");
   assert.equal(written.filter((r) => r.seq === written[0].seq).length, stores.n);
-  await sql(undo0017);
-  assert.deepEqual(await app.db.run(migrate).then((applied) => applied.map(([id]) => id)), [17]);
+  await sql(undo0018 + undo0017);
+  assert.deepEqual(
+    await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
+    [17, 18],
+  );
   assert.deepEqual(await rows(), written);
 });
 

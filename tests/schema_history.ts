@@ -73,6 +73,19 @@ export const undo0011 = `
     FOREIGN KEY (import_row_id) REFERENCES import_rows (id);
   DELETE FROM schema_migrations WHERE migration_id = 11;`;
 
+// Migration 0018 undone: no table sends notices of its changes, the migration not recorded.
+export const undo0018 = `
+  DO $undo$
+  DECLARE t regclass;
+  BEGIN
+    FOR t IN SELECT tgrelid::regclass FROM pg_trigger WHERE tgname = 'notify_data_change' LOOP
+      EXECUTE format('DROP TRIGGER notify_data_change ON %s', t);
+    END LOOP;
+  END
+  $undo$;
+  DROP FUNCTION notify_data_change();
+  DELETE FROM schema_migrations WHERE migration_id = 18;`;
+
 // Migration 0017 undone: no record of the stores each commit changed, the migration not recorded.
 export const undo0017 = `
   DROP TABLE commit_stores;

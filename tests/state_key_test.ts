@@ -20,6 +20,7 @@ import {
   undo0015,
   undo0016,
   undo0017,
+  undo0018,
 } from "./schema_history.ts";
 
 const snapshot = generateSnapshot({ stores: 2 });
@@ -43,6 +44,7 @@ const read = async (path: string) => {
 // The schema as migration 0009 left it, with each kept state's import row copied from its revision
 // (as the day writer wrote them), and 0010 (nor the migrations after it) not yet recorded.
 const asBefore0010 = async () => {
+  await sql((s) => s.unsafe(undo0018));
   await sql((s) => s.unsafe(undo0017));
   await sql((s) => s.unsafe(undo0016));
   await sql((s) => s.unsafe(undo0015));
@@ -126,7 +128,7 @@ Deno.test("an upgrade to migration 0010 keeps every read as of an earlier commit
   // 0010, then 0011 (references checked per statement), 0012 to 0016 over the upgraded schema.
   assert.deepEqual(
     await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
-    [10, 11, 12, 13, 14, 15, 16, 17],
+    [10, 11, 12, 13, 14, 15, 16, 17, 18],
   );
   assert.ok(await statesTableGone());
   assert.deepEqual(await asOf(), before);
@@ -207,7 +209,7 @@ Deno.test("an upgrade to migration 0012 keeps every read as of an earlier commit
   // The schema before 0012, with the states loads kept for their legacy revisions: the day as the
   // cleaned batch after it left it.
   await sql((s) =>
-    s.unsafe(`${undo0017}${undo0016}${undo0015}${undo0014}${undo0013}${undo0012}
+    s.unsafe(`${undo0018}${undo0017}${undo0016}${undo0015}${undo0014}${undo0013}${undo0012}
       ALTER TABLE energy_day_states DISABLE TRIGGER energy_day_states_immutable;
       UPDATE energy_day_states s SET cleaned_kwh = e.cleaned_kwh,
         cleaned_source_kind = e.cleaned_source_kind, is_void = e.is_void,
@@ -219,7 +221,7 @@ Deno.test("an upgrade to migration 0012 keeps every read as of an earlier commit
   );
   assert.deepEqual(
     await app.db.run(migrate).then((applied) => applied.map(([id]) => id)),
-    [12, 13, 14, 15, 16, 17],
+    [12, 13, 14, 15, 16, 17, 18],
   );
   assert.ok(await statesTableGone());
   assert.deepEqual(await asOf(), before);

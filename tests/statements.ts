@@ -42,6 +42,8 @@ export const countingStatements = (statements: Array<string>) =>
 (
   layer: Layer.Layer<SqlClient.SqlClient>,
 ): Layer.Layer<SqlClient.SqlClient> =>
-  Layer.effect(SqlClient.SqlClient, countingClient(statements)).pipe(
-    Layer.provide(Layer.merge(layer, Reactivity.layer)),
+  // What else the database's layer gives (the notices of changes) is kept.
+  Layer.provideMerge(
+    Layer.effect(SqlClient.SqlClient, countingClient(statements)),
+    Layer.merge(layer, Reactivity.layer),
   );

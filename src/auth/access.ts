@@ -10,6 +10,7 @@ import { Messages } from "../domain/messages.ts";
 import { checkRange, type RangeRequest } from "../domain/range.ts";
 import * as SqlClient from "@effect/sql/SqlClient";
 import { dbBoundary } from "../db/errors.ts";
+import { utcMicros } from "../db/sql_text.ts";
 import type { ScopeFacts } from "../domain/stores.ts";
 import { span } from "../ops/span.ts";
 
@@ -24,18 +25,22 @@ export const scopeDigest = (storeIds: ReadonlyArray<number> | null) =>
 const KEY_LIVE = "(k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))";
 const SESSION_LIVE = "(s.ended_at IS NULL AND s.expires_at > now())";
 
+// The expiry instants (utcMicros, which compare as text) let a credential checked once be judged
+// again against the database's clock alone (src/db/change_notices.ts).
 const CREDENTIAL_COLUMNS = `k.id::int AS key_id, m.id::int AS member_id, m.login_name,
-    m.display_name, m.db_role, k.permissions, k.store_ids, ${KEY_LIVE} AS key_live`;
+    m.display_name, m.db_role, k.permissions, k.store_ids, ${KEY_LIVE} AS key_live,
+    ${utcMicros("k.expires_at")} AS key_expires`;
 
 // The row of the key with this SHA-256 (none when no key matches).
 export const credentialByKeySql = (param: string) => `
-  SELECT ${CREDENTIAL_COLUMNS}, true AS session_live
+  SELECT ${CREDENTIAL_COLUMNS}, true AS session_live, NULL::text AS session_expires
   FROM access_keys k JOIN members m ON m.id = k.member_id
   WHERE k.key_hash = ${param}`;
 
 // The row of the session with this SHA-256, with its key's.
 export const credentialBySessionSql = (param: string) => `
-  SELECT ${CREDENTIAL_COLUMNS}, ${SESSION_LIVE} AS session_live
+  SELECT ${CREDENTIAL_COLUMNS}, ${SESSION_LIVE} AS session_live,
+    ${utcMicros("s.expires_at")} AS session_expires
   FROM sessions s
   JOIN access_keys k ON k.id = s.key_id
   JOIN members m ON m.id = k.member_id
@@ -90,7 +95,17 @@ export interface CredentialRow {
   readonly store_ids: ReadonlyArray<number> | null;
   readonly key_live: boolean;
   readonly session_live: boolean;
+  // utcMicros text; null: never.
+  readonly key_expires: string | null;
+  readonly session_expires: string | null;
 }
+
+// Whether a credential row that was live is still live at `now` (utcMicros text of the database's
+// clock) when nothing else about it has changed.
+export const liveAt = (row: CredentialRow, now: string) =>
+  row.key_live && row.session_live &&
+  (row.key_expires === null || row.key_expires > now) &&
+  (row.session_expires === null || row.session_expires > now);
 
 export const liveCredential = (row: CredentialRow | undefined) =>
   row !== undefined && row.key_live && row.session_live ? row : undefined;

@@ -14,6 +14,7 @@ import { BytesClient } from "./pg_bytes.ts";
 import { POOL_WAIT_MS, unwatchPool, watchPool } from "../ops/pg_pools.ts";
 import type { ReadTarget } from "./read_target.ts";
 import { noReplica, ReadReplica, routingLayer } from "./read_replica.ts";
+import { ChangeNotices, changeNoticesLayer } from "./change_notices.ts";
 
 // The embedded server's buffer cache lives inside this process (WASM memory, never given back):
 // kept small, the files stay in the operating system's cache, from which a page is read back at
@@ -78,12 +79,22 @@ export interface PoolOptions {
   readonly connectMs?: number;
 }
 
-export const pgLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> =>
+const poolLayer = (options: PoolOptions): Layer.Layer<SqlClient.SqlClient> =>
   Layer.unwrapScoped(Effect.map(
     makePool(options),
     (pool) =>
       PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: APPLICATION }),
   )).pipe(Layer.orDie);
+
+// The service's pool, and the notices of changes heard on a connection of its own
+// (change_notices.ts).
+export const pgLayer = (
+  options: PoolOptions,
+): Layer.Layer<SqlClient.SqlClient | ChangeNotices> =>
+  Layer.merge(
+    poolLayer(options),
+    changeNoticesLayer(connectionOf(Redacted.value(options.url))),
+  );
 
 const APPLICATION = "energy-saving-service";
 
@@ -152,25 +163,30 @@ const replicaLayer = (config: AppConfigShape, primaryUrl: Redacted.Redacted<stri
     };
     // The replica's pool does not touch the server when made: a replica away at start leaves the
     // service reading the primary until it answers.
-    return routingLayer(
-      makePool({ ...options, url: primaryUrl }),
-      makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, "replica", false),
-      config.replica,
-      APPLICATION,
+    return Layer.merge(
+      routingLayer(
+        makePool({ ...options, url: primaryUrl }),
+        makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, "replica", false),
+        config.replica,
+        APPLICATION,
+      ),
+      changeNoticesLayer(connectionOf(Redacted.value(primaryUrl))),
     );
   })).pipe(Layer.orDie);
 
-const databaseLayer = (statementMs: (config: AppConfigShape) => number, replicas: boolean) =>
+// `service`: the service's database (its replica, the notices of changes), else an admin
+// command's (the primary only).
+const databaseLayer = (statementMs: (config: AppConfigShape) => number, service: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const config = yield* AppConfig;
       const none = Layer.succeed(ReadReplica, noReplica);
       if (Option.isSome(config.databaseUrl)) {
-        if (replicas && Option.isSome(config.databaseReadUrl)) {
+        if (service && Option.isSome(config.databaseReadUrl)) {
           return replicaLayer(config, config.databaseUrl.value);
         }
         return Layer.merge(
-          pgLayer({
+          (service ? pgLayer : poolLayer)({
             url: config.databaseUrl.value,
             maxConnections: config.dbPoolMax,
             statementMs: statementMs(config),
@@ -179,7 +195,7 @@ const databaseLayer = (statementMs: (config: AppConfigShape) => number, replicas
           none,
         );
       }
-      if (replicas && Option.isSome(config.databaseReadUrl)) {
+      if (service && Option.isSome(config.databaseReadUrl)) {
         yield* Effect.logWarning(
           "DATABASE_READ_URL is ignored: the embedded database (DATABASE_URL unset) has no " +
             "replica; every read goes to it",
@@ -211,6 +227,7 @@ export class DatabaseLoss extends Context.Tag("Db/DatabaseLoss")<
   { readonly lost: Effect.Effect<Option.Option<string>> }
 >() {}
 
+// On PostgreSQL it also provides ChangeNotices (found by serviceOption).
 export const DatabaseLive: Layer.Layer<SqlClient.SqlClient | ReadReplica, never, AppConfig> =
   databaseLayer((config) => config.limits.statementMs, true);
 

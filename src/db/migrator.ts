@@ -20,6 +20,7 @@ import m0014 from "../../migrations/0014_provisional_days.sql" with { type: "tex
 import m0015 from "../../migrations/0015_month_settled_sums.sql" with { type: "text" };
 import m0016 from "../../migrations/0016_month_running_totals.sql" with { type: "text" };
 import m0017 from "../../migrations/0017_commit_stores.sql" with { type: "text" };
+import m0018 from "../../migrations/0018_change_notices.sql" with { type: "text" };
 
 // Each migration is a plain SQL file, imported as text (no globbing at run time: the record below
 // is the list).
@@ -41,6 +42,7 @@ export const migrationTexts: Readonly<Record<string, string>> = {
   "0015_month_settled_sums": m0015,
   "0016_month_running_totals": m0016,
   "0017_commit_stores": m0017,
+  "0018_change_notices": m0018,
 };
 
 export const migrations = Object.fromEntries(
