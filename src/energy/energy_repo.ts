@@ -1,19 +1,11 @@
 // EnergyRepo: energy days for a range, the versions of one day, the revision history of a fact.
 import * as SqlClient from "@effect/sql/SqlClient";
-import { Effect, FiberRef, Option } from "effect";
+import { Effect } from "effect";
 import { makeBatched, READS_AT_ONCE } from "../db/batched.ts";
-import { ChangeNotices, type ChangeNoticesShape } from "../db/change_notices.ts";
-import { Confirmed } from "../db/confirmed.ts";
-import { readTarget } from "../db/read_target.ts";
+import { makeConfirmedReads } from "../reads/confirmed_reads.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { EnergyVersion, EnergyVersionCurrent, Revision } from "../domain/energy.ts";
-import {
-  credentialParams,
-  type CredentialRow,
-  liveAt,
-  liveCredential,
-  mayReadBatchSql,
-} from "../auth/access.ts";
+import { credentialParams, type CredentialRow, mayReadBatchSql } from "../auth/access.ts";
 import { utc } from "../db/sql_text.ts";
 import type { Credential } from "../domain/auth.ts";
 import { energyDaysAtSql, sourceLabelSql } from "./day_sql.ts";
@@ -115,9 +107,6 @@ interface EnergyReadRow {
 
 const EMPTY = new Uint8Array(0);
 
-// Credentials and read versions confirmed since the last change, at most this many of each.
-const CONFIRMED_MAX = 4096;
-
 const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
   const first = rows[0];
   if (first === undefined) {
@@ -187,63 +176,23 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
       READS_AT_ONCE,
     );
 
-    // A read whose caller holds the current version needs no statement of its own when a statement
-    // since the last change noticed (change_notices.ts) found this credential live and this
-    // version current: the barrier makes sure no change before the request went unnoticed, and
-    // the credential's expiry is judged by the database's clock it read. Reads of the replica
-    // (which may not have replayed what the notices announced) always ask.
-    const notices = Option.getOrUndefined(yield* Effect.serviceOption(ChangeNotices));
-    const credentials = new Confirmed<{ row: CredentialRow; token: string | undefined }>(
-      CONFIRMED_MAX,
-    );
-    const current = new Confirmed<{ version: string; scope: EnergyRead["scope"] }>(CONFIRMED_MAX);
-    const credentialKey = ({ credential }: EnergyReadRequest) =>
-      credential.kind === "key" ? `k${credential.keyHash}` : `s${credential.sessionHash}`;
-    const rangeKey = (r: EnergyReadRequest) => `${r.storeId}|${r.scopeId}|${r.start}|${r.end}`;
-
-    const confirmed = (notices: ChangeNoticesShape, request: EnergyReadRequest) =>
-      Effect.gen(function* () {
-        const generation = notices.generation();
-        const known = current.get(rangeKey(request), generation);
-        const credential = credentials.get(credentialKey(request), generation);
-        if (
-          known === undefined || known.version !== request.ifVersion || credential === undefined
-        ) return undefined;
-        const now = yield* notices.barrier;
-        if (
-          now === undefined || notices.generation() !== generation || !liveAt(credential.row, now)
-        ) return undefined;
-        return {
-          credential: credential.row,
-          version: known.version,
-          token: credential.token,
-          scope: known.scope,
-          data: undefined,
-        } satisfies EnergyRead;
-      });
-
+    // A read whose caller holds the current version is confirmed from what an earlier statement
+    // found, while nothing has changed since (reads/confirmed_reads.ts).
+    const confirmed = yield* makeConfirmedReads;
     const read = (request: EnergyReadRequest) =>
-      Effect.gen(function* () {
-        if (notices === undefined || (yield* FiberRef.get(readTarget)) !== "primary") {
-          return yield* readMany(request);
-        }
-        if (request.ifVersion !== undefined) {
-          const found = yield* confirmed(notices, request);
-          if (found !== undefined) return found;
-        }
-        const generation = notices.generation();
-        const answer = yield* readMany(request);
-        const row = liveCredential(answer.credential);
-        if (row !== undefined && answer.version !== undefined && answer.scope !== undefined) {
-          credentials.set(credentialKey(request), { row, token: answer.token }, generation);
-          current.set(
-            rangeKey(request),
-            { version: answer.version, scope: answer.scope },
-            generation,
-          );
-        }
-        return answer;
-      }).pipe(span("EnergyRepo.read"));
+      confirmed(
+        request.ifVersion === undefined ? undefined : {
+          credential: request.credential,
+          range: `${request.storeId}|${request.scopeId}|${request.start}|${request.end}`,
+          held: request.ifVersion,
+        },
+        readMany(request),
+      ).pipe(
+        Effect.map((answer): EnergyRead =>
+          "data" in answer ? answer : { ...answer, data: undefined }
+        ),
+        span("EnergyRepo.read"),
+      );
 
     // The store and scope a fact belongs to; empty when there is no such fact.
     const factOwner = (energyId: number) =>

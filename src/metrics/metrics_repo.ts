@@ -4,6 +4,7 @@ import * as SqlClient from "@effect/sql/SqlClient";
 import { Effect } from "effect";
 import { credentialParams, type CredentialRow } from "../auth/access.ts";
 import { makeBatched, READS_AT_ONCE } from "../db/batched.ts";
+import { makeConfirmedReads } from "../reads/confirmed_reads.ts";
 import { dbBoundary } from "../db/errors.ts";
 import type { Credential } from "../domain/auth.ts";
 import type { RangeRequest } from "../domain/range.ts";
@@ -194,6 +195,9 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
     // (db/batched.ts). A read of the inputs goes alone: the database computes them, and a
     // statement of many would compute them one after another on one connection.
     const checkMany = yield* makeBatched(runReads, READS_AT_ONCE);
+    // A check is confirmed from what an earlier statement found, while nothing has changed since
+    // (reads/confirmed_reads.ts).
+    const confirmed = yield* makeConfirmedReads;
     const read = (
       credential: Credential,
       request: RangeRequest,
@@ -201,7 +205,16 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
       versionOnly: boolean,
     ) => {
       const item = { credential, request, ifVersion, versionOnly };
-      return (versionOnly ? checkMany(item) : Effect.map(runReads([item]), ([one]) => one)).pipe(
+      const { storeId, scopeId, start, end } = request;
+      return confirmed(
+        versionOnly || ifVersion !== undefined
+          ? { credential, range: `${storeId}|${scopeId}|${start}|${end}`, held: ifVersion }
+          : undefined,
+        versionOnly ? checkMany(item) : Effect.map(runReads([item]), ([one]) => one),
+      ).pipe(
+        Effect.map((answer): MetricRead =>
+          "inputs" in answer ? answer : { ...answer, inputs: undefined }
+        ),
         span("MetricsRepo.read"),
       );
     };
