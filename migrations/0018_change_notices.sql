@@ -3,9 +3,9 @@
 -- (PostgreSQL folds equal notices of a transaction into one), delivered with its commit. The
 -- service listens (src/db/change_notices.ts): an answer it confirmed at a data version, and a
 -- credential it checked, stand while no notice has come since. Tables only the writers read (the
--- audit log, the replay records of idempotent requests) and the records of the schema itself send
--- none. A table added later gets the trigger in its own migration (tests/change_notices_test.ts
--- fails while one lacks it).
+-- audit log, the replay records of idempotent requests) send none; the records of the schema and
+-- of the installed routines do, since a new routine may compute answers anew. A table added later
+-- gets the trigger in its own migration (tests/change_notices_test.ts fails while one lacks it).
 CREATE FUNCTION notify_data_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
   PERFORM pg_notify('data_changes', '');
@@ -18,8 +18,7 @@ DECLARE t text;
 BEGIN
   FOR t IN SELECT c.relname FROM pg_class c
            WHERE c.relkind IN ('r', 'p') AND c.relnamespace = current_schema()::regnamespace
-             AND c.relname NOT IN ('audit_log', 'idempotency_records', 'installed_routines',
-                                   'schema_migrations')
+             AND c.relname NOT IN ('audit_log', 'idempotency_records')
   LOOP
     EXECUTE format('CREATE TRIGGER notify_data_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE '
                    'ON %I FOR EACH STATEMENT EXECUTE FUNCTION notify_data_change()', t);

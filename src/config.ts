@@ -22,6 +22,9 @@ export interface AppConfigShape {
   // MiB of recent answers of current reads a process keeps, to answer again while their data is
   // unchanged (src/reads/read_cache.ts); 0 keeps none.
   readonly answerCacheMb: number;
+  // Listen for the notices of changes on PostgreSQL (src/db/change_notices.ts): off behind a pooler
+  // that hands out server connections per transaction.
+  readonly changeNotices: boolean;
   // GET /metrics answers only with this bearer token; none: there is no /metrics.
   readonly metricsToken: Option.Option<Redacted.Redacted<string>>;
   // OpenTelemetry traces; none (the default): nothing is traced nor loaded for it.
@@ -379,6 +382,7 @@ export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigSha
     answerCacheMb: inRange("ANSWER_CACHE_MB", 0, MAX_ANSWER_CACHE_MB, " of MiB").pipe(
       Config.withDefault(DEFAULT_ANSWER_CACHE_MB),
     ),
+    changeNotices: Config.boolean("CHANGE_NOTICES").pipe(Config.withDefault(true)),
     metricsToken: Config.option(Config.redacted("METRICS_TOKEN")).pipe(
       Config.map(Option.filter((token) => Redacted.value(token).trim() !== "")),
     ),

@@ -49,6 +49,16 @@ const counted = async (path: string, options: Parameters<typeof app.call>[2]) =>
   return { answer, statements: [...statements] };
 };
 
+// Where the service hears the notices: the request asked until it runs no statement (at most 20
+// times); elsewhere, once.
+const settled = async (path: string, options: Parameters<typeof app.call>[2]) => {
+  let last = await counted(path, options);
+  for (let i = 0; confirming && last.statements.length > 0 && i < 20; i++) {
+    last = await counted(path, options);
+  }
+  return last;
+};
+
 const credentialAndData = (text: string) => /\bmetric_read\(/.test(text);
 
 // On PostgreSQL the service hears the notices of changes (src/db/change_notices.ts).
@@ -80,9 +90,10 @@ for (const [name, path] of Object.entries(reads(40))) {
     assert.equal(kept.statements.length, 1, kept.statements.join("\n"));
     assert.ok(credentialAndData(kept.statements[0]));
 
-    // A client holding the version: 304 in one statement, or none when the kept answer's check
-    // confirmed that version and nothing has changed since.
-    const held = await counted(path, {
+    // A client holding the version: 304 in one statement, or none once a check confirmed that
+    // version and nothing has changed since (the notices of the key's own making may come after
+    // the first check: then the next one confirms).
+    const held = await settled(path, {
       key: reader.key,
       headers: { "if-none-match": kept.answer.headers.get("etag")! },
     });
@@ -119,9 +130,9 @@ Deno.test("a session reads a kept answer in at most one statement and is refused
   const cookie = made.headers.get("set-cookie")!.split(";")[0];
   const path = reads(40).metrics;
   await app.call("GET", path, { headers: { cookie } });
-  // The answer was kept before: the first read checked the session in one statement, which
-  // confirms this one where the service hears the notices of changes.
-  const kept = await counted(path, { headers: { cookie } });
+  // The answer was kept before: a read checks the session in one statement, which confirms the
+  // next ones where the service hears the notices of changes.
+  const kept = await settled(path, { headers: { cookie } });
   assert.equal(kept.answer.status, 200);
   assert.equal(kept.statements.length, confirming ? 0 : 1, kept.statements.join("\n"));
   if (!confirming) assert.ok(credentialAndData(kept.statements[0]));

@@ -28,14 +28,22 @@ export class ChangeNotices extends Context.Tag("Db/ChangeNotices")<
 
 export const CHANNEL = "data_changes";
 
-const CLOCK_SQL =
-  `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS now`;
+// The barrier: the clock, and that the statement ran on the session that listens (behind a pooler
+// that hands out server connections per transaction, it would not: no notice would ever come).
+const BARRIER_SQL = `
+  SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS now,
+    pg_backend_pid() AS pid, '${CHANNEL}' = ANY (ARRAY(SELECT pg_listening_channels())) AS listening`;
+
+// PostgreSQL 15 sends a session the notices it has received ahead of the answer to the statement
+// it was running; the barrier relies on that.
+const MIN_SERVER_VERSION = 150000;
 
 // A barrier that has not answered in this long gives up (its requests ask their statements) and
 // the connection is made again: a connection that hangs must not hold requests.
 const BARRIER_MS = 1_000;
-// How long after a loss the connection is made again.
+// How long after a loss the connection is made again, and how long making it may take.
 const RECONNECT_MS = 1_000;
+const CONNECT_MS = 5_000;
 
 // The connection's string and startup options, as the pool's (database.ts connectionOf).
 export interface ListenOptions {
@@ -43,12 +51,19 @@ export interface ListenOptions {
   readonly options: string;
 }
 
-// Listens until the scope closes.
+// Listens until the scope closes. Where the notices cannot be relied on, a warning says why and
+// every read asks its statement.
 export const listenChanges = (connection: ListenOptions) =>
   Effect.acquireRelease(
     Effect.sync(() => new Listener(connection)),
     (listener) => Effect.sync(() => listener.close()),
   ).pipe(
+    Effect.tap((listener) =>
+      Effect.forkScoped(Effect.flatMap(
+        Effect.promise(() => listener.unusable.promise),
+        (why) => Effect.logWarning(`the notices of changes are not used: ${why}`),
+      ))
+    ),
     Effect.map((listener): ChangeNoticesShape => ({
       generation: () => listener.generation,
       barrier: Effect.promise(() => listener.barrier()),
@@ -67,6 +82,10 @@ class Listener {
   // The barrier that requests asking now wait for; it starts when the one under way has answered.
   #next: PromiseWithResolvers<string | undefined> | undefined;
   #running = false;
+  // The server process of the listening session.
+  #pid = 0;
+  // Resolved, with the reason, when the notices cannot be relied on: no connection is made again.
+  readonly unusable = Promise.withResolvers<string>();
 
   constructor(readonly connection: ListenOptions) {
     this.#connect();
@@ -78,6 +97,7 @@ class Listener {
     const client = new pg.Client({
       ...this.connection,
       application_name: "energy-saving-service notices",
+      connectionTimeoutMillis: CONNECT_MS,
       stream: pgStream,
     });
     this.#client = client;
@@ -88,13 +108,28 @@ class Listener {
     client.on("end", () => this.#lose(client));
     client.connect()
       .then(() => client.query(`LISTEN ${CHANNEL}`))
-      .then(() => {
+      .then((): Promise<pg.QueryResult<{ pid: number; version: number }>> =>
+        client.query(
+          "SELECT pg_backend_pid() AS pid, current_setting('server_version_num')::int AS version",
+        )
+      )
+      .then(({ rows: [session] }: pg.QueryResult<{ pid: number; version: number }>) => {
         if (client !== this.#client) return;
+        if (session.version < MIN_SERVER_VERSION) {
+          return this.#disable(`PostgreSQL ${session.version} is older than 15`);
+        }
+        this.#pid = session.pid;
         // What was confirmed before now was not heard: it is checked again.
         this.generation++;
         this.#listening = true;
       })
       .catch(() => this.#lose(client));
+  }
+
+  // For good: a lost connection is not made again.
+  #disable(why: string) {
+    this.unusable.resolve(why);
+    this.close();
   }
 
   #lose(client: pg.Client) {
@@ -129,9 +164,17 @@ class Listener {
       waiting.resolve(undefined);
       this.#lose(client);
     }, BARRIER_MS);
-    const clock: Promise<pg.QueryResult<{ now: string }>> = client.query(CLOCK_SQL);
-    clock.then(
-      (result): string | undefined => result.rows[0].now,
+    const barrier: Promise<pg.QueryResult<{ now: string; pid: number; listening: boolean }>> =
+      client.query(BARRIER_SQL);
+    barrier.then(
+      ({ rows: [row] }): string | undefined => {
+        if (row.pid === this.#pid && row.listening) return row.now;
+        this.#disable(
+          "the connection to PostgreSQL is not a session of its own (a pooler in transaction " +
+            "mode?): connect the service directly or through a pooler in session mode",
+        );
+        return undefined;
+      },
       () => undefined,
     ).then((now) => {
       clearTimeout(timer);

@@ -163,19 +163,19 @@ const replicaLayer = (config: AppConfigShape, primaryUrl: Redacted.Redacted<stri
     };
     // The replica's pool does not touch the server when made: a replica away at start leaves the
     // service reading the primary until it answers.
-    return Layer.merge(
-      routingLayer(
-        makePool({ ...options, url: primaryUrl }),
-        makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, "replica", false),
-        config.replica,
-        APPLICATION,
-      ),
-      changeNoticesLayer(connectionOf(Redacted.value(primaryUrl))),
+    const routing = routingLayer(
+      makePool({ ...options, url: primaryUrl }),
+      makePool({ ...options, url: replicaUrl, connectMs: REPLICA_CONNECT_MS }, "replica", false),
+      config.replica,
+      APPLICATION,
     );
+    return config.changeNotices
+      ? Layer.merge(routing, changeNoticesLayer(connectionOf(Redacted.value(primaryUrl))))
+      : routing;
   })).pipe(Layer.orDie);
 
-// `service`: the service's database (its replica, the notices of changes), else an admin
-// command's (the primary only).
+// `service`: the service's database (its replica, the notices of changes unless CHANGE_NOTICES is
+// off), else an admin command's (the primary only).
 const databaseLayer = (statementMs: (config: AppConfigShape) => number, service: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
@@ -186,7 +186,7 @@ const databaseLayer = (statementMs: (config: AppConfigShape) => number, service:
           return replicaLayer(config, config.databaseUrl.value);
         }
         return Layer.merge(
-          (service ? pgLayer : poolLayer)({
+          (service && config.changeNotices ? pgLayer : poolLayer)({
             url: config.databaseUrl.value,
             maxConnections: config.dbPoolMax,
             statementMs: statementMs(config),
