@@ -217,6 +217,33 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a store list is confirmed without a statement; a change or a revocation shows next",
+  ignore: !testDatabaseUrl,
+  fn: async () => {
+    const reader = await app.key(["read"]);
+    const list = () => app.call("GET", "/api/v1/stores", { key: reader.key });
+    const first = await list();
+    assert.equal(first.status, 200);
+    let confirmed = false;
+    for (let i = 0; i < 20 && !confirmed; i++) {
+      statements.length = 0;
+      const again = await list();
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.get("etag"), first.headers.get("etag"));
+      assert.deepEqual(again.body, first.body);
+      confirmed = statements.length === 0;
+    }
+    assert.ok(confirmed, "no read was confirmed without a statement");
+    await touch(`UPDATE stores SET version = version + 1 WHERE id = ${store.id}`);
+    const changed = await list();
+    assert.equal(changed.status, 200);
+    assert.notEqual(changed.headers.get("etag"), first.headers.get("etag"));
+    await app.db.run(revokeKey(reader.id));
+    assertErrorBody(await list(), 401, "INVALID_CREDENTIAL");
+  },
+});
+
+Deno.test({
   name: "CHANGE_NOTICES=false: the service's database listens for no notice",
   ignore: !testDatabaseUrl,
   fn: async () => {

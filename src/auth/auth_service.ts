@@ -17,6 +17,7 @@ import {
 } from "./access.ts";
 import { hashKey } from "./keys.ts";
 import { span } from "../ops/span.ts";
+import { makeConfirmedCredentials } from "../reads/confirmed_reads.ts";
 
 export const SESSION_HOURS = 8;
 
@@ -198,13 +199,23 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
         },
       }));
 
-    // The credential's row from the database, then the decision.
+    // The credential's row from the database (for a read, from what a statement confirmed while
+    // nothing has changed since: reads/confirmed_reads.ts), then the decision.
+    const confirmed = yield* makeConfirmedCredentials;
     const verify = (pending: PendingCallerShape) =>
       Effect.gen(function* () {
-        const rows = pending.credential.kind === "key"
-          ? yield* byKeyHash(pending.credential.keyHash)
-          : yield* bySession(pending.credential.sessionHash);
-        return yield* accept(pending, rows.length === 1 ? rows[0] : undefined);
+        const { credential } = pending;
+        const row = Effect.map(
+          credential.kind === "key"
+            ? byKeyHash(credential.keyHash)
+            : bySession(credential.sessionHash),
+          (rows) => rows.length === 1 ? rows[0] : undefined,
+        );
+        const method = pending.method.toUpperCase();
+        return yield* accept(
+          pending,
+          yield* (method === "GET" || method === "HEAD" ? confirmed(credential, row) : row),
+        );
       }).pipe(span("Auth.verify"));
 
     // One decision per request: the bearer header when present, else the session cookie.

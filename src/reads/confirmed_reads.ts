@@ -56,6 +56,9 @@ export interface Check {
   readonly held: string | undefined;
 }
 
+const credentialKey = (credential: Credential) =>
+  credential.kind === "key" ? `k${credential.keyHash}` : `s${credential.sessionHash}`;
+
 // `check`: the read's check, or undefined when the read wants the data too (it then asks its
 // statement, whose answer is remembered only for a check).
 export const makeConfirmedReads = Effect.gen(function* () {
@@ -64,8 +67,6 @@ export const makeConfirmedReads = Effect.gen(function* () {
     CONFIRMED_MAX,
   );
   const ranges = new Confirmed<{ version: string; scope: CheckedRead["scope"] }>(CONFIRMED_MAX);
-  const credentialKey = (credential: Credential) =>
-    credential.kind === "key" ? `k${credential.keyHash}` : `s${credential.sessionHash}`;
 
   const fromMemory = (check: Check) =>
     Effect.gen(function* () {
@@ -107,3 +108,42 @@ export const makeConfirmedReads = Effect.gen(function* () {
       return answer;
     });
 });
+
+// One value a statement reads (a credential's row for a request that reads no range of data, a
+// list's version), answered from memory as above: `kept` says whether a value may be remembered,
+// `live` whether a remembered one still holds at the database's clock `now`.
+export const makeConfirmedValues = <V>(
+  kept: (value: V) => boolean,
+  live: (value: V, now: string) => boolean = () => true,
+) =>
+  Effect.gen(function* () {
+    const notices = Option.getOrUndefined(yield* Effect.serviceOption(ChangeNotices));
+    const values = new Confirmed<V>(CONFIRMED_MAX);
+    return <E, R>(key: string, statement: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
+      notices === undefined ? statement : Effect.gen(function* () {
+        if ((yield* FiberRef.get(readTarget)) !== "primary") return yield* statement;
+        const generation = notices.generation();
+        const known = values.get(key, generation);
+        if (known !== undefined) {
+          const now = yield* notices.barrier;
+          if (now !== undefined && notices.generation() === generation && live(known, now)) {
+            return known;
+          }
+        }
+        const asked = notices.generation();
+        const value = yield* statement;
+        if (kept(value)) values.set(key, value, asked);
+        return value;
+      });
+  });
+
+// A credential's row (none: no such key or session) confirmed as above.
+export const makeConfirmedCredentials = Effect.map(
+  makeConfirmedValues<CredentialRow | undefined>(
+    (row) => liveCredential(row) !== undefined,
+    (row, now) => row !== undefined && liveAt(row, now),
+  ),
+  (confirm) =>
+  <E, R>(credential: Credential, statement: Effect.Effect<CredentialRow | undefined, E, R>) =>
+    confirm(credentialKey(credential), statement),
+);

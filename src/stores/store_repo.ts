@@ -6,6 +6,7 @@ import { JsonText } from "../domain/answers.ts";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { span } from "../ops/span.ts";
+import { makeConfirmedValues } from "../reads/confirmed_reads.ts";
 
 export interface DatasetRow {
   readonly label: string;
@@ -141,13 +142,15 @@ export class StoreRepo extends Effect.Service<StoreRepo>()("Stores/StoreRepo", {
       );
     };
 
+    // From what a statement read while nothing has changed since (reads/confirmed_reads.ts).
+    const confirmed = yield* makeConfirmedValues<ListVersion>(() => true);
     const listVersion = (storeIds: ReadonlyArray<number> | null) =>
-      dbBoundary(
-        sql.unsafe<ListVersion>(listVersionSql("$1::int[]"), [storeIds as Array<number> | null]),
-      ).pipe(
-        Effect.map((rows) => rows[0]),
-        span("StoreRepo.listVersion"),
-      );
+      confirmed(
+        storeIds === null ? "all" : storeIds.join(","),
+        dbBoundary(
+          sql.unsafe<ListVersion>(listVersionSql("$1::int[]"), [storeIds as Array<number> | null]),
+        ).pipe(Effect.map((rows) => rows[0])),
+      ).pipe(span("StoreRepo.listVersion"));
 
     const stores = (storeIds: ReadonlyArray<number> | null, size = LIST_PAGE_STORES) =>
       pages(storesPage, storeIds, size);
