@@ -1,7 +1,8 @@
 // Kept answers of current reads: the encoded bytes of recent answers, each with the version of the
 // data it was made from, under a byte budget (ANSWER_CACHE_MB), least recently used out first.
 // An entry is only a guess: the handler asks the database whether the data is still at that
-// version (in the statement that checks the credential) and sends the bytes only when it is, the
+// version (in the statement that checks the credential, or from what such a statement confirmed
+// since the last change noticed: confirmed_reads.ts) and sends the bytes only when it is, the
 // way a client's If-None-Match is answered. So the cache never decides what a caller may read nor
 // which version is current; it spares building and encoding the same answer again. Keys name the
 // read and, where the answer depends on it, the key's store scope. Kept bytes are shared by every
