@@ -168,6 +168,8 @@ class Listener {
       client.query(BARRIER_SQL);
     barrier.then(
       ({ rows: [row] }): string | undefined => {
+        // An answer of a connection since lost or made again says nothing of the listening one.
+        if (client !== this.#client) return undefined;
         if (row.pid === this.#pid && row.listening) return row.now;
         this.#disable(
           "the connection to PostgreSQL is not a session of its own (a pooler in transaction " +
