@@ -13,7 +13,7 @@ import { generateSnapshot } from "../src/seed/generate.ts";
 import { loadSnapshot } from "../src/seed/load.ts";
 import { assertErrorBody, BASE, makeTestApp, setKeyExpiry } from "./helpers.ts";
 import { countingStatements } from "./statements.ts";
-import { testDatabaseUrl } from "./db.ts";
+import { databaseKind } from "./db.ts";
 
 // The text of every statement the service ran, in order (the tests ask one request at a time).
 const statements: Array<string> = [];
@@ -62,7 +62,7 @@ const settled = async (path: string, options: Parameters<typeof app.call>[2]) =>
 const credentialAndData = (text: string) => /\bmetric_read\(/.test(text);
 
 // On PostgreSQL the service hears the notices of changes (src/db/change_notices.ts).
-const confirming = testDatabaseUrl !== undefined;
+const confirming = databaseKind === "postgres";
 
 // The store's scopes and the service's secret are read once, not per request: a first read of
 // another window leaves only the reads' own statements to count.
