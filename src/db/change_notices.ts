@@ -12,6 +12,7 @@
 import { Context, Effect, Layer } from "effect";
 import pg from "pg";
 import { pgStream } from "./pg_socket.ts";
+import { utcMicros } from "./sql_text.ts";
 
 export interface ChangeNoticesShape {
   // Changes with every notice and every loss or return of the listening connection.
@@ -31,8 +32,9 @@ export const CHANNEL = "data_changes";
 // The barrier: the clock, and that the statement ran on the session that listens (behind a pooler
 // that hands out server connections per transaction, it would not: no notice would ever come).
 const BARRIER_SQL = `
-  SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS now,
-    pg_backend_pid() AS pid, '${CHANNEL}' = ANY (ARRAY(SELECT pg_listening_channels())) AS listening`;
+  SELECT ${
+  utcMicros("now()")
+} AS now, pg_backend_pid() AS pid, '${CHANNEL}' = ANY (ARRAY(SELECT pg_listening_channels())) AS listening`;
 
 // PostgreSQL 15 sends a session the notices it has received ahead of the answer to the statement
 // it was running; the barrier relies on that.

@@ -7,7 +7,7 @@
 // Reads of the replica, which may not have replayed what the notices announced, always ask.
 import { Effect, FiberRef, Option } from "effect";
 import { type CredentialRow, liveAt, liveCredential } from "../auth/access.ts";
-import { ChangeNotices } from "../db/change_notices.ts";
+import { ChangeNotices, type ChangeNoticesShape } from "../db/change_notices.ts";
 import { readTarget } from "../db/read_target.ts";
 import type { Credential } from "../domain/auth.ts";
 
@@ -59,28 +59,44 @@ export interface Check {
 const credentialKey = (credential: Credential) =>
   credential.kind === "key" ? `k${credential.keyHash}` : `s${credential.sessionHash}`;
 
+// The notices, where the service hears them (undefined: every read asks its statement).
+const noticesOf = Effect.map(Effect.serviceOption(ChangeNotices), Option.getOrUndefined);
+
+// `confirm` for a read of the primary; a read of the replica asks its statement.
+const onPrimaryElse = <A, E, R>(
+  statement: Effect.Effect<A, E, R>,
+  confirm: Effect.Effect<A, E, R>,
+) =>
+  Effect.flatMap(FiberRef.get(readTarget), (target) => target === "primary" ? confirm : statement);
+
+// The database's clock once a barrier shows that no change has been noticed since `generation`;
+// undefined otherwise.
+const unchangedSince = (notices: ChangeNoticesShape, generation: number) =>
+  Effect.map(
+    notices.barrier,
+    (now) => now !== undefined && notices.generation() === generation ? now : undefined,
+  );
+
 // `check`: the read's check, or undefined when the read wants the data too (it then asks its
 // statement, whose answer is remembered only for a check).
 export const makeConfirmedReads = Effect.gen(function* () {
-  const notices = Option.getOrUndefined(yield* Effect.serviceOption(ChangeNotices));
+  const notices = yield* noticesOf;
   const credentials = new Confirmed<{ row: CredentialRow; token: string | undefined }>(
     CONFIRMED_MAX,
   );
   const ranges = new Confirmed<{ version: string; scope: CheckedRead["scope"] }>(CONFIRMED_MAX);
 
-  const fromMemory = (check: Check) =>
+  const fromMemory = (notices: ChangeNoticesShape, check: Check) =>
     Effect.gen(function* () {
-      const generation = notices!.generation();
+      const generation = notices.generation();
       const range = ranges.get(check.range, generation);
       const credential = credentials.get(credentialKey(check.credential), generation);
       if (
         range === undefined || credential === undefined ||
         (check.held !== undefined && range.version !== check.held)
       ) return undefined;
-      const now = yield* notices!.barrier;
-      if (
-        now === undefined || notices!.generation() !== generation || !liveAt(credential.row, now)
-      ) return undefined;
+      const now = yield* unchangedSince(notices, generation);
+      if (now === undefined || !liveAt(credential.row, now)) return undefined;
       return {
         credential: credential.row,
         version: range.version,
@@ -94,19 +110,25 @@ export const makeConfirmedReads = Effect.gen(function* () {
     check: Check | undefined,
     statement: Effect.Effect<A, E, R>,
   ): Effect.Effect<A | CheckedRead, E, R> =>
-    notices === undefined || check === undefined ? statement : Effect.gen(function* () {
-      if ((yield* FiberRef.get(readTarget)) !== "primary") return yield* statement;
-      const found = yield* fromMemory(check);
-      if (found !== undefined) return found;
-      const generation = notices.generation();
-      const answer = yield* statement;
-      const row = liveCredential(answer.credential);
-      if (row !== undefined && answer.version !== undefined && answer.scope !== undefined) {
-        credentials.set(credentialKey(check.credential), { row, token: answer.token }, generation);
-        ranges.set(check.range, { version: answer.version, scope: answer.scope }, generation);
-      }
-      return answer;
-    });
+    notices === undefined || check === undefined ? statement : onPrimaryElse(
+      statement,
+      Effect.gen(function* () {
+        const found = yield* fromMemory(notices, check);
+        if (found !== undefined) return found;
+        const generation = notices.generation();
+        const answer = yield* statement;
+        const row = liveCredential(answer.credential);
+        if (row !== undefined && answer.version !== undefined && answer.scope !== undefined) {
+          credentials.set(
+            credentialKey(check.credential),
+            { row, token: answer.token },
+            generation,
+          );
+          ranges.set(check.range, { version: answer.version, scope: answer.scope }, generation);
+        }
+        return answer;
+      }),
+    );
 });
 
 // One value a statement reads (a credential's row for a request that reads no range of data, a
@@ -117,24 +139,24 @@ export const makeConfirmedValues = <V>(
   live: (value: V, now: string) => boolean = () => true,
 ) =>
   Effect.gen(function* () {
-    const notices = Option.getOrUndefined(yield* Effect.serviceOption(ChangeNotices));
+    const notices = yield* noticesOf;
     const values = new Confirmed<V>(CONFIRMED_MAX);
     return <E, R>(key: string, statement: Effect.Effect<V, E, R>): Effect.Effect<V, E, R> =>
-      notices === undefined ? statement : Effect.gen(function* () {
-        if ((yield* FiberRef.get(readTarget)) !== "primary") return yield* statement;
-        const generation = notices.generation();
-        const known = values.get(key, generation);
-        if (known !== undefined) {
-          const now = yield* notices.barrier;
-          if (now !== undefined && notices.generation() === generation && live(known, now)) {
-            return known;
+      notices === undefined ? statement : onPrimaryElse(
+        statement,
+        Effect.gen(function* () {
+          const generation = notices.generation();
+          const known = values.get(key, generation);
+          if (known !== undefined) {
+            const now = yield* unchangedSince(notices, generation);
+            if (now !== undefined && live(known, now)) return known;
           }
-        }
-        const asked = notices.generation();
-        const value = yield* statement;
-        if (kept(value)) values.set(key, value, asked);
-        return value;
-      });
+          const asked = notices.generation();
+          const value = yield* statement;
+          if (kept(value)) values.set(key, value, asked);
+          return value;
+        }),
+      );
   });
 
 // A credential's row (none: no such key or session) confirmed as above.
