@@ -173,6 +173,18 @@ Deno.test("an item queued past a pooled connection's wait is taken back: 503 BUS
       const error = Option.getOrUndefined(Cause.failureOption(refused.cause));
       assert.ok(error instanceof ServiceUnavailable, String(error));
       assert.equal(error.code, "BUSY");
+      // One queued later, once the queue was empty, is taken back at its own deadline, not before.
+      const later = yield* Effect.fork(ask(3));
+      yield* settle;
+      yield* TestClock.adjust(POOL_WAIT_MS - 1);
+      assert.equal(Option.isNone(yield* Fiber.poll(later)), true);
+      yield* TestClock.adjust(2);
+      const refusedLater = yield* Fiber.await(later);
+      assert.ok(Exit.isFailure(refusedLater));
+      assert.ok(
+        Option.getOrUndefined(Cause.failureOption(refusedLater.cause)) instanceof
+          ServiceUnavailable,
+      );
       // A statement under way is waited for, however long it takes; the refused item is not read.
       yield* TestClock.adjust(POOL_WAIT_MS + 1);
       const [answer] = yield* answersOf([first], statement.open);

@@ -4,7 +4,7 @@
 // longer than a request waits for a pooled connection (then 503 BUSY, as a full pool answers). A
 // request that stops waiting takes its item back and stops no statement the others wait for, nor
 // does a defect one item meets fail the others.
-import { Cause, Deferred, Effect, Exit, FiberRef } from "effect";
+import { Cause, Clock, Deferred, Effect, Exit, FiberRef } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { POOL_WAIT_MS } from "../ops/pg_pools.ts";
@@ -24,12 +24,16 @@ export const READS_AT_ONCE: BatchLimits = { size: 16, running: 2 };
 interface Waiting<I, A, E> {
   readonly item: I;
   readonly done: Deferred.Deferred<A, E | ServiceUnavailable>;
+  // When it is taken back if still queued (the clock's milliseconds).
+  readonly deadline: number;
 }
 
-// Each database's items: those waiting, and its statements under way.
+// Each database's items: those waiting (in the order asked, so in the order of their deadlines),
+// its statements under way, and whether its one timer for the queue's deadlines is running.
 interface Lane<I, A, E> {
   readonly queue: Array<Waiting<I, A, E>>;
   running: number;
+  sweeping: boolean;
 }
 
 // `run` answers the items in their order, and only reads: after a defect it is run again for each
@@ -48,7 +52,7 @@ export const makeBatched = <I, A, E>(
     const laneOf = (target: ReadTarget) => {
       const found = lanes.get(target);
       if (found !== undefined) return found;
-      const lane: Lane<I, A, E> = { queue: [], running: 0 };
+      const lane: Lane<I, A, E> = { queue: [], running: 0, sweeping: false };
       lanes.set(target, lane);
       return lane;
     };
@@ -117,6 +121,27 @@ export const makeBatched = <I, A, E>(
 
     const busy = unavailable(Messages.connectionsBusy());
 
+    // Past its wait, an item still queued is taken back: the database is busy. One timer a lane,
+    // for the first item's deadline, while items are queued (not one for each item).
+    const sweep = (lane: Lane<I, A, E>): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        while (lane.queue.length > 0) {
+          const now = yield* Clock.currentTimeMillis;
+          const first = lane.queue[0];
+          if (first.deadline > now) {
+            yield* Effect.sleep(first.deadline - now);
+            continue;
+          }
+          const late: Array<Waiting<I, A, E>> = [];
+          while (lane.queue.length > 0 && lane.queue[0].deadline <= now) {
+            late.push(lane.queue.shift()!);
+          }
+          yield* Effect.forEach(late, (w) => Deferred.fail(w.done, busy), { discard: true });
+        }
+        // In the step that found the queue empty: an item queued after it starts a new timer.
+        lane.sweeping = false;
+      });
+
     return (item: I): Effect.Effect<A, E | ServiceUnavailable> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
@@ -125,20 +150,19 @@ export const makeBatched = <I, A, E>(
           const waiting: Waiting<I, A, E> = {
             item,
             done: yield* Deferred.make<A, E | ServiceUnavailable>(),
+            deadline: (yield* Clock.currentTimeMillis) + POOL_WAIT_MS,
           };
           lane.queue.push(waiting);
           yield* startWaiting(target, lane);
-          // Past the wait, an item still queued is taken back: the database is busy.
-          const waited = Effect.raceFirst(
-            Deferred.await(waiting.done),
-            Effect.zipRight(
-              Effect.sleep(POOL_WAIT_MS),
-              Effect.suspend(() =>
-                takeBack(lane, waiting) ? Effect.fail(busy) : Deferred.await(waiting.done)
-              ),
-            ),
-          );
-          return yield* restore(waited).pipe(
+          if (lane.queue.length > 0 && !lane.sweeping) {
+            lane.sweeping = true;
+            const swept = Effect.onInterrupt(
+              Effect.interruptible(sweep(lane)),
+              () => Effect.sync(() => (lane.sweeping = false)),
+            );
+            yield* Effect.forkIn(Effect.zipRight(Effect.setFiberRefs(own), swept), scope);
+          }
+          return yield* restore(Deferred.await(waiting.done)).pipe(
             Effect.onInterrupt(() => Effect.sync(() => takeBack(lane, waiting))),
           );
         })
