@@ -39,7 +39,7 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
 FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint)`;
 
 // The credential check and the current inputs (or their version alone) in one statement
-// (metric_read, metrics_sql.ts), for many reads at once: one call a read, in their order, its
+// (metric_read, metrics_sql.ts), for many reads at once: one call a read, numbered, its
 // arguments one array each.
 const readsSql = `
 SELECT a.i::int AS i, r.credential, r.out_days AS days, r.out_stages AS stages,
@@ -50,8 +50,7 @@ FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[]
   WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
                        if_version, version_only, i)
 CROSS JOIN LATERAL metric_read(a.key_hash, a.session_hash, a.store_id, a.scope_id, a.start_date,
-                               a.end_date, a.if_version, a.version_only) r
-ORDER BY a.i`;
+                               a.end_date, a.if_version, a.version_only) r`;
 
 // One read alone (a read of the inputs goes alone): the same call without the arrays, their
 // ordinality and the sort, which cost the database more than the call's own checks.
