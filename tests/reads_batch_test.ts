@@ -11,7 +11,6 @@ import { loadSnapshot } from "../src/seed/load.ts";
 import { type Answer, makeTestApp, setKeyExpiry } from "./helpers.ts";
 import { storesOf } from "./import_helpers.ts";
 import { countingStatements } from "./statements.ts";
-import { readsInOrder } from "../src/energy/energy_repo.ts";
 
 const statements: Array<string> = [];
 const snapshot = generateSnapshot({ stores: 3 });
@@ -89,16 +88,3 @@ Deno.test("reads asked at once by different keys share statements and each gets 
 });
 
 Deno.test("close the test app", () => app.close());
-
-// A shared statement's rows come in no set order: each read's month parts are put back in the order
-// its call returned them, and each read gets only its own.
-Deno.test("each read of a shared energy statement gets its own rows, in its call's order", () => {
-  const row = (i: number, n: number) => ({ i, n, part_utf8: new Uint8Array([i, n]) });
-  const rows = [row(2, 3), row(1, 2), row(2, 1), row(1, 1), row(2, 2), row(1, 3)];
-  const each = readsInOrder(3, rows as unknown as Parameters<typeof readsInOrder>[1]);
-  assert.deepEqual(each.map((one) => one.map((r) => [r.i, r.n])), [
-    [[1, 1], [1, 2], [1, 3]],
-    [[2, 1], [2, 2], [2, 3]],
-    [],
-  ]);
-});

@@ -24,8 +24,8 @@ export const READS_AT_ONCE: BatchLimits = { size: 16, running: 2 };
 interface Waiting<I, A, E> {
   readonly item: I;
   readonly done: Deferred.Deferred<A, E | ServiceUnavailable>;
-  // When it is taken back if still queued (the clock's milliseconds).
-  readonly deadline: number;
+  // When it is taken back if still queued (the clock's monotonic nanoseconds).
+  readonly deadline: bigint;
 }
 
 // Each database's items: those waiting (in the order asked, so in the order of their deadlines),
@@ -122,14 +122,15 @@ export const makeBatched = <I, A, E>(
     const busy = unavailable(Messages.connectionsBusy());
 
     // Past its wait, an item still queued is taken back: the database is busy. One timer a lane,
-    // for the first item's deadline, while items are queued (not one for each item).
+    // for the first item's deadline, while items are queued (not one for each item). Only its
+    // sleep is interruptible: an item it took out of the queue is always answered.
     const sweep = (lane: Lane<I, A, E>): Effect.Effect<void> =>
       Effect.gen(function* () {
         while (lane.queue.length > 0) {
-          const now = yield* Clock.currentTimeMillis;
-          const first = lane.queue[0];
-          if (first.deadline > now) {
-            yield* Effect.sleep(first.deadline - now);
+          const now = yield* Clock.currentTimeNanos;
+          const deadline = lane.queue[0].deadline;
+          if (deadline > now) {
+            yield* Effect.interruptible(Effect.sleep(Number(deadline - now) / 1e6));
             continue;
           }
           const late: Array<Waiting<I, A, E>> = [];
@@ -142,6 +143,14 @@ export const makeBatched = <I, A, E>(
         lane.sweeping = false;
       });
 
+    // The batcher's scope closing ends its timers: what is still queued is refused then.
+    const stopSweeping = (lane: Lane<I, A, E>) =>
+      Effect.suspend(() => {
+        lane.sweeping = false;
+        const left = lane.queue.splice(0);
+        return Effect.forEach(left, (w) => Deferred.fail(w.done, busy), { discard: true });
+      });
+
     return (item: I): Effect.Effect<A, E | ServiceUnavailable> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
@@ -150,16 +159,13 @@ export const makeBatched = <I, A, E>(
           const waiting: Waiting<I, A, E> = {
             item,
             done: yield* Deferred.make<A, E | ServiceUnavailable>(),
-            deadline: (yield* Clock.currentTimeMillis) + POOL_WAIT_MS,
+            deadline: (yield* Clock.currentTimeNanos) + BigInt(POOL_WAIT_MS) * 1_000_000n,
           };
           lane.queue.push(waiting);
           yield* startWaiting(target, lane);
           if (lane.queue.length > 0 && !lane.sweeping) {
             lane.sweeping = true;
-            const swept = Effect.onInterrupt(
-              Effect.interruptible(sweep(lane)),
-              () => Effect.sync(() => (lane.sweeping = false)),
-            );
+            const swept = Effect.onInterrupt(sweep(lane), () => stopSweeping(lane));
             yield* Effect.forkIn(Effect.zipRight(Effect.setFiberRefs(own), swept), scope);
           }
           return yield* restore(Deferred.await(waiting.done)).pipe(

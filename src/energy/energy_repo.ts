@@ -64,20 +64,20 @@ export interface EnergyRead {
 // numbered), and the same call for a read alone; their parameters (one array an argument, or one
 // value) and their answer. The rows come in no set order: a sort in the statement copied every
 // month part once more, so each read's rows are put in order here (readsInOrder).
+const READ_COLUMNS = `r.n::int AS n, r.credential, r.summary, r.version, r.part AS part_utf8,
+    r.token, r.timezone, r.unit`;
+const READ_ROWS =
+  "WITH ORDINALITY AS r(credential, summary, version, part, token, timezone, unit, n)";
 const ENERGY_READS_SQL = `
-  SELECT a.i::int AS i, r.n::int AS n, r.credential, r.summary, r.version, r.part AS part_utf8,
-    r.token, r.timezone, r.unit
+  SELECT a.i::int AS i, ${READ_COLUMNS}
   FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[], $7::text[])
     WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
                          if_version, i)
   CROSS JOIN LATERAL energy_read(a.key_hash, a.session_hash, a.store_id, a.scope_id,
-                                 a.start_date, a.end_date, a.if_version)
-    WITH ORDINALITY AS r(credential, summary, version, part, token, timezone, unit, n)`;
+                                 a.start_date, a.end_date, a.if_version) ${READ_ROWS}`;
 const ENERGY_READ_ONE_SQL = `
-  SELECT 1 AS i, r.n::int AS n, r.credential, r.summary, r.version, r.part AS part_utf8, r.token,
-    r.timezone, r.unit
-  FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text)
-    WITH ORDINALITY AS r(credential, summary, version, part, token, timezone, unit, n)`;
+  SELECT 1 AS i, ${READ_COLUMNS}
+  FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text) ${READ_ROWS}`;
 
 export interface EnergyReadRequest {
   readonly credential: Credential;

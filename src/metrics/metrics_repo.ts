@@ -39,25 +39,21 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
 FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint)`;
 
 // The credential check and the current inputs (or their version alone) in one statement
-// (metric_read, metrics_sql.ts), for many reads at once: one call a read, numbered, its
-// arguments one array each.
-const readsSql = `
-SELECT a.i::int AS i, r.credential, r.out_days AS days, r.out_stages AS stages,
+// (metric_read, metrics_sql.ts): for many reads at once, one call a read, numbered, its arguments
+// one array each; a read alone (a read of the inputs, or a single check), the call itself.
+const READ_COLUMNS = `r.credential, r.out_days AS days, r.out_stages AS stages,
   r.out_periods AS periods, r.out_tev AS tev, r.out_baseline AS baseline, r.out_version AS version,
-  r.out_token AS token, r.out_timezone AS timezone, r.out_unit AS unit
+  r.out_token AS token, r.out_timezone AS timezone, r.out_unit AS unit`;
+const readsSql = `
+SELECT a.i::int AS i, ${READ_COLUMNS}
 FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[], $7::text[],
             $8::boolean[])
   WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
                        if_version, version_only, i)
 CROSS JOIN LATERAL metric_read(a.key_hash, a.session_hash, a.store_id, a.scope_id, a.start_date,
                                a.end_date, a.if_version, a.version_only) r`;
-
-// One read alone (a read of the inputs goes alone): the same call without the arrays, their
-// ordinality and the sort, which cost the database more than the call's own checks.
 const readOneSql = `
-SELECT 1 AS i, r.credential, r.out_days AS days, r.out_stages AS stages,
-  r.out_periods AS periods, r.out_tev AS tev, r.out_baseline AS baseline, r.out_version AS version,
-  r.out_token AS token, r.out_timezone AS timezone, r.out_unit AS unit
+SELECT 1 AS i, ${READ_COLUMNS}
 FROM metric_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text, $8::boolean) r`;
 
 interface MetricReadRequest {
