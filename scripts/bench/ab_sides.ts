@@ -4,6 +4,9 @@
 // that either may have a schema or routines the other lacks), a key, and its service started as
 // its own start task runs it (its own V8 flags). Needs git, and PostgreSQL on this machine
 // (BENCH_DATABASE_URL's server; databases bench_ab_ref and bench_ab_head are created and reseeded).
+// BENCH_AB_SHARED=1: both sides read BENCH_DATABASE_URL's database as it is (seeded before), for
+// two versions with the same schema and routines: a difference then cannot come from two databases
+// seeded apart.
 import pg from "pg";
 import { serviceV8Flags } from "../service_env.ts";
 import { spawn } from "./harness.ts";
@@ -64,10 +67,24 @@ export const startSides = async (ref: string, permissions: string): Promise<Side
     url.pathname = `/${name}`;
     return url;
   };
+  const shared = Deno.env.get("BENCH_AB_SHARED") === "1";
   const plan = [
-    { name: "ref", tree: refTree, db: databaseOf("bench_ab_ref"), port: 18211 },
-    { name: "head", tree: ROOT, db: databaseOf("bench_ab_head"), port: 18212 },
+    { name: "ref", tree: refTree, db: shared ? server : databaseOf("bench_ab_ref"), port: 18211 },
+    { name: "head", tree: ROOT, db: shared ? server : databaseOf("bench_ab_head"), port: 18212 },
   ] as const;
+  // A side's own database, made anew and seeded by its own code.
+  const reseed = async (tree: string, name: string, env: Record<string, string>) => {
+    const client = new pg.Client({ connectionString: databaseOf("postgres").toString() });
+    await client.connect();
+    try {
+      await client.query(`DROP DATABASE IF EXISTS "${name}"`);
+      await client.query(`CREATE DATABASE "${name}"`);
+    } finally {
+      await client.end();
+    }
+    console.log(`seeding ${name} with ${STORES} stores by ${tree}`);
+    await run(DENO, ["run", "-A", "scripts/seed.ts", "--stores", String(STORES)], tree, env);
+  };
   const sides: Array<Side> = [];
   const stop = () => {
     for (const side of sides) {
@@ -81,17 +98,8 @@ export const startSides = async (ref: string, permissions: string): Promise<Side
   try {
     for (const side of plan) {
       const name = side.db.pathname.slice(1);
-      const client = new pg.Client({ connectionString: databaseOf("postgres").toString() });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS "${name}"`);
-        await client.query(`CREATE DATABASE "${name}"`);
-      } finally {
-        await client.end();
-      }
-      console.log(`${side.name}: seeding ${name} with ${STORES} stores by ${side.tree}`);
       const env = { DATABASE_URL: side.db.toString() };
-      await run(DENO, ["run", "-A", "scripts/seed.ts", "--stores", String(STORES)], side.tree, env);
+      if (!shared) await reseed(side.tree, name, env);
       const issued = await run(
         DENO,
         [

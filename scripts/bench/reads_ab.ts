@@ -6,7 +6,9 @@
 //
 // Prints each turn's requests a second, the service's and PostgreSQL's CPU time a request and the
 // service's peak RSS, then both sides' totals over the turns. PostgreSQL's CPU is that of every
-// postgres process on the machine during the load: run nothing else against it meanwhile.
+// postgres process on the machine during the load: run nothing else against it meanwhile. Each side
+// reads a database seeded by its own code; BENCH_AB_SHARED=1 makes both read BENCH_DATABASE_URL's
+// (ab_sides.ts), when the two versions have the same schema and routines.
 import { startSides } from "./ab_sides.ts";
 import {
   cpuMs,
