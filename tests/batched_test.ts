@@ -3,15 +3,13 @@
 // items and at most `running` run at once; a failure fails only its own statement's items; a
 // request that stops waiting takes its item back and stops no statement, wherever it is
 // interrupted; an item waits no longer than for a pooled connection; a defect fails only the item
-// behind it; the items of another database never share a statement nor wait for its statements;
-// each energy read's rows are its own, in its call's order, whatever order the statement gave.
+// behind it; the items of another database never share a statement nor wait for its statements.
 import assert from "node:assert/strict";
 import { Cause, Deferred, Effect, Exit, Fiber, Option, TestClock, TestContext } from "effect";
 import { ServiceUnavailable } from "../src/domain/errors.ts";
 import { POOL_WAIT_MS } from "../src/ops/pg_pools.ts";
 import { makeBatched } from "../src/db/batched.ts";
 import { readTarget } from "../src/db/read_target.ts";
-import { readsInOrder } from "../src/energy/energy_repo.ts";
 
 // A statement that waits until the test lets it end, and what it was given.
 const gated = () => {
@@ -253,19 +251,4 @@ Deno.test("the replica's and the primary's items never share a statement, nor wa
     assert.deepEqual(exits.map((e) => Exit.isSuccess(e) && e.value), [0, 10, 20, 30, 40]);
     assert.deepEqual(targets.sort(), ["primary:0", "primary:1,3", "replica:2", "replica:4"]);
   })));
-});
-
-// A shared statement's rows come in no set order: each read's month parts are put back in the order
-// its call returned them, and each read gets only its own.
-Deno.test("each read of a shared energy statement gets its own rows, in its call's order", () => {
-  const row = (i: number, n: number) => ({ i, n, part_utf8: new Uint8Array([i, n]) });
-  const rows = [row(2, 3), row(1, 2), row(2, 1), row(1, 1), row(2, 2), row(1, 3)];
-  const each = readsInOrder(3, rows as unknown as Parameters<typeof readsInOrder>[1]);
-  assert.deepEqual(each.map((one) => one.map((r) => [r.i, r.n])), [
-    [[1, 1], [1, 2], [1, 3]],
-    [[2, 1], [2, 2], [2, 3]],
-    [],
-  ]);
-  // The first row of a read is its call's first: the one that carries the credential and summary.
-  assert.deepEqual(each.map((one) => one[0]?.n), [1, 1, undefined]);
 });

@@ -60,24 +60,18 @@ export interface EnergyRead {
   } | undefined;
 }
 
-// energy_read's statement for many reads at once (one call a read, each numbered, each call's rows
-// numbered), and the same call for a read alone; their parameters (one array an argument, or one
-// value) and their answer. The rows come in no set order: a sort in the statement copied every
-// month part once more, so each read's rows are put in order here (readsInOrder).
-const READ_COLUMNS = `r.n::int AS n, r.credential, r.summary, r.version, r.part AS part_utf8,
-    r.token, r.timezone, r.unit`;
-const READ_ROWS =
-  "WITH ORDINALITY AS r(credential, summary, version, part, token, timezone, unit, n)";
+// energy_read's statement for many reads at once (one call a read, in their order; each call's
+// rows in its own order), its parameters (one array an argument) and its answer.
 const ENERGY_READS_SQL = `
-  SELECT a.i::int AS i, ${READ_COLUMNS}
+  SELECT a.i::int AS i, r.credential, r.summary, r.version, r.part AS part_utf8, r.token,
+    r.timezone, r.unit
   FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[], $7::text[])
     WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
                          if_version, i)
   CROSS JOIN LATERAL energy_read(a.key_hash, a.session_hash, a.store_id, a.scope_id,
-                                 a.start_date, a.end_date, a.if_version) ${READ_ROWS}`;
-const ENERGY_READ_ONE_SQL = `
-  SELECT 1 AS i, ${READ_COLUMNS}
-  FROM energy_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text) ${READ_ROWS}`;
+                                 a.start_date, a.end_date, a.if_version)
+    WITH ORDINALITY AS r(credential, summary, version, part, token, timezone, unit, n)
+  ORDER BY a.i, r.n`;
 
 export interface EnergyReadRequest {
   readonly credential: Credential;
@@ -102,8 +96,6 @@ const energyReadsParams = (reads: ReadonlyArray<EnergyReadRequest>) => {
 };
 
 interface EnergyReadRow {
-  readonly i: number;
-  readonly n: number;
   readonly credential: CredentialRow;
   readonly summary: string | null;
   readonly version: string | null;
@@ -114,16 +106,6 @@ interface EnergyReadRow {
 }
 
 const EMPTY = new Uint8Array(0);
-
-// Each of `count` reads' rows, in the order its call returned them.
-export const readsInOrder = (count: number, rows: ReadonlyArray<EnergyReadRow>) => {
-  const each = Array.from({ length: count }, (): Array<EnergyReadRow> => []);
-  for (const row of rows) each[row.i - 1].push(row);
-  for (const one of each) {
-    if (one.some((row, k) => k > 0 && one[k - 1].n > row.n)) one.sort((a, b) => a.n - b.n);
-  }
-  return each;
-};
 
 const energyReadOf = (rows: ReadonlyArray<EnergyReadRow>): EnergyRead => {
   const first = rows[0];
@@ -183,14 +165,14 @@ export class EnergyRepo extends Effect.Service<EnergyRepo>()("Energy/EnergyRepo"
     // the reads asked for at once.
     const readMany = yield* makeBatched(
       (reads: ReadonlyArray<EnergyReadRequest>) =>
-        dbBoundary(
-          reads.length === 1
-            ? sql.unsafe<EnergyReadRow>(
-              ENERGY_READ_ONE_SQL,
-              energyReadsParams(reads).map(([one]) => one),
-            )
-            : sql.unsafe<EnergyReadRow>(ENERGY_READS_SQL, energyReadsParams(reads)),
-        ).pipe(Effect.map((rows) => readsInOrder(reads.length, rows).map(energyReadOf))),
+        dbBoundary(sql.unsafe<EnergyReadRow & { readonly i: number }>(
+          ENERGY_READS_SQL,
+          energyReadsParams(reads),
+        )).pipe(Effect.map((rows) => {
+          const each = reads.map((): Array<EnergyReadRow> => []);
+          for (const row of rows) each[row.i - 1].push(row);
+          return each.map(energyReadOf);
+        })),
       READS_AT_ONCE,
     );
 

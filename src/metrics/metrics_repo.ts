@@ -39,22 +39,19 @@ SELECT out_days AS days, out_stages AS stages, out_periods AS periods, out_tev A
 FROM metric_inputs_at($1::int, $2::int, $3::date, $4::date, $5::text, $6::bigint)`;
 
 // The credential check and the current inputs (or their version alone) in one statement
-// (metric_read, metrics_sql.ts): for many reads at once, one call a read, numbered, its arguments
-// one array each; a read alone (a read of the inputs, or a single check), the call itself.
-const READ_COLUMNS = `r.credential, r.out_days AS days, r.out_stages AS stages,
-  r.out_periods AS periods, r.out_tev AS tev, r.out_baseline AS baseline, r.out_version AS version,
-  r.out_token AS token, r.out_timezone AS timezone, r.out_unit AS unit`;
+// (metric_read, metrics_sql.ts), for many reads at once: one call a read, numbered, its arguments
+// one array each. A read alone goes through it too: called directly, a year's read cost the
+// database more (docs/performance.md). Rows are placed by their number: no sort in the statement.
 const readsSql = `
-SELECT a.i::int AS i, ${READ_COLUMNS}
+SELECT a.i::int AS i, r.credential, r.out_days AS days, r.out_stages AS stages,
+  r.out_periods AS periods, r.out_tev AS tev, r.out_baseline AS baseline, r.out_version AS version,
+  r.out_token AS token, r.out_timezone AS timezone, r.out_unit AS unit
 FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::date[], $6::date[], $7::text[],
             $8::boolean[])
   WITH ORDINALITY AS a(key_hash, session_hash, store_id, scope_id, start_date, end_date,
                        if_version, version_only, i)
 CROSS JOIN LATERAL metric_read(a.key_hash, a.session_hash, a.store_id, a.scope_id, a.start_date,
                                a.end_date, a.if_version, a.version_only) r`;
-const readOneSql = `
-SELECT 1 AS i, ${READ_COLUMNS}
-FROM metric_read($1::text, $2::text, $3::int, $4::int, $5::date, $6::date, $7::text, $8::boolean) r`;
 
 interface MetricReadRequest {
   readonly credential: Credential;
@@ -187,14 +184,7 @@ export class MetricsRepo extends Effect.Service<MetricsRepo>()("Metrics/MetricsR
     // The credential's row and the current inputs in one round trip (metric_read): only their
     // version when `versionOnly`, or when it is `ifVersion` (the version the caller holds).
     const runReads = (reads: ReadonlyArray<MetricReadRequest>) =>
-      dbBoundary(
-        reads.length === 1
-          ? sql.unsafe<ReadRow & { readonly i: number }>(
-            readOneSql,
-            readsParams(reads).map(([one]) => one),
-          )
-          : sql.unsafe<ReadRow & { readonly i: number }>(readsSql, readsParams(reads)),
-      ).pipe(
+      dbBoundary(sql.unsafe<ReadRow & { readonly i: number }>(readsSql, readsParams(reads))).pipe(
         Effect.map((rows) => {
           const each: Array<ReadRow | undefined> = reads.map(() => undefined);
           for (const row of rows) each[row.i - 1] = row;
