@@ -158,6 +158,14 @@ Deno.test("a request interrupted before, while or after it is queued leaves the 
   }
 });
 
+// The fiber ended refused with 503 BUSY.
+const assertRefusedBusy = (polled: Option.Option<Exit.Exit<unknown, unknown>>) => {
+  assert.ok(Option.isSome(polled) && Exit.isFailure(polled.value), "refused");
+  const error = Option.getOrUndefined(Cause.failureOption(polled.value.cause));
+  assert.ok(error instanceof ServiceUnavailable, String(error));
+  assert.equal(error.code, "BUSY");
+};
+
 Deno.test("an item queued past a pooled connection's wait is taken back: 503 BUSY", async () => {
   await Effect.runPromise(
     Effect.scoped(Effect.gen(function* () {
@@ -168,11 +176,7 @@ Deno.test("an item queued past a pooled connection's wait is taken back: 503 BUS
       const queued = yield* Effect.fork(ask(2));
       yield* settle;
       yield* TestClock.adjust(POOL_WAIT_MS + 1);
-      const refused = yield* Fiber.await(queued);
-      assert.ok(Exit.isFailure(refused));
-      const error = Option.getOrUndefined(Cause.failureOption(refused.cause));
-      assert.ok(error instanceof ServiceUnavailable, String(error));
-      assert.equal(error.code, "BUSY");
+      assertRefusedBusy(Option.some(yield* Fiber.await(queued)));
       // One queued later, once the queue was empty, is taken back at its own deadline, not before.
       const later = yield* Effect.fork(ask(3));
       yield* settle;
@@ -180,12 +184,7 @@ Deno.test("an item queued past a pooled connection's wait is taken back: 503 BUS
       assert.equal(Option.isNone(yield* Fiber.poll(later)), true);
       yield* TestClock.adjust(2);
       yield* settle;
-      const refusedLater = yield* Fiber.poll(later);
-      assert.ok(Option.isSome(refusedLater) && Exit.isFailure(refusedLater.value));
-      assert.ok(
-        Option.getOrUndefined(Cause.failureOption(refusedLater.value.cause)) instanceof
-          ServiceUnavailable,
-      );
+      assertRefusedBusy(yield* Fiber.poll(later));
       // A statement under way is waited for, however long it takes; the refused item is not read.
       yield* TestClock.adjust(POOL_WAIT_MS + 1);
       const [answer] = yield* answersOf([first], statement.open);
@@ -215,10 +214,7 @@ Deno.test("an item queued behind one that left is refused at its own deadline", 
       assert.equal(Option.isNone(yield* Fiber.poll(second)), true);
       yield* TestClock.adjust(POOL_WAIT_MS / 2);
       yield* settle;
-      const refused = yield* Fiber.poll(second);
-      assert.ok(Option.isSome(refused) && Exit.isFailure(refused.value));
-      const error = Option.getOrUndefined(Cause.failureOption(refused.value.cause));
-      assert.ok(error instanceof ServiceUnavailable, String(error));
+      assertRefusedBusy(yield* Fiber.poll(second));
       const [answer] = yield* answersOf([running], statement.open);
       assert.deepEqual(answer, Exit.succeed(10));
       assert.deepEqual(statement.seen, [[1]]);

@@ -120,6 +120,8 @@ export const makeBatched = <I, A, E>(
       });
 
     const busy = unavailable(Messages.connectionsBusy());
+    const refuse = (items: ReadonlyArray<Waiting<I, A, E>>) =>
+      Effect.forEach(items, (w) => Deferred.fail(w.done, busy), { discard: true });
 
     // Past its wait, an item still queued is taken back: the database is busy. One timer a lane,
     // for the first item's deadline, while items are queued (not one for each item). Only its
@@ -137,7 +139,7 @@ export const makeBatched = <I, A, E>(
           while (lane.queue.length > 0 && lane.queue[0].deadline <= now) {
             late.push(lane.queue.shift()!);
           }
-          yield* Effect.forEach(late, (w) => Deferred.fail(w.done, busy), { discard: true });
+          yield* refuse(late);
         }
         // In the step that found the queue empty: an item queued after it starts a new timer.
         lane.sweeping = false;
@@ -147,8 +149,7 @@ export const makeBatched = <I, A, E>(
     const stopSweeping = (lane: Lane<I, A, E>) =>
       Effect.suspend(() => {
         lane.sweeping = false;
-        const left = lane.queue.splice(0);
-        return Effect.forEach(left, (w) => Deferred.fail(w.done, busy), { discard: true });
+        return refuse(lane.queue.splice(0));
       });
 
     return (item: I): Effect.Effect<A, E | ServiceUnavailable> =>

@@ -31,10 +31,10 @@ export const CHANNEL = "data_changes";
 
 // The barrier: the clock, and that the statement ran on the session that listens (behind a pooler
 // that hands out server connections per transaction, it would not: no notice would ever come).
+const NOW = utcMicros("now()");
 const BARRIER_SQL = `
-  SELECT ${
-  utcMicros("now()")
-} AS now, pg_backend_pid() AS pid, '${CHANNEL}' = ANY (ARRAY(SELECT pg_listening_channels())) AS listening`;
+  SELECT ${NOW} AS now, pg_backend_pid() AS pid,
+    '${CHANNEL}' = ANY (ARRAY(SELECT pg_listening_channels())) AS listening`;
 
 // PostgreSQL 15 sends a session the notices it has received ahead of the answer to the statement
 // it was running; the barrier relies on that.
