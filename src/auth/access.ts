@@ -46,6 +46,18 @@ export const credentialBySessionSql = (param: string) => `
   JOIN members m ON m.id = k.member_id
   WHERE s.id = ${param}`;
 
+// The rows of many credentials in one statement: `keys` and `sessions` are text[] of one length
+// (each credential's key hash or session hash, the other null), each row numbered by its
+// credential's place (`i`, from 1); none for a credential that matches nothing.
+export const credentialsSql = (keys: string, sessions: string) => `
+  SELECT q.i::int AS i, x.*
+  FROM unnest(${keys}::text[], ${sessions}::text[]) WITH ORDINALITY AS q(key_hash, session_hash, i)
+  CROSS JOIN LATERAL (
+    ${credentialByKeySql("q.key_hash")}
+    UNION ALL
+    ${credentialBySessionSql("q.session_hash")}
+  ) x`;
+
 // The credential's row into the PL/pgSQL record variable `c`: by key when `keyHash` is not null,
 // else by session (`sessionHash`); FOUND then says whether a row was found. For a routine that
 // checks the credential and reads in one statement (credentialParams gives the two arguments).

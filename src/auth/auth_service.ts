@@ -5,21 +5,28 @@ import { Context, Effect, Option, Redacted } from "effect";
 import { AppConfig } from "../config.ts";
 import { dbBoundary } from "../db/errors.ts";
 import { onPrimary } from "../db/read_replica.ts";
-import type { CallerShape, PendingCallerShape } from "../domain/auth.ts";
+import type { CallerShape, Credential, PendingCallerShape } from "../domain/auth.ts";
 import { forbidden, unauthorized } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { RequestNote } from "../domain/request.ts";
 import {
   credentialByKeySql,
-  credentialBySessionSql,
+  credentialParams,
   type CredentialRow,
+  credentialsSql,
   liveCredential,
 } from "./access.ts";
+import { type BatchLimits, makeBatched } from "../db/batched.ts";
 import { hashKey } from "./keys.ts";
 import { span } from "../ops/span.ts";
 import { makeConfirmedCredentials } from "../reads/confirmed_reads.ts";
 
 export const SESSION_HOURS = 8;
+
+// Credentials looked up together: at most 64 to a statement (an index lookup each), 2 statements
+// under way on each database.
+const CREDENTIALS_AT_ONCE: BatchLimits = { size: 64, running: 2 };
+const CREDENTIALS_SQL = credentialsSql("$1", "$2");
 
 const toCaller = (row: CredentialRow, viaSession: boolean): CallerShape => ({
   memberId: row.member_id,
@@ -104,7 +111,7 @@ const noteMember = (memberId: number) =>
   });
 
 export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient;
     const config = yield* AppConfig;
 
@@ -149,8 +156,22 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     const byKeyHash = (keyHash: string) =>
       dbBoundary(sql.unsafe<CredentialRow>(credentialByKeySql("$1"), [keyHash]));
 
-    const bySession = (sessionHash: string) =>
-      dbBoundary(sql.unsafe<CredentialRow>(credentialBySessionSql("$1"), [sessionHash]));
+    // The rows of the credentials that requests present at once, in shared statements
+    // (db/batched.ts): a flood of requests waits for a few statements, not one each.
+    const rowOf = yield* makeBatched(
+      (credentials: ReadonlyArray<Credential>) => {
+        const params = credentials.map(credentialParams);
+        return dbBoundary(sql.unsafe<CredentialRow & { readonly i: number }>(
+          CREDENTIALS_SQL,
+          [params.map(([key]) => key), params.map(([, session]) => session)],
+        )).pipe(Effect.map((rows) => {
+          const each: Array<CredentialRow | undefined> = credentials.map(() => undefined);
+          for (const { i, ...row } of rows) each[i - 1] = row;
+          return each;
+        }));
+      },
+      CREDENTIALS_AT_ONCE,
+    );
 
     // The credential a request presents, read without the database: 401 when there is none, the
     // bearer token is empty or the cookie's signature does not match.
@@ -205,12 +226,7 @@ export class Auth extends Effect.Service<Auth>()("Auth/Auth", {
     const verify = (pending: PendingCallerShape) =>
       Effect.gen(function* () {
         const { credential } = pending;
-        const row = Effect.map(
-          credential.kind === "key"
-            ? byKeyHash(credential.keyHash)
-            : bySession(credential.sessionHash),
-          (rows) => rows.length === 1 ? rows[0] : undefined,
-        );
+        const row = rowOf(credential);
         const method = pending.method.toUpperCase();
         return yield* accept(
           pending,
