@@ -21,8 +21,10 @@ export const PREVIEW_HOURS = 24;
 export const IDEMPOTENCY_HOURS = 48;
 // Every import row points at sealed source records (lineage_status of the Import rows).
 export const LINEAGE_SEALED = "SEALED_SOURCE";
-// Import rows stored per statement by a preview.
-export const SAVE_PAGE_ROWS = 2_000;
+// Import rows stored per statement by a preview. What a statement holds while it runs (its page's
+// JSON, and on the embedded database the worker's copy of it and PostgreSQL's buffers, which WASM
+// memory never gives back) is a page's: 500 rows is about half a megabyte.
+export const SAVE_PAGE_ROWS = 500;
 
 const utf8 = new TextEncoder();
 
