@@ -1,8 +1,19 @@
 // A pool whose connections are all in use while PostgreSQL answers them is a busy service (503 BUSY
-// with Retry-After, readiness kept), not a database away (503 NOT_READY, readiness failing).
+// with Retry-After, readiness kept), not a database away (503 NOT_READY, readiness failing); so is
+// a request that waited in line for a shared statement (src/db/batched.ts).
 import assert from "node:assert/strict";
 import { SqlClient, SqlError } from "@effect/sql";
-import { Effect, Exit, Layer, ManagedRuntime, Redacted } from "effect";
+import {
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  ManagedRuntime,
+  Redacted,
+  TestClock,
+  TestContext,
+} from "effect";
 import pg from "pg";
 import { makeHandler } from "../src/app.ts";
 import { issueKey } from "../src/auth/keys.ts";
@@ -10,7 +21,8 @@ import { AppConfig, DEFAULT_LIMITS } from "../src/config.ts";
 import { pgLayer } from "../src/db/database.ts";
 import { dbBoundary } from "../src/db/errors.ts";
 import { onTarget } from "../src/db/read_replica.ts";
-import { poolBusy, unwatchPool, watchPool } from "../src/ops/pg_pools.ts";
+import { POOL_WAIT_MS, poolBusy, unwatchPool, watchPool } from "../src/ops/pg_pools.ts";
+import { makeBatched } from "../src/db/batched.ts";
 import { assertErrorBody, quietLog } from "./helpers.ts";
 import { makeTestDatabase, testDatabaseUrl } from "./db.ts";
 
@@ -172,4 +184,42 @@ Deno.test({
       await db.close();
     }
   },
+});
+
+// Lets the forked fibers run up to their next wait.
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 0)));
+
+Deno.test("an item that waited in line for a shared statement while its database is away is NOT_READY", async () => {
+  const silent = silentServer();
+  // The primary's pool, full with a connection that hangs in its start for the whole test.
+  const stuck = silentPool(silent.port, 30_000);
+  watchPool(stuck, "primary", 20_000);
+  const connecting = stuck.connect().then(() => assert.fail("connected"), () => {});
+  try {
+    const refused = await Effect.runPromise(
+      Effect.scoped(Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>();
+        const ask = yield* makeBatched(
+          (items: ReadonlyArray<number>) => Effect.as(Deferred.await(gate), items),
+          { size: 1, running: 1 },
+        );
+        const first = yield* Effect.fork(ask(1));
+        yield* settle;
+        const queued = yield* Effect.fork(ask(2));
+        yield* settle;
+        yield* TestClock.adjust(POOL_WAIT_MS + 1);
+        const exit = yield* Fiber.await(queued);
+        yield* Deferred.succeed(gate, undefined);
+        assert.deepEqual(yield* Fiber.await(first), Exit.succeed(1));
+        return exit;
+      })).pipe(Effect.provide(TestContext.TestContext)),
+    );
+    assert.ok(Exit.isFailure(refused) && refused.cause._tag === "Fail", String(refused));
+    assert.equal((refused.cause.error as { code: string }).code, "NOT_READY");
+  } finally {
+    await silent.close();
+    await connecting;
+    unwatchPool(stuck);
+    await stuck.end();
+  }
 });

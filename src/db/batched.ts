@@ -1,13 +1,13 @@
 // One statement for what many requests ask at once: each request asks with its own arguments and
 // gets its own answer, from a statement that began after it asked. What is asked while `running`
 // statements are under way waits for the next one, at most `size` items to a statement, and no
-// longer than a request waits for a pooled connection (then 503 BUSY, as a full pool answers). A
-// request that stops waiting takes its item back and stops no statement the others wait for, nor
-// does a defect one item meets fail the others.
+// longer than a request waits for a pooled connection (then 503 BUSY or NOT_READY, as a full pool
+// answers). A request that stops waiting takes its item back and stops no statement the others
+// wait for, nor does a defect one item meets fail the others.
 import { Cause, Clock, Deferred, Effect, Exit, FiberRef } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
-import { POOL_WAIT_MS } from "../ops/pg_pools.ts";
+import { POOL_WAIT_MS, poolAway } from "../ops/pg_pools.ts";
 import { type ReadTarget, readTarget } from "./read_target.ts";
 
 export interface BatchLimits {
@@ -31,6 +31,7 @@ interface Waiting<I, A, E> {
 // Each database's items: those waiting (in the order asked, so in the order of their deadlines),
 // its statements under way, and whether its one timer for the queue's deadlines is running.
 interface Lane<I, A, E> {
+  readonly target: ReadTarget;
   readonly queue: Array<Waiting<I, A, E>>;
   running: number;
   sweeping: boolean;
@@ -52,7 +53,7 @@ export const makeBatched = <I, A, E>(
     const laneOf = (target: ReadTarget) => {
       const found = lanes.get(target);
       if (found !== undefined) return found;
-      const lane: Lane<I, A, E> = { queue: [], running: 0, sweeping: false };
+      const lane: Lane<I, A, E> = { target, queue: [], running: 0, sweeping: false };
       lanes.set(target, lane);
       return lane;
     };
@@ -119,13 +120,18 @@ export const makeBatched = <I, A, E>(
         return Effect.all(starts, { discard: true });
       });
 
-    const busy = unavailable(Messages.connectionsBusy());
-    const refuse = (items: ReadonlyArray<Waiting<I, A, E>>) =>
-      Effect.forEach(items, (w) => Deferred.fail(w.done, busy), { discard: true });
+    // Busy, as a request that waited for a pooled connection is, unless that database's full pool
+    // has not been answered (src/ops/pg_pools.ts): then it is away.
+    const refuse = (lane: Lane<I, A, E>, items: ReadonlyArray<Waiting<I, A, E>>) => {
+      const refusal = unavailable(
+        poolAway(lane.target) ? Messages.databaseUnreachable() : Messages.connectionsBusy(),
+      );
+      return Effect.forEach(items, (w) => Deferred.fail(w.done, refusal), { discard: true });
+    };
 
-    // Past its wait, an item still queued is taken back: the database is busy. One timer a lane,
-    // for the first item's deadline, while items are queued (not one for each item). Only its
-    // sleep is interruptible: an item it took out of the queue is always answered.
+    // Past its wait, an item still queued is taken back (refuse, above). One timer a lane, for the
+    // first item's deadline, while items are queued (not one for each item). Only its sleep is
+    // interruptible: an item it took out of the queue is always answered.
     const sweep = (lane: Lane<I, A, E>): Effect.Effect<void> =>
       Effect.gen(function* () {
         while (lane.queue.length > 0) {
@@ -139,7 +145,7 @@ export const makeBatched = <I, A, E>(
           while (lane.queue.length > 0 && lane.queue[0].deadline <= now) {
             late.push(lane.queue.shift()!);
           }
-          yield* refuse(late);
+          yield* refuse(lane, late);
         }
         // In the step that found the queue empty: an item queued after it starts a new timer.
         lane.sweeping = false;
@@ -149,7 +155,7 @@ export const makeBatched = <I, A, E>(
     const stopSweeping = (lane: Lane<I, A, E>) =>
       Effect.suspend(() => {
         lane.sweeping = false;
-        return refuse(lane.queue.splice(0));
+        return refuse(lane, lane.queue.splice(0));
       });
 
     return (item: I): Effect.Effect<A, E | ServiceUnavailable> =>
