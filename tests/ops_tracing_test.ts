@@ -22,6 +22,7 @@ interface OtlpSpan {
   readonly name: string;
   readonly kind: number;
   readonly attributes: ReadonlyArray<OtlpAttribute>;
+  readonly links?: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>;
 }
 
 interface Received {
@@ -149,6 +150,62 @@ Deno.test("the spans of a request reach the collector with the route template an
     );
     assert.ok(children.length > 0, "the request's inner spans are exported");
     assert.ok(children.some((s) => s.parentSpanId === server.spanId));
+  } finally {
+    await receiver.close();
+  }
+});
+
+// A shared statement (src/db/batched.ts) runs apart from the requests it answers: a trace of its
+// own, its SQL under it, linked to the span of each request that asked.
+Deno.test("a credential read in a shared statement is traced as a span linked to the request's", async () => {
+  const receiver = startReceiver();
+  const app = tracedApp(Option.some(settings(receiver.url)));
+  try {
+    const writer = await db.run(issueKey({
+      member: "tracing-writer",
+      permissions: ["read", "write"],
+      stores: null,
+      lifetime: null,
+    }));
+    const store = await firstStore(app.handler);
+    const answer = await app.handler(
+      new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${writer.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "x", address: "y", expected_version: 999_999 }),
+      }),
+    );
+    assert.equal(answer.status, 409);
+    await answer.arrayBuffer();
+    const requestId = answer.headers.get("x-request-id");
+    const linked = () => {
+      const spans = receiver.received.flatMap((r) => r.spans);
+      const server = spans.find((s) => attribute(s, "http.request_id") === requestId);
+      if (server === undefined) return undefined;
+      const statement = spans.find((s) =>
+        s.name === "Batched.statement" &&
+        (s.links ?? []).some((l) => l.traceId === server.traceId)
+      );
+      return statement === undefined ? undefined : { spans, server, statement };
+    };
+    for (let waited = 0; waited < 30_000 && linked() === undefined; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await app.dispose();
+    const found = linked();
+    assert.ok(found, "a statement span linked to the request's trace");
+    const { spans, server, statement } = found;
+    assert.notEqual(statement.traceId, server.traceId, "the statement has a trace of its own");
+    const verify = spans.find((s) => s.traceId === server.traceId && s.name === "Auth.verify");
+    assert.ok(verify, "the request's credential check is in its trace");
+    assert.ok(
+      (statement.links ?? []).some((l) => l.spanId === verify.spanId),
+      "linked to the span that asked",
+    );
+    assert.ok(
+      spans.some((s) => s.parentSpanId === statement.spanId && s.name === "sql.execute"),
+      "its SQL under it",
+    );
   } finally {
     await receiver.close();
   }

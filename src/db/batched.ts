@@ -4,7 +4,7 @@
 // longer than a request waits for a pooled connection (then 503 BUSY or NOT_READY, as a full pool
 // answers). A request that stops waiting takes its item back and stops no statement the others
 // wait for, nor does a defect one item meets fail the others.
-import { Cause, Clock, Deferred, Effect, Exit, FiberRef } from "effect";
+import { Cause, Clock, Deferred, Effect, Exit, FiberRef, Option, type Tracer } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { POOL_WAIT_MS, poolAway } from "../ops/pg_pools.ts";
@@ -26,7 +26,33 @@ interface Waiting<I, A, E> {
   readonly done: Deferred.Deferred<A, E | ServiceUnavailable>;
   // When it is taken back if still queued (the clock's monotonic nanoseconds).
   readonly deadline: bigint;
+  // The asking request's tracer and span, when it is traced.
+  readonly trace:
+    | { readonly tracer: Tracer.Tracer; readonly span: Tracer.AnySpan | undefined }
+    | undefined;
 }
+
+// A statement runs apart from the requests it answers: when they are traced, it is a span of its
+// own (with its SQL under it), linked to the span of each request that asked, in the requests'
+// tracer; when none is, it makes no span.
+const traced =
+  <I, A, E>(batch: ReadonlyArray<Waiting<I, A, E>>) =>
+  <X, Y>(statement: Effect.Effect<X, Y>): Effect.Effect<X, Y> => {
+    const traces = batch.flatMap((w) => w.trace === undefined ? [] : [w.trace]);
+    if (traces.length === 0) return Effect.withTracerEnabled(statement, false);
+    return statement.pipe(
+      Effect.withSpan("Batched.statement", {
+        root: true,
+        links: traces.flatMap((t) =>
+          t.span === undefined ? [] : [{ _tag: "SpanLink" as const, span: t.span, attributes: {} }]
+        ),
+        attributes: { "batch.items": batch.length },
+        captureStackTrace: false,
+      }),
+      Effect.withTracer(traces[0].tracer),
+      Effect.withTracerEnabled(true),
+    );
+  };
 
 // Each database's items: those waiting (in the order asked, so in the order of their deadlines),
 // its statements under way, and whether its one timer for the queue's deadlines is running.
@@ -64,13 +90,14 @@ export const makeBatched = <I, A, E>(
       return at >= 0;
     };
 
-    const answersTo = (target: ReadTarget, items: ReadonlyArray<I>) =>
-      Effect.suspend(() => run(items)).pipe(
+    const answersTo = (target: ReadTarget, batch: ReadonlyArray<Waiting<I, A, E>>) =>
+      Effect.suspend(() => run(batch.map((w) => w.item))).pipe(
         Effect.flatMap((answers) =>
-          answers.length === items.length
+          answers.length === batch.length
             ? Effect.succeed(answers)
-            : Effect.dieMessage(`${answers.length} answers to ${items.length} items`)
+            : Effect.dieMessage(`${answers.length} answers to ${batch.length} items`)
         ),
+        traced(batch),
         Effect.locally(readTarget, target),
         Effect.exit,
       );
@@ -80,14 +107,14 @@ export const makeBatched = <I, A, E>(
       lane: Lane<I, A, E>,
       batch: ReadonlyArray<Waiting<I, A, E>>,
     ): Effect.Effect<void> =>
-      answersTo(target, batch.map((w) => w.item)).pipe(
+      answersTo(target, batch).pipe(
         Effect.flatMap((exit) =>
           // A defect (not a failure such as a busy database, which each would meet alone too) in a
           // statement of many: each item again alone, so that only the one behind it fails.
           Exit.isFailure(exit) && batch.length > 1 && Cause.isDie(exit.cause)
             ? Effect.forEach(batch, (w) =>
               Effect.flatMap(
-                answersTo(target, [w.item]),
+                answersTo(target, [w]),
                 (alone) => Deferred.done(w.done, Exit.map(alone, ([answer]) => answer)),
               ), { discard: true })
             : Effect.forEach(
@@ -167,6 +194,12 @@ export const makeBatched = <I, A, E>(
             item,
             done: yield* Deferred.make<A, E | ServiceUnavailable>(),
             deadline: (yield* Clock.currentTimeNanos) + BigInt(POOL_WAIT_MS) * 1_000_000n,
+            trace: (yield* FiberRef.get(FiberRef.currentTracerEnabled))
+              ? {
+                tracer: yield* Effect.tracer,
+                span: Option.getOrUndefined(yield* Effect.option(Effect.currentParentSpan)),
+              }
+              : undefined,
           };
           lane.queue.push(waiting);
           yield* startWaiting(target, lane);
