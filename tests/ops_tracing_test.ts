@@ -155,11 +155,13 @@ Deno.test("the spans of a request reach the collector with the route template an
   }
 });
 
-// A shared statement (src/db/batched.ts) runs apart from the requests it answers: a trace of its
-// own, its SQL under it, linked to the span of each request that asked.
-Deno.test("a credential read in a shared statement is traced as a span linked to the request's", async () => {
+// A shared statement (src/db/batched.ts) runs apart from the requests it answers: with some of them
+// sampled, it is a span in the first one's trace, its SQL under it, linked to the others' spans;
+// with none sampled it is not exported.
+Deno.test("a shared statement is traced in a sampled caller's trace, linked to the others", async () => {
   const receiver = startReceiver();
-  const app = tracedApp(Option.some(settings(receiver.url)));
+  // New traces are never sampled: only the callers' own sampled traces are kept.
+  const app = tracedApp(Option.some(settings(receiver.url, 0)));
   try {
     const writer = await db.run(issueKey({
       member: "tracing-writer",
@@ -168,40 +170,45 @@ Deno.test("a credential read in a shared statement is traced as a span linked to
       lifetime: null,
     }));
     const store = await firstStore(app.handler);
-    const answer = await app.handler(
-      new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
-        method: "PATCH",
-        headers: { authorization: `Bearer ${writer.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ name: "x", address: "y", expected_version: 999_999 }),
-      }),
-    );
-    assert.equal(answer.status, 409);
-    await answer.arrayBuffer();
-    const requestId = answer.headers.get("x-request-id");
-    const linked = () => {
-      const spans = receiver.received.flatMap((r) => r.spans);
-      const server = spans.find((s) => attribute(s, "http.request_id") === requestId);
-      if (server === undefined) return undefined;
-      const statement = spans.find((s) =>
-        s.name === "Batched.statement" &&
-        (s.links ?? []).some((l) => l.traceId === server.traceId)
+    const write = (traceparent?: string) =>
+      app.handler(
+        new Request(BASE + `/api/v1/stores/${store.id}/profile`, {
+          method: "PATCH",
+          headers: {
+            authorization: `Bearer ${writer.key}`,
+            "content-type": "application/json",
+            ...(traceparent === undefined ? {} : { traceparent }),
+          },
+          body: JSON.stringify({ name: "x", address: "y", expected_version: 999_999 }),
+        }),
       );
-      return statement === undefined ? undefined : { spans, server, statement };
-    };
-    for (let waited = 0; waited < 30_000 && linked() === undefined; waited += 50) {
+    // Eight sampled callers and four unsampled requests at once: their credentials share statements.
+    const traceIds = Array.from({ length: 8 }, (_, i) => `4bf92f3577b34da6a3ce929d0e0e47${10 + i}`);
+    const answers = await Promise.all([
+      ...traceIds.map((id) => write(`00-${id}-00f067aa0ba902b7-01`)),
+      ...Array.from({ length: 4 }, () => write()),
+    ]);
+    for (const answer of answers) {
+      assert.equal(answer.status, 409);
+      await answer.arrayBuffer();
+    }
+    const statementsOf = () =>
+      receiver.received.flatMap((r) => r.spans).filter((s) => s.name === "Batched.statement");
+    const shared = () => statementsOf().find((s) => (s.links ?? []).length > 0);
+    for (let waited = 0; waited < 30_000 && shared() === undefined; waited += 50) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await app.dispose();
-    const found = linked();
-    assert.ok(found, "a statement span linked to the request's trace");
-    const { spans, server, statement } = found;
-    assert.notEqual(statement.traceId, server.traceId, "the statement has a trace of its own");
-    const verify = spans.find((s) => s.traceId === server.traceId && s.name === "Auth.verify");
-    assert.ok(verify, "the request's credential check is in its trace");
-    assert.ok(
-      (statement.links ?? []).some((l) => l.spanId === verify.spanId),
-      "linked to the span that asked",
-    );
+    const spans = receiver.received.flatMap((r) => r.spans);
+    assert.ok(spans.every((s) => traceIds.includes(s.traceId)), "only the callers' traces");
+    const statement = shared();
+    assert.ok(statement, "a statement shared by sampled callers");
+    const verify = spans.find((s) => s.spanId === statement.parentSpanId);
+    assert.equal(verify?.name, "Auth.verify", "under the credential check of the first caller");
+    for (const link of statement.links ?? []) {
+      assert.notEqual(link.traceId, statement.traceId);
+      assert.equal(spans.find((s) => s.spanId === link.spanId)?.name, "Auth.verify");
+    }
     assert.ok(
       spans.some((s) => s.parentSpanId === statement.spanId && s.name === "sql.execute"),
       "its SQL under it",

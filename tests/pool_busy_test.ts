@@ -189,6 +189,28 @@ Deno.test({
 // Lets the forked fibers run up to their next wait.
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 0)));
 
+// The code of an item refused after waiting in line for a shared statement of `target`'s database.
+const refusedInLine = (target: "primary" | "replica") =>
+  Effect.runPromise(
+    Effect.scoped(Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>();
+      const ask = yield* makeBatched(
+        (items: ReadonlyArray<number>) => Effect.as(Deferred.await(gate), items),
+        { size: 1, running: 1 },
+      );
+      const first = yield* Effect.fork(onTarget(target)(ask(1)));
+      yield* settle;
+      const queued = yield* Effect.fork(onTarget(target)(ask(2)));
+      yield* settle;
+      yield* TestClock.adjust(POOL_WAIT_MS + 1);
+      const exit = yield* Fiber.await(queued);
+      yield* Deferred.succeed(gate, undefined);
+      assert.deepEqual(yield* Fiber.await(first), Exit.succeed(1));
+      assert.ok(Exit.isFailure(exit) && exit.cause._tag === "Fail", String(exit));
+      return (exit.cause.error as { code: string }).code;
+    })).pipe(Effect.provide(TestContext.TestContext)),
+  );
+
 Deno.test("an item that waited in line for a shared statement while its database is away is NOT_READY", async () => {
   const silent = silentServer();
   // The primary's pool, full with a connection that hangs in its start for the whole test.
@@ -196,26 +218,9 @@ Deno.test("an item that waited in line for a shared statement while its database
   watchPool(stuck, "primary", 20_000);
   const connecting = stuck.connect().then(() => assert.fail("connected"), () => {});
   try {
-    const refused = await Effect.runPromise(
-      Effect.scoped(Effect.gen(function* () {
-        const gate = yield* Deferred.make<void>();
-        const ask = yield* makeBatched(
-          (items: ReadonlyArray<number>) => Effect.as(Deferred.await(gate), items),
-          { size: 1, running: 1 },
-        );
-        const first = yield* Effect.fork(ask(1));
-        yield* settle;
-        const queued = yield* Effect.fork(ask(2));
-        yield* settle;
-        yield* TestClock.adjust(POOL_WAIT_MS + 1);
-        const exit = yield* Fiber.await(queued);
-        yield* Deferred.succeed(gate, undefined);
-        assert.deepEqual(yield* Fiber.await(first), Exit.succeed(1));
-        return exit;
-      })).pipe(Effect.provide(TestContext.TestContext)),
-    );
-    assert.ok(Exit.isFailure(refused) && refused.cause._tag === "Fail", String(refused));
-    assert.equal((refused.cause.error as { code: string }).code, "NOT_READY");
+    assert.equal(await refusedInLine("primary"), "NOT_READY");
+    // The replica's line is judged by the replica's pool alone: the primary's says nothing of it.
+    assert.equal(await refusedInLine("replica"), "BUSY");
   } finally {
     await silent.close();
     await connecting;

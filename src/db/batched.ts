@@ -5,6 +5,7 @@
 // answers). A request that stops waiting takes its item back and stops no statement the others
 // wait for, nor does a defect one item meets fail the others.
 import { Cause, Clock, Deferred, Effect, Exit, FiberRef, Option, type Tracer } from "effect";
+import { ParentSpan } from "effect/Tracer";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { POOL_WAIT_MS, poolAway } from "../ops/pg_pools.ts";
@@ -26,30 +27,42 @@ interface Waiting<I, A, E> {
   readonly done: Deferred.Deferred<A, E | ServiceUnavailable>;
   // When it is taken back if still queued (the clock's monotonic nanoseconds).
   readonly deadline: bigint;
-  // The asking request's tracer and span, when it is traced.
-  readonly trace:
-    | { readonly tracer: Tracer.Tracer; readonly span: Tracer.AnySpan | undefined }
-    | undefined;
+  // The asking request's tracer and span, when it is traced and has a span.
+  readonly trace: { readonly tracer: Tracer.Tracer; readonly span: Tracer.AnySpan } | undefined;
 }
 
-// A statement runs apart from the requests it answers: when they are traced, it is a span of its
-// own (with its SQL under it), linked to the span of each request that asked, in the requests'
-// tracer; when none is, it makes no span.
+// The asking fiber's tracer and span, when it traces and has a span.
+const traceOf = Effect.flatMap(
+  FiberRef.get(FiberRef.currentTracerEnabled),
+  (enabled) =>
+    enabled
+      ? Effect.flatMap(
+        Effect.serviceOption(ParentSpan),
+        (span) =>
+          Option.isNone(span)
+            ? Effect.succeed(undefined)
+            : Effect.map(Effect.tracer, (tracer) => ({ tracer, span: span.value })),
+      )
+      : Effect.succeed(undefined),
+);
+
+// A statement runs apart from the requests it answers. When some of them are sampled for tracing,
+// it is a span (its SQL under it) in the trace of the first, under that request's span, linked to
+// the others' spans, in the requests' tracer; when none is, it makes no span.
 const traced =
   <I, A, E>(batch: ReadonlyArray<Waiting<I, A, E>>) =>
   <X, Y>(statement: Effect.Effect<X, Y>): Effect.Effect<X, Y> => {
-    const traces = batch.flatMap((w) => w.trace === undefined ? [] : [w.trace]);
-    if (traces.length === 0) return Effect.withTracerEnabled(statement, false);
+    const sampled = batch.flatMap((w) => w.trace?.span.sampled === true ? [w.trace] : []);
+    if (sampled.length === 0) return Effect.withTracerEnabled(statement, false);
+    const [first, ...others] = sampled;
     return statement.pipe(
       Effect.withSpan("Batched.statement", {
-        root: true,
-        links: traces.flatMap((t) =>
-          t.span === undefined ? [] : [{ _tag: "SpanLink" as const, span: t.span, attributes: {} }]
-        ),
+        parent: first.span,
+        links: others.map((t) => ({ _tag: "SpanLink" as const, span: t.span, attributes: {} })),
         attributes: { "batch.items": batch.length },
         captureStackTrace: false,
       }),
-      Effect.withTracer(traces[0].tracer),
+      Effect.withTracer(first.tracer),
       Effect.withTracerEnabled(true),
     );
   };
@@ -67,7 +80,7 @@ interface Lane<I, A, E> {
 // item alone. Items go to the database their request's statements go to (read_target.ts): each
 // database has its own statements and its own share of `running`. A statement runs with the
 // fiber references the service was built with (not those of the request that happened to start
-// it: its spans, its services), its database aside.
+// it: its services), its database and its tracing (`traced`) aside.
 export const makeBatched = <I, A, E>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, E>,
   limits: BatchLimits,
@@ -194,12 +207,7 @@ export const makeBatched = <I, A, E>(
             item,
             done: yield* Deferred.make<A, E | ServiceUnavailable>(),
             deadline: (yield* Clock.currentTimeNanos) + BigInt(POOL_WAIT_MS) * 1_000_000n,
-            trace: (yield* FiberRef.get(FiberRef.currentTracerEnabled))
-              ? {
-                tracer: yield* Effect.tracer,
-                span: Option.getOrUndefined(yield* Effect.option(Effect.currentParentSpan)),
-              }
-              : undefined,
+            trace: yield* traceOf,
           };
           lane.queue.push(waiting);
           yield* startWaiting(target, lane);

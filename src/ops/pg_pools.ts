@@ -41,8 +41,8 @@ const isFull = (pool: pg.Pool) =>
 // Whether a full pool (every connection in use, or requests waiting for one) is busy rather than
 // cut off from its database: one of its connections came back answered within its window. The
 // pool judged is the full one reaching `role` (the database the request's statements went to),
-// else the other one if that one is full; undefined when no pool is full.
-const fullPoolAnswering = (role: ReadTarget): boolean | undefined => {
+// else the other one if that one is full; false when no pool is full.
+export const poolBusy = (role: ReadTarget): boolean => {
   const now = performance.now();
   let other: boolean | undefined;
   for (const [pool, state] of pools) {
@@ -51,14 +51,20 @@ const fullPoolAnswering = (role: ReadTarget): boolean | undefined => {
     if (state.role === role) return answering;
     other ??= answering;
   }
-  return other;
+  return other ?? false;
 };
 
-// A full pool that its database answers: a busy service.
-export const poolBusy = (role: ReadTarget): boolean => fullPoolAnswering(role) ?? false;
-
-// A full pool that its database has not answered within its window: a database away.
-export const poolAway = (role: ReadTarget): boolean => fullPoolAnswering(role) === false;
+// Whether the pool reaching `role` itself is full and its database has not answered it within its
+// window: that database is away. (Unlike poolBusy, which judges a request pg-pool refused, the other
+// database's pool says nothing about this one.)
+export const poolAway = (role: ReadTarget): boolean => {
+  const now = performance.now();
+  for (const [pool, state] of pools) {
+    if (state.role !== role || pool.ended || !isFull(pool)) continue;
+    if (now - state.answeredAt > state.answersWithinMs) return true;
+  }
+  return false;
+};
 
 export const unwatchPool = (pool: pg.Pool) => {
   pools.delete(pool);
