@@ -4,8 +4,7 @@
 // longer than a request waits for a pooled connection (then 503 BUSY or NOT_READY, as a full pool
 // answers). A request that stops waiting takes its item back and stops no statement the others
 // wait for, nor does a defect one item meets fail the others.
-import { Cause, Clock, Deferred, Effect, Exit, FiberRef, Option, type Tracer } from "effect";
-import { ParentSpan } from "effect/Tracer";
+import { Cause, Clock, Deferred, Effect, Exit, FiberRef, Option, Tracer } from "effect";
 import { type ServiceUnavailable, unavailable } from "../domain/errors.ts";
 import { Messages } from "../domain/messages.ts";
 import { POOL_WAIT_MS, poolAway } from "../ops/pg_pools.ts";
@@ -37,7 +36,7 @@ const traceOf = Effect.flatMap(
   (enabled) =>
     enabled
       ? Effect.flatMap(
-        Effect.serviceOption(ParentSpan),
+        Effect.serviceOption(Tracer.ParentSpan),
         (span) =>
           Option.isNone(span)
             ? Effect.succeed(undefined)
